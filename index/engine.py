@@ -1,0 +1,423 @@
+"""The engine facade: one workspace root, one index file, one model.
+
+``Engine`` ties parsing, chunking, the SQLite store, the embedder and the dense
+matrix together. The command line and the language server call only this.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from . import retrieve
+from .chunk import Chunk, Chunker
+from .dense import DenseIndex
+from .embed import Embedder
+from .files import FileFilter, FoundFile, check_file, relpath, scan
+from .model import ModelTokenizer, ModelUnavailable, load_tokenizer
+from .parse import ParsedDocument, parse_bytes
+from .store import SectionRow, Store
+
+log = logging.getLogger(__name__)
+
+INDEX_DIRNAME = ".mdseek"
+INDEX_FILENAME = "index.sqlite"
+EMBED_BATCH = 64
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+def default_index_path(root: Path) -> Path:
+    """``<root>/.mdseek/index.sqlite``; the folder ignores itself for git."""
+    return root / INDEX_DIRNAME / INDEX_FILENAME
+
+
+def _ensure_self_ignoring(folder: Path) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    gi = folder / ".gitignore"
+    if not gi.exists():
+        gi.write_text("# mdseek's index; safe to delete\n*\n")
+
+
+@dataclass
+class IndexReport:
+    files: int = 0  # files in the workspace that are indexed
+    indexed: int = 0  # files (re)chunked this run
+    unchanged: int = 0
+    removed: int = 0
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    errors: list[tuple[str, str]] = field(default_factory=list)
+    chunks: int = 0  # chunks in the index after the run
+    chunks_written: int = 0  # chunks (re)written this run
+    embedded: int = 0  # texts embedded this run
+    pending: int = 0  # chunks still without a vector
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    lexical_only_reason: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class SearchResult:
+    path: str
+    heading: str
+    breadcrumb: str
+    level: int
+    slug: str
+    start_line: int  # section span, 0-based, end exclusive
+    end_line: int
+    heading_line: int
+    heading_end_line: int
+    score: float
+    lexical_rank: int | None
+    dense_rank: int | None
+    snippet: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class SearchResponse:
+    results: list[SearchResult]
+    mode: str  # "hybrid", "lexical" or "dense"
+    note: str | None = None
+
+
+class Engine:
+    def __init__(
+        self,
+        root: str | Path,
+        index_path: str | Path | None = None,
+        model: str | None = None,
+        file_filter: FileFilter | None = None,
+        chunk_budget: int | None = None,
+        chunk_floor: int | None = None,
+    ):
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            raise NotADirectoryError(f"{self.root} is not a folder")
+        if index_path is None:
+            index_path = default_index_path(self.root)
+            _ensure_self_ignoring(Path(index_path).parent)
+        self.index_path = Path(index_path).expanduser().resolve()
+        self.filter = file_filter or FileFilter()
+        self.embedder = Embedder(model)
+        self._chunk_budget = chunk_budget
+        self._chunk_floor = chunk_floor
+        self._chunker: Chunker | None = None
+        self.store = Store(self.index_path)
+        self.dense = DenseIndex()
+        self._dense_version: int | None = None  # data_version the matrix reflects
+        self._write = threading.RLock()
+        self._warned_lexical = False
+        self.rrf_k = retrieve.RRF_K
+        self.fts_weights = retrieve.FTS_WEIGHTS
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- model-dependent parts ----------------------------------------------
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id
+
+    @property
+    def tokenizer(self) -> ModelTokenizer:
+        return load_tokenizer(self.embedder.resolved)
+
+    @property
+    def chunker(self) -> Chunker:
+        if self._chunker is None:
+            kw = {} if self._chunk_floor is None else {"floor": self._chunk_floor}
+            self._chunker = Chunker(self.tokenizer, budget=self._chunk_budget, **kw)
+        return self._chunker
+
+    # -- indexing -------------------------------------------------------------
+
+    def rel(self, path: str | Path) -> str:
+        p = Path(path)
+        if p.is_absolute():
+            return relpath(self.root, p)
+        return p.as_posix()
+
+    def index(self, progress: Progress | None = None, embed: bool = True) -> IndexReport:
+        """Reconcile the index with the folder: new and changed files are chunked,
+        deleted (and renamed-away) files swept, then missing vectors embedded."""
+        t0 = time.perf_counter()
+        rep = IndexReport()
+        with self._write:
+            known = self.store.documents()
+            found = list(scan(self.root, self.filter, rep.skipped))
+            rep.files = len(found)
+            seen = {f.rel for f in found}
+            gone = [p for p in known if p not in seen]
+            if gone:
+                self._forget(self.store.delete_documents(gone))
+                rep.removed = len(gone)
+            for n, f in enumerate(found, 1):
+                if progress:
+                    progress("parse", n, len(found))
+                self._index_found(f, known.get(f.rel), rep)
+            self.store.set_meta("root", str(self.root))
+            if embed:
+                self.embed_pending(progress, rep)
+                if rep.lexical_only_reason is None:
+                    self.store.sweep_vectors(self.model_id)
+            rep.pending = self.store.pending_count(self.model_id)
+            rep.chunks = self.store.counts()["chunks"]
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def _index_found(self, f: FoundFile, old, rep: IndexReport, data: bytes | None = None) -> bool:
+        chunker = self.chunker
+        if (
+            data is None
+            and old is not None
+            and old.size == f.size
+            and old.mtime_ns == f.mtime_ns
+            and old.chunker == chunker.signature
+        ):
+            rep.unchanged += 1
+            return False
+        try:
+            if data is None:
+                data = f.path.read_bytes()
+        except OSError as exc:
+            log.warning("cannot read %s: %s", f.rel, exc)
+            rep.errors.append((f.rel, str(exc)))
+            return False
+        digest = hashlib.sha1(data).hexdigest()
+        if old is not None and old.hash == digest and old.chunker == chunker.signature:
+            self.store.touch_document(old.id, f.size, f.mtime_ns)
+            rep.unchanged += 1
+            return False
+        try:
+            parsed = parse_bytes(data, f.rel)
+            chunks = chunker.chunk(parsed)
+        except Exception as exc:  # never let one document stop the index
+            log.exception("cannot index %s", f.rel)
+            rep.errors.append((f.rel, f"{type(exc).__name__}: {exc}"))
+            return False
+        self._write_doc(parsed, chunks, f.size, f.mtime_ns, digest)
+        rep.indexed += 1
+        rep.chunks_written += len(chunks)
+        return True
+
+    def _write_doc(
+        self, parsed: ParsedDocument, chunks: list[Chunk], size: int, mtime_ns: int, digest: str
+    ) -> None:
+        removed, new_ids = self.store.replace_document(
+            parsed, chunks, size, mtime_ns, digest, self.chunker.signature
+        )
+        self._forget(removed)
+        if self._dense_version is not None and new_ids:
+            ids, mat = self.store.chunk_vectors(self.model_id, new_ids)
+            self.dense.add(ids, mat)
+
+    def _forget(self, chunk_ids: list[int]) -> None:
+        if self._dense_version is not None:
+            self.dense.remove(chunk_ids)
+
+    def index_file(self, path: str | Path, embed: bool = True) -> IndexReport:
+        """Reindex one file (e.g. on save); a file that is gone or excluded is removed."""
+        t0 = time.perf_counter()
+        rep = IndexReport()
+        p = Path(path)
+        if not p.is_absolute():
+            p = self.root / p
+        with self._write:
+            rel = self.rel(p)
+            old = self.store.document(rel)
+            found = check_file(self.root, p, self.filter, lambda r, why: rep.skipped.append((r, why)))
+            if found is None or not self.filter.wants(rel):
+                if old is not None:
+                    self._forget(self.store.delete_documents([rel]))
+                    rep.removed = 1
+            else:
+                rep.files = 1
+                self._index_found(found, old, rep)
+            if embed:
+                self.embed_pending(None, rep)
+            rep.pending = self.store.pending_count(self.model_id)
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def remove_file(self, path: str | Path) -> int:
+        with self._write:
+            removed = self.store.delete_documents([self.rel(path)])
+            self._forget(removed)
+            return 1 if removed else 0
+
+    def embed_pending(self, progress: Progress | None = None, rep: IndexReport | None = None) -> int:
+        """Embed every chunk that has no vector for the current model."""
+        rep = rep or IndexReport()
+        pending = self.store.pending_chunks(self.model_id)
+        if not pending:
+            return 0
+        try:
+            self.embedder.load()
+        except ModelUnavailable as exc:
+            rep.lexical_only_reason = str(exc)
+            return 0
+        t0 = time.perf_counter()
+        done = 0
+        for i in range(0, len(pending), EMBED_BATCH):
+            batch = pending[i : i + EMBED_BATCH]
+            hashes = [h for h, _ in batch]
+            vecs = self.embedder.encode([t for _, t in batch])
+            with self._write:
+                self.store.put_vectors(self.model_id, hashes, vecs)
+                if self._dense_version is not None:
+                    ids, mat = self.store.chunk_vectors_for_hashes(self.model_id, hashes)
+                    self.dense.add(ids, mat)
+            done += len(batch)
+            if progress:
+                progress("embed", done, len(pending))
+        rep.embedded += done
+        rep.embed_seconds += time.perf_counter() - t0
+        return done
+
+    # -- dense matrix ---------------------------------------------------------
+
+    def _sync_dense(self) -> None:
+        """Load the matrix once; reload only when another process changed the file."""
+        v = self.store.data_version()
+        if self._dense_version == v:
+            return
+        with self._write:
+            ids, mat = self.store.chunk_vectors(self.model_id)
+            self.dense.reset(ids, mat)
+            self._dense_version = v
+
+    # -- search ---------------------------------------------------------------
+
+    def lexical_available(self) -> bool:
+        return True
+
+    def dense_ready(self) -> bool:
+        """True when the model is loaded (or loadable without waiting) and vectors exist."""
+        return self.embedder.loaded
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        mode: str = "hybrid",
+        prefix_last: bool = False,
+        wait_for_model: bool = True,
+        exclude_path: str | None = None,
+        seed_vector: np.ndarray | None = None,
+    ) -> SearchResponse:
+        query = query or ""
+        note = None
+        use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
+        if use_dense and not self.embedder.loaded:
+            if wait_for_model and self.embedder.error is None:
+                self.embedder.available()
+            if not self.embedder.loaded:
+                use_dense = False
+                err = self.embedder.error
+                note = (
+                    f"lexical results only: {err}"
+                    if err
+                    else "lexical results only: the embedding model is still loading"
+                )
+                if err and not self._warned_lexical:
+                    log.warning("%s", note)
+                    self._warned_lexical = True
+        lists: dict[str, list] = {}
+        chunk_info: dict[int, tuple[int, int, int]] = {}
+        if mode in ("hybrid", "lexical"):
+            match = retrieve.fts_query(query, prefix_last=prefix_last)
+            hits = self.store.fts_search(match, retrieve.CANDIDATES, self.fts_weights)
+            lists["lexical"] = hits
+        if use_dense:
+            self._sync_dense()
+            qv = seed_vector if seed_vector is not None else self.embedder.encode_query(query)
+            lists["dense"] = self.dense.search(qv, retrieve.CANDIDATES)
+        all_ids = {cid for hits in lists.values() for cid, _ in hits}
+        chunks = self.store.chunks_by_id(all_ids)
+        for cid, c in chunks.items():
+            if exclude_path is None or c.path != exclude_path:
+                chunk_info[cid] = (c.doc_id, c.section_first, c.section_last)
+        pooled = {name: retrieve.pool_to_sections(h, chunk_info) for name, h in lists.items()}
+        fused = retrieve.rrf(pooled, k=self.rrf_k)[: max(0, limit)]
+        sections = self.store.sections([f.key for f in fused])
+        terms = retrieve.query_terms(query)
+        results = []
+        for f in fused:
+            s = sections.get(f.key)
+            if s is None:
+                continue
+            best = chunks.get(f.best_chunk) if f.best_chunk is not None else None
+            results.append(self._result(s, f, best.text if best else "", terms))
+        used = "hybrid" if len(lists) == 2 else ("dense" if "dense" in lists else "lexical")
+        return SearchResponse(results, used, note)
+
+    @staticmethod
+    def _result(s: SectionRow, f: retrieve.Fused, text: str, terms: list[str]) -> SearchResult:
+        return SearchResult(
+            path=s.path,
+            heading=s.heading,
+            breadcrumb=s.breadcrumb,
+            level=s.level,
+            slug=s.slug,
+            start_line=s.start_line,
+            end_line=s.end_line,
+            heading_line=s.start_line,
+            heading_end_line=s.heading_end_line,
+            score=round(f.score, 6),
+            lexical_rank=f.ranks.get("lexical"),
+            dense_rank=f.ranks.get("dense"),
+            snippet=retrieve.snippet(text, terms),
+        )
+
+    def related(self, path: str, ordinal: int, limit: int = 5) -> SearchResponse:
+        """Sections elsewhere in the workspace about the same topic as one section:
+        hybrid retrieval seeded with the section itself (its text as the lexical
+        query, the mean of its chunk vectors as the dense query)."""
+        rel = self.rel(path)
+        chunks = [
+            c for c in self.store.document_chunks(rel) if c.section_first <= ordinal <= c.section_last
+        ]
+        if not chunks:
+            return SearchResponse([], "lexical", "section not indexed")
+        text = " ".join(c.embedding_text for c in chunks)[:2000]
+        seed = None
+        if self.embedder.loaded:
+            self._sync_dense()
+            vecs = [v for v in (self.dense.vector(c.id) for c in chunks) if v is not None]
+            if vecs:
+                m = np.mean(vecs, axis=0)
+                seed = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
+        mode = "hybrid" if seed is not None else "lexical"
+        return self.search(
+            text, limit=limit, mode=mode, wait_for_model=False, exclude_path=rel, seed_vector=seed
+        )
+
+    # -- reporting --------------------------------------------------------------
+
+    def status(self) -> dict:
+        counts = self.store.counts()
+        err = self.embedder.error
+        return {
+            "root": str(self.root),
+            "index_path": str(self.index_path),
+            "model": self.model_id,
+            "model_loaded": self.embedder.loaded,
+            "model_error": str(err) if err else None,
+            "window": self.tokenizer.window,
+            "pending_embeds": self.store.pending_count(self.model_id),
+            **counts,
+        }

@@ -1,0 +1,323 @@
+"""Markdown parsing: decode bytes, tokenize with markdown-it-py, find headings,
+blocks, front matter and the document title.
+
+Everything here works on markdown-it-py tokens (CommonMark + front matter), never
+on regexes over lines, so a ``#`` inside fenced code, indented code or an HTML
+block is never a heading.
+
+Decisions (documented in the README):
+
+* Only *top-level* headings start sections. A heading inside a block quote or a
+  list item is part of the enclosing section's body (it is quoted or listed
+  content, not document structure), and it gets no anchor of its own here.
+* Lines are 0-based. Text is normalised to ``\\n`` line endings (CRLF and lone
+  CR count as one line break each, as CommonMark says), and a leading BOM is
+  dropped, so line numbers match what an editor shows.
+"""
+
+from __future__ import annotations
+
+import bisect
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import PurePosixPath
+
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.front_matter import front_matter_plugin
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int  # 1-6
+    text: str  # plain text (inline markup removed), as shown in outlines
+    slug: str  # GitHub-compatible anchor, unique in the document
+    line: int  # first line of the heading (0-based)
+    end_line: int  # exclusive: ATX = line + 1, setext = line + 2 (text + underline)
+
+
+@dataclass(frozen=True)
+class Block:
+    """A top-level block (paragraph, list, fence, table, ...) or a list item."""
+
+    kind: str  # token type without _open: paragraph, bullet_list, fence, heading, ...
+    start_line: int
+    end_line: int  # exclusive
+    fence_markup: str = ""  # for fences: the opening marker, e.g. ``` or ~~~~
+    fence_info: str = ""
+    items: tuple[tuple[int, int], ...] = ()  # for lists: line span of each item
+
+
+@dataclass(frozen=True)
+class Section:
+    """The span from a heading to the next heading of any level.
+
+    Ordinal 0 is the preamble (text before the first heading) when the document
+    has one; its ``heading`` is None.
+    """
+
+    ordinal: int
+    heading: Heading | None
+    path: tuple[str, ...]  # breadcrumb: (title, h2, h3 ...)
+    start_line: int
+    end_line: int  # exclusive
+
+    @property
+    def title(self) -> str:
+        return self.heading.text if self.heading else self.path[0]
+
+    @property
+    def breadcrumb(self) -> str:
+        return " > ".join(self.path)
+
+
+@dataclass
+class ParsedDocument:
+    path: str
+    text: str  # normalised text (\n line ends, no BOM)
+    title: str
+    headings: list[Heading]
+    blocks: list[Block]
+    sections: list[Section]
+    body_start_line: int  # first line after front matter
+    line_count: int
+    front_matter: dict[str, object] = field(default_factory=dict)
+    decode_errors: int = 0
+    _line_starts: list[int] = field(default_factory=list, repr=False)
+
+    def line_offset(self, line: int) -> int:
+        """Character offset of the start of ``line`` (line_count → len(text))."""
+        if line >= len(self._line_starts):
+            return len(self.text)
+        return self._line_starts[line]
+
+    def offset_line(self, offset: int) -> int:
+        """0-based line that holds character ``offset``."""
+        return max(0, bisect.bisect_right(self._line_starts, offset) - 1)
+
+    def lines(self) -> list[str]:
+        return self.text.split("\n")
+
+    def heading_by_slug(self, slug: str) -> Heading | None:
+        for h in self.headings:
+            if h.slug == slug:
+                return h
+        return None
+
+
+@lru_cache(maxsize=1)
+def markdown_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+
+
+def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
+    """Decode UTF-8 (BOM optional). Invalid bytes become U+FFFD and are logged."""
+    try:
+        text = data.decode("utf-8-sig")
+        errors = 0
+    except UnicodeDecodeError:
+        text = data.decode("utf-8-sig", errors="replace")
+        errors = text.count("\ufffd")
+        log.warning("%s: invalid UTF-8, %d byte sequence(s) replaced with U+FFFD", path, errors)
+    return text, errors
+
+
+def normalise(text: str) -> str:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    # markdown-it does the same (CRLF/CR -> LF, NUL -> U+FFFD); doing it first
+    # keeps our offsets and its line maps in one coordinate system.
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+
+
+_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+
+
+def github_slug(text: str) -> str:
+    """GitHub's heading anchor (github-slugger): lowercase, drop punctuation
+    except ``-`` and ``_``, spaces become ``-``."""
+    s = unicodedata.normalize("NFC", text).strip().lower()
+    s = _SLUG_DROP.sub("", s)
+    return s.replace(" ", "-")
+
+
+class Slugger:
+    """Unique slugs in one document: ``x``, ``x-1``, ``x-2`` (github-slugger)."""
+
+    def __init__(self) -> None:
+        self.occurrences: dict[str, int] = {}
+
+    def slug(self, text: str) -> str:
+        base = github_slug(text)
+        result = base
+        while result in self.occurrences:
+            self.occurrences[base] += 1
+            result = f"{base}-{self.occurrences[base]}"
+        self.occurrences[result] = 0
+        return result
+
+
+def inline_plain_text(token: Token) -> str:
+    """Visible text of an inline token (code spans keep their content, links
+    their text, images their alt text), like a rendered heading."""
+    if not token.children:
+        return token.content.strip()
+    parts: list[str] = []
+    for child in token.children:
+        if child.type in ("text", "code_inline", "html_inline"):
+            if child.type != "html_inline":
+                parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)
+    return "".join(parts).strip()
+
+
+def title_from_path(path: str) -> str:
+    stem = PurePosixPath(path.replace("\\", "/")).stem
+    return stem or path
+
+
+def _front_matter_title(content: str, path: str) -> tuple[dict[str, object], str | None]:
+    try:
+        data = yaml.safe_load(content)
+    except yaml.YAMLError as exc:
+        log.warning("%s: front matter is not valid YAML (%s); ignoring it", path, exc)
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, None
+    title = data.get("title")
+    if isinstance(title, (str, int, float)) and str(title).strip():
+        return data, str(title).strip()
+    return data, None
+
+
+def parse_text(text: str, path: str = "untitled.md", decode_errors: int = 0) -> ParsedDocument:
+    text = normalise(text)
+    tokens = markdown_parser().parse(text)
+    line_starts = [0]
+    for m in re.finditer("\n", text):
+        line_starts.append(m.end())
+    # A trailing "\n" does not start a real line.
+    if len(line_starts) > 1 and line_starts[-1] == len(text):
+        line_starts.pop()
+    line_count = len(line_starts) if text else 0
+
+    body_start = 0
+    front: dict[str, object] = {}
+    fm_title: str | None = None
+    slugger = Slugger()
+    headings: list[Heading] = []
+    blocks: list[Block] = []
+
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type == "front_matter" and tok.map:
+            body_start = tok.map[1]
+            front, fm_title = _front_matter_title(tok.content, path)
+            i += 1
+            continue
+        if tok.level != 0 or tok.map is None:
+            i += 1
+            continue
+        kind = tok.type[:-5] if tok.type.endswith("_open") else tok.type
+        start, end = tok.map
+        if tok.type == "heading_open":
+            inline = tokens[i + 1]
+            htext = inline_plain_text(inline)
+            headings.append(
+                Heading(
+                    level=int(tok.tag[1]),
+                    text=htext,
+                    slug=slugger.slug(htext),
+                    line=start,
+                    end_line=end,
+                )
+            )
+            blocks.append(Block("heading", start, end))
+        elif tok.type == "fence":
+            blocks.append(Block("fence", start, end, fence_markup=tok.markup, fence_info=tok.info))
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            items = []
+            j = i + 1
+            while j < len(tokens):
+                t = tokens[j]
+                if t.type == tok.type.replace("_open", "_close") and t.level == 0:
+                    break
+                if t.type == "list_item_open" and t.level == 1 and t.map:
+                    items.append((t.map[0], t.map[1]))
+                j += 1
+            blocks.append(Block(kind, start, end, items=tuple(items)))
+        else:
+            blocks.append(Block(kind, start, end))
+        i += 1
+
+    # Title: front matter `title:` > leading `#` heading > file name.
+    leading_h1 = headings[0] if headings and headings[0].level == 1 else None
+    if fm_title:
+        title = fm_title
+    elif leading_h1 is not None and leading_h1.text:
+        title = leading_h1.text
+    else:
+        title = title_from_path(path)
+
+    sections = _sections(headings, title, body_start, line_count, text, line_starts)
+    return ParsedDocument(
+        path=path,
+        text=text,
+        title=title,
+        headings=headings,
+        blocks=blocks,
+        sections=sections,
+        body_start_line=body_start,
+        line_count=line_count,
+        front_matter=front,
+        decode_errors=decode_errors,
+        _line_starts=line_starts,
+    )
+
+
+def _sections(
+    headings: list[Heading],
+    title: str,
+    body_start: int,
+    line_count: int,
+    text: str,
+    line_starts: list[int],
+) -> list[Section]:
+    sections: list[Section] = []
+    first = headings[0].line if headings else line_count
+    # Preamble: lines before the first heading, if any is non-blank.
+    if first > body_start:
+        a = line_starts[body_start] if body_start < len(line_starts) else len(text)
+        b = line_starts[first] if first < len(line_starts) else len(text)
+        if text[a:b].strip():
+            sections.append(Section(0, None, (title,), body_start, first))
+    stack: list[Heading] = []
+    for idx, h in enumerate(headings):
+        while stack and stack[-1].level >= h.level:
+            stack.pop()
+        stack.append(h)
+        names = [s.text for s in stack]
+        # The leading H1 that *is* the title is not repeated in the breadcrumb.
+        if names and stack[0] is headings[0] and names[0] == title:
+            names = names[1:]
+        end = headings[idx + 1].line if idx + 1 < len(headings) else line_count
+        sections.append(Section(len(sections), h, (title, *names), h.line, end))
+    if not sections and line_count > body_start:
+        # Nothing but blank lines: still one (empty) section so the document exists.
+        sections.append(Section(0, None, (title,), body_start, line_count))
+    return sections
+
+
+def parse_bytes(data: bytes, path: str) -> ParsedDocument:
+    text, errors = decode(data, path)
+    return parse_text(text, path, decode_errors=errors)

@@ -1,0 +1,499 @@
+"""The persistent index: one SQLite file per workspace (WAL, versioned schema).
+
+Tables
+  documents  one row per indexed file (path relative to the root, size, mtime,
+             content hash, title, chunker signature)
+  sections   every section of every document (heading, anchor, breadcrumb, span)
+  chunks     every chunk (span, raw text, embedded text, tokens, text_hash)
+  chunks_fts FTS5 over (title, headings, body), rowid = chunks.id
+  vectors    float32 blobs keyed by (model id, hash of the embedded text): an
+             unchanged chunk is never re-embedded, even when its ordinal or its
+             file changes; a new model id re-embeds everything.
+
+A document's rows (documents, sections, chunks, chunks_fts) change in one
+transaction, so a crash leaves either the old or the new version. Vectors are a
+content-addressed cache filled afterwards ("pending" = chunks without a vector
+for the current model), so an interrupted run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .chunk import Chunk
+from .parse import ParsedDocument
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE documents (
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        hash TEXT NOT NULL,
+        title TEXT NOT NULL,
+        chunker TEXT NOT NULL,
+        indexed_at REAL NOT NULL
+    );
+    CREATE TABLE sections (
+        doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        level INTEGER NOT NULL,
+        heading TEXT NOT NULL,
+        slug TEXT NOT NULL,
+        breadcrumb TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        heading_end_line INTEGER NOT NULL,
+        PRIMARY KEY (doc_id, ordinal)
+    ) WITHOUT ROWID;
+    CREATE TABLE chunks (
+        id INTEGER PRIMARY KEY,
+        doc_id INTEGER NOT NULL REFERENCES documents(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        heading TEXT NOT NULL,
+        heading_path TEXT NOT NULL,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        start_offset INTEGER NOT NULL,
+        end_offset INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        embedding_text TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        text_hash TEXT NOT NULL,
+        section_first INTEGER NOT NULL,
+        section_last INTEGER NOT NULL
+    );
+    CREATE INDEX chunks_doc ON chunks(doc_id);
+    CREATE INDEX chunks_hash ON chunks(text_hash);
+    CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        title, headings, body, tokenize = 'porter unicode61 remove_diacritics 2'
+    );
+    CREATE TABLE vectors (
+        model TEXT NOT NULL,
+        text_hash TEXT NOT NULL,
+        dim INTEGER NOT NULL,
+        vec BLOB NOT NULL,
+        PRIMARY KEY (model, text_hash)
+    ) WITHOUT ROWID;
+    """,
+}
+
+
+class IndexFileError(RuntimeError):
+    """The index file cannot be used (newer schema, not an mdseek index, ...)."""
+
+
+@dataclass(frozen=True)
+class DocRow:
+    id: int
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    title: str
+    chunker: str
+
+
+@dataclass(frozen=True)
+class SectionRow:
+    doc_id: int
+    path: str
+    title: str
+    ordinal: int
+    level: int
+    heading: str
+    slug: str
+    breadcrumb: str
+    start_line: int
+    end_line: int
+    heading_end_line: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    doc_id: int
+    path: str
+    ordinal: int
+    heading: str
+    heading_path: tuple[str, ...]
+    start_line: int
+    end_line: int
+    text: str
+    embedding_text: str
+    tokens: int
+    text_hash: str
+    section_first: int
+    section_last: int
+
+
+class Store:
+    """A connection to one index file. Not shared between threads: the engine
+    serialises access with its own lock."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(
+            str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
+        )
+        self.lock = threading.RLock()
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.execute("PRAGMA busy_timeout=60000")
+        self._migrate()
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- schema ---------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        with self.transaction():
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                raise IndexFileError(
+                    f"{self.path} was written by a newer mdseek (schema {version} > "
+                    f"{SCHEMA_VERSION}); upgrade mdseek or delete the index file"
+                )
+            if version == 0:
+                tables = self.db.execute(
+                    "SELECT count(*) FROM sqlite_master WHERE type='table'"
+                ).fetchone()[0]
+                if tables:
+                    raise IndexFileError(f"{self.path} is an SQLite file but not an mdseek index")
+            for v in range(version + 1, SCHEMA_VERSION + 1):
+                # executescript() would COMMIT mid-transaction: run statement by statement.
+                for stmt in _MIGRATIONS[v].split(";"):
+                    if stmt.strip():
+                        self.db.execute(stmt)
+                self.db.execute(f"PRAGMA user_version={v}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            else:
+                self.db.execute("COMMIT")
+
+    def data_version(self) -> int:
+        with self.lock:
+            return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+
+    # -- meta -----------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.transaction() as db:
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
+    # -- documents ------------------------------------------------------------
+
+    def documents(self) -> dict[str, DocRow]:
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents"
+            ).fetchall()
+        return {r[1]: DocRow(*r) for r in rows}
+
+    def document(self, path: str) -> DocRow | None:
+        with self.lock:
+            r = self.db.execute(
+                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents WHERE path=?",
+                (path,),
+            ).fetchone()
+        return DocRow(*r) if r else None
+
+    def touch_document(self, doc_id: int, size: int, mtime_ns: int) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE documents SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, doc_id)
+            )
+
+    def replace_document(
+        self,
+        parsed: ParsedDocument,
+        chunks: list[Chunk],
+        size: int,
+        mtime_ns: int,
+        content_hash: str,
+        chunker: str,
+    ) -> tuple[list[int], list[int]]:
+        """Write one document atomically. Returns (removed chunk ids, new chunk ids)."""
+        path = parsed.path
+        with self.transaction() as db:
+            old = db.execute("SELECT id FROM documents WHERE path=?", (path,)).fetchone()
+            removed: list[int] = []
+            if old:
+                removed = self._delete_doc_rows(db, old[0])
+            cur = db.execute(
+                "INSERT INTO documents(path, size, mtime_ns, hash, title, chunker, indexed_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (path, size, mtime_ns, content_hash, parsed.title, chunker, time.time()),
+            )
+            doc_id = int(cur.lastrowid or 0)
+            db.executemany(
+                "INSERT INTO sections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        doc_id,
+                        s.ordinal,
+                        s.heading.level if s.heading else 0,
+                        s.title,
+                        s.heading.slug if s.heading else "",
+                        s.breadcrumb,
+                        s.start_line,
+                        s.end_line,
+                        s.heading.end_line if s.heading else s.start_line,
+                    )
+                    for s in parsed.sections
+                ],
+            )
+            new_ids: list[int] = []
+            for c in chunks:
+                cur = db.execute(
+                    "INSERT INTO chunks(doc_id, ordinal, heading, heading_path, start_line,"
+                    " end_line, start_offset, end_offset, text, embedding_text, tokens,"
+                    " text_hash, section_first, section_last)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        doc_id,
+                        c.ordinal,
+                        c.heading,
+                        json.dumps(list(c.heading_path), ensure_ascii=False),
+                        c.start_line,
+                        c.end_line,
+                        c.start_offset,
+                        c.end_offset,
+                        c.text,
+                        c.embedding_text,
+                        c.tokens,
+                        c.text_hash,
+                        c.sections[0],
+                        c.sections[-1],
+                    ),
+                )
+                cid = int(cur.lastrowid or 0)
+                new_ids.append(cid)
+                db.execute(
+                    "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                    (cid, parsed.title, " ".join(c.heading_path[1:]), c.text),
+                )
+        return removed, new_ids
+
+    def _delete_doc_rows(self, db: sqlite3.Connection, doc_id: int) -> list[int]:
+        ids = [r[0] for r in db.execute("SELECT id FROM chunks WHERE doc_id=?", (doc_id,))]
+        db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i in ids])
+        db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+        db.execute("DELETE FROM sections WHERE doc_id=?", (doc_id,))
+        db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
+        return ids
+
+    def delete_documents(self, paths: Iterable[str]) -> list[int]:
+        removed: list[int] = []
+        with self.transaction() as db:
+            for p in paths:
+                row = db.execute("SELECT id FROM documents WHERE path=?", (p,)).fetchone()
+                if row:
+                    removed.extend(self._delete_doc_rows(db, row[0]))
+        return removed
+
+    # -- sections and chunks --------------------------------------------------
+
+    _SECTION_SQL = (
+        "SELECT s.doc_id, d.path, d.title, s.ordinal, s.level, s.heading, s.slug, s.breadcrumb,"
+        " s.start_line, s.end_line, s.heading_end_line FROM sections s"
+        " JOIN documents d ON d.id = s.doc_id"
+    )
+
+    def sections(self, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], SectionRow]:
+        out: dict[tuple[int, int], SectionRow] = {}
+        with self.lock:
+            for doc_id, ordinal in keys:
+                r = self.db.execute(
+                    self._SECTION_SQL + " WHERE s.doc_id=? AND s.ordinal=?", (doc_id, ordinal)
+                ).fetchone()
+                if r:
+                    out[(doc_id, ordinal)] = SectionRow(*r)
+        return out
+
+    def document_sections(self, path: str) -> list[SectionRow]:
+        with self.lock:
+            rows = self.db.execute(
+                self._SECTION_SQL + " WHERE d.path=? ORDER BY s.ordinal", (path,)
+            ).fetchall()
+        return [SectionRow(*r) for r in rows]
+
+    def all_sections(self) -> list[SectionRow]:
+        with self.lock:
+            rows = self.db.execute(self._SECTION_SQL + " ORDER BY d.path, s.ordinal").fetchall()
+        return [SectionRow(*r) for r in rows]
+
+    _CHUNK_SQL = (
+        "SELECT c.id, c.doc_id, d.path, c.ordinal, c.heading, c.heading_path, c.start_line,"
+        " c.end_line, c.text, c.embedding_text, c.tokens, c.text_hash, c.section_first,"
+        " c.section_last FROM chunks c JOIN documents d ON d.id = c.doc_id"
+    )
+
+    @staticmethod
+    def _chunk(r: tuple) -> ChunkRow:
+        vals = list(r)
+        vals[5] = tuple(json.loads(vals[5]))
+        return ChunkRow(*vals)
+
+    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+        ids = list(ids)
+        out: dict[int, ChunkRow] = {}
+        with self.lock:
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                q = self._CHUNK_SQL + f" WHERE c.id IN ({','.join('?' * len(part))})"
+                for r in self.db.execute(q, part):
+                    c = self._chunk(r)
+                    out[c.id] = c
+        return out
+
+    def document_chunks(self, path: str) -> list[ChunkRow]:
+        with self.lock:
+            rows = self.db.execute(
+                self._CHUNK_SQL + " WHERE d.path=? ORDER BY c.ordinal", (path,)
+            ).fetchall()
+        return [self._chunk(r) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        with self.lock:
+            docs = self.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+            chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            sections = self.db.execute("SELECT count(*) FROM sections").fetchone()[0]
+        return {"files": docs, "chunks": chunks, "sections": sections}
+
+    # -- lexical --------------------------------------------------------------
+
+    def fts_search(
+        self, match: str, limit: int, weights: tuple[float, float, float]
+    ) -> list[tuple[int, float]]:
+        """(chunk id, bm25 score: higher is better) for an FTS5 MATCH expression."""
+        if not match:
+            return []
+        w = ", ".join(str(float(x)) for x in weights)
+        with self.lock:
+            rows = self.db.execute(
+                f"SELECT rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts"
+                " WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        return [(int(r[0]), -float(r[1])) for r in rows]
+
+    # -- vectors --------------------------------------------------------------
+
+    def pending_chunks(self, model: str, limit: int | None = None) -> list[tuple[str, str]]:
+        """Distinct (text_hash, embedding_text) of chunks with no vector for ``model``."""
+        q = (
+            "SELECT c.text_hash, min(c.embedding_text) FROM chunks c"
+            " LEFT JOIN vectors v ON v.model = ? AND v.text_hash = c.text_hash"
+            " WHERE v.text_hash IS NULL GROUP BY c.text_hash"
+        )
+        args: tuple = (model,)
+        if limit:
+            q += " LIMIT ?"
+            args = (model, limit)
+        with self.lock:
+            return [(r[0], r[1]) for r in self.db.execute(q, args)]
+
+    def pending_count(self, model: str) -> int:
+        with self.lock:
+            return int(
+                self.db.execute(
+                    "SELECT count(DISTINCT c.text_hash) FROM chunks c LEFT JOIN vectors v"
+                    " ON v.model = ? AND v.text_hash = c.text_hash WHERE v.text_hash IS NULL",
+                    (model,),
+                ).fetchone()[0]
+            )
+
+    def put_vectors(self, model: str, hashes: list[str], vecs: np.ndarray) -> None:
+        vecs = np.ascontiguousarray(vecs, dtype=np.float32)
+        with self.transaction() as db:
+            db.executemany(
+                "INSERT OR REPLACE INTO vectors(model, text_hash, dim, vec) VALUES (?, ?, ?, ?)",
+                [(model, h, int(v.shape[0]), v.tobytes()) for h, v in zip(hashes, vecs, strict=True)],
+            )
+
+    def chunk_vectors(
+        self, model: str, chunk_ids: list[int] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, matrix) of the chunks that have a vector for ``model``."""
+        q = (
+            "SELECT c.id, v.vec FROM chunks c JOIN vectors v"
+            " ON v.model = ? AND v.text_hash = c.text_hash"
+        )
+        rows: list[tuple[int, bytes]] = []
+        with self.lock:
+            if chunk_ids is None:
+                rows = self.db.execute(q, (model,)).fetchall()
+            else:
+                for i in range(0, len(chunk_ids), 500):
+                    part = chunk_ids[i : i + 500]
+                    rows.extend(
+                        self.db.execute(
+                            q + f" WHERE c.id IN ({','.join('?' * len(part))})", (model, *part)
+                        ).fetchall()
+                    )
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        return ids, mat.copy()
+
+    def sweep_vectors(self, model: str) -> int:
+        """Drop vectors no chunk uses, and every vector of other models."""
+        with self.transaction() as db:
+            n = db.execute("DELETE FROM vectors WHERE model != ?", (model,)).rowcount
+            n += db.execute(
+                "DELETE FROM vectors WHERE model = ? AND text_hash NOT IN"
+                " (SELECT text_hash FROM chunks)",
+                (model,),
+            ).rowcount
+        return int(n)
+
+    def chunk_vectors_for_hashes(
+        self, model: str, hashes: list[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk ids, matrix) of the chunks whose embedded text has one of ``hashes``."""
+        ids: list[int] = []
+        with self.lock:
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                ids.extend(
+                    r[0]
+                    for r in self.db.execute(
+                        f"SELECT id FROM chunks WHERE text_hash IN ({','.join('?' * len(part))})",
+                        part,
+                    )
+                )
+        return self.chunk_vectors(model, ids)

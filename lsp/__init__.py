@@ -1,0 +1,1 @@
+"""mdseek language server and command line (thin protocol layer over mdseek.index)."""
