@@ -168,9 +168,23 @@ class _DocChunker:
         i = self._section_at(off)
         p = self._prefix_cache.get(i)
         if p is None:
-            p = self.doc.sections[i].breadcrumb + "\n\n"
+            p = self._short_breadcrumb(self.doc.sections[i].path) + "\n\n"
             self._prefix_cache[i] = p
         return p
+
+    def _short_breadcrumb(self, path: tuple[str, ...]) -> str:
+        """The breadcrumb, shortened when it would take over half the budget
+        (absurdly long headings): title > … > own heading, then cut by tokens."""
+        limit = self.c.budget // 2
+        full = " > ".join(path)
+        if self.c.tok.count(full) <= limit:
+            return full
+        short = " > ".join((path[0], "…", path[-1])) if len(path) > 2 else full
+        if self.c.tok.count(short) <= limit:
+            return short
+        offs = self.c.tok.offsets(short)
+        keep = limit - self.c.tok.special_overhead() - 1
+        return short[: offs[keep][0]].rstrip() + " …" if keep < len(offs) else short
 
     def _fence_at(self, off: int) -> _Fence | None:
         for f in self.fences:
@@ -241,8 +255,14 @@ class _DocChunker:
 
     def _best_cut(self, a: int, b: int) -> int:
         """The farthest cut in (a, b) whose piece fits, at the coarsest level that has one."""
+        # No piece can reach past the character where the budget-th token starts:
+        # one tokenization bounds the binary searches below to a few hundred cuts.
+        end = min(b, a + self.max_chars)
+        offs = self.c.tok.offsets(self.text[a:end])
+        if len(offs) > self.c.budget:
+            end = a + offs[self.c.budget][0]
         lo = bisect.bisect_right(self.cut_offsets, a)
-        hi = bisect.bisect_left(self.cut_offsets, min(b, a + self.max_chars + 1))
+        hi = bisect.bisect_right(self.cut_offsets, end)
         cands = self.cuts[lo:hi]
         for level in (BLOCK, ITEM, SENTENCE, WORD):
             offs = [o for o, p in cands if p <= level]

@@ -120,6 +120,7 @@ class Engine:
         self._dense_version: int | None = None  # data_version the matrix reflects
         self._write = threading.RLock()
         self._warned_lexical = False
+        self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
         self.rrf_k = retrieve.RRF_K
         self.fts_weights = retrieve.FTS_WEIGHTS
 
@@ -272,8 +273,8 @@ class Engine:
             return 0
         t0 = time.perf_counter()
         done = 0
-        for i in range(0, len(pending), EMBED_BATCH):
-            batch = pending[i : i + EMBED_BATCH]
+        for i in range(0, len(pending), self.embed_batch):
+            batch = pending[i : i + self.embed_batch]
             hashes = [h for h, _ in batch]
             vecs = self.embedder.encode([t for _, t in batch])
             with self._write:

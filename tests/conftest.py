@@ -1,0 +1,72 @@
+"""Shared fixtures: the real tokenizer and model, fixture workspaces in tmp dirs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+QUERIES = Path(__file__).resolve().parent / "fixture_queries.json"
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    from mdseek.index.model import load_tokenizer, resolve_model
+
+    return load_tokenizer(resolve_model(None))
+
+
+@pytest.fixture(scope="session")
+def chunker(tokenizer):
+    from mdseek.index.chunk import Chunker
+
+    return Chunker(tokenizer)
+
+
+@pytest.fixture(scope="session")
+def fixture_queries() -> dict:
+    return json.loads(QUERIES.read_text())
+
+
+def copy_fixtures(dest: Path) -> Path:
+    shutil.copytree(FIXTURES, dest, ignore=shutil.ignore_patterns(".mdseek"))
+    return dest
+
+
+@pytest.fixture(scope="session")
+def golden_index(tmp_path_factory) -> Path:
+    """An index of the fixture handbook, built once per session (the slow part:
+    embedding every chunk). Tests copy it next to a fresh copy of the fixtures;
+    the copy's files hash the same, so nothing is re-embedded."""
+    from mdseek.index.engine import Engine
+
+    ws = copy_fixtures(tmp_path_factory.mktemp("golden") / "handbook")
+    eng = Engine(ws)
+    rep = eng.index()
+    assert rep.embedded > 0 and rep.pending == 0
+    eng.close()
+    return eng.index_path
+
+
+def workspace_with_index(dest: Path, golden: Path) -> Path:
+    ws = copy_fixtures(dest)
+    (ws / ".mdseek").mkdir(exist_ok=True)
+    shutil.copy(golden, ws / ".mdseek" / "index.sqlite")
+    return ws
+
+
+@pytest.fixture(scope="session")
+def indexed_ws(tmp_path_factory, golden_index):
+    """The fixture handbook copied to a tmp dir and fully indexed (real model, real SQLite)."""
+    from mdseek.index.engine import Engine
+
+    ws = workspace_with_index(tmp_path_factory.mktemp("ws") / "handbook", golden_index)
+    eng = Engine(ws)
+    rep = eng.index()
+    assert rep.embedded == 0 and rep.pending == 0
+    yield eng
+    eng.close()

@@ -1,0 +1,245 @@
+"""The persistent, incremental index: real SQLite file, real model."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+from conftest import FIXTURES, copy_fixtures, workspace_with_index
+from mdseek.index.engine import Engine
+from mdseek.index.files import FileFilter
+from mdseek.index.parse import parse_bytes
+from mdseek.index.store import SCHEMA_VERSION, IndexFileError, Store
+
+
+@pytest.fixture()
+def ws(tmp_path, golden_index):
+    """The 24-document handbook with an up-to-date index (copied, not re-embedded)."""
+    return workspace_with_index(tmp_path / "handbook", golden_index)
+
+
+@pytest.fixture()
+def small_ws(tmp_path):
+    """Four short handbook documents, not indexed yet."""
+    root = tmp_path / "small"
+    for rel in ("adr", "policies"):
+        (root / rel).mkdir(parents=True)
+        for f in sorted((FIXTURES / "handbook" / rel).glob("*.md"))[:2]:
+            (root / rel / f.name).write_bytes(f.read_bytes())
+    return root
+
+
+def md_files(root):
+    return sorted(p for p in root.rglob("*.md") if ".mdseek" not in p.parts)
+
+
+def longest_doc(root):
+    return max(md_files(root), key=lambda p: p.stat().st_size)
+
+
+def test_index_is_persistent_and_incremental(tmp_path, golden_index):
+    ws = copy_fixtures(tmp_path / "handbook")
+    eng = Engine(ws)
+    assert (ws / ".mdseek" / ".gitignore").read_text().strip().endswith("*")
+    # Pre-seed only the vectors (a cache keyed by text hash + model): every file
+    # is chunked and written, nothing is re-embedded.
+    src = sqlite3.connect(golden_index)
+    rows = src.execute("SELECT model, text_hash, dim, vec FROM vectors").fetchall()
+    src.close()
+    with eng.store.transaction() as db:
+        db.executemany("INSERT INTO vectors VALUES (?, ?, ?, ?)", rows)
+    first = eng.index()
+    assert first.files >= 20 and first.indexed == first.files
+    assert first.pending == 0 and first.embedded == 0 and first.chunks > 100
+    eng.close()
+
+    # A restart reconciles with disk instead of rebuilding.
+    eng = Engine(ws)
+    again = eng.index()
+    assert (again.indexed, again.embedded, again.unchanged) == (0, 0, first.files)
+
+    # Touching a file without changing it costs a hash, not a re-chunk.
+    f = longest_doc(ws)
+    os.utime(f, None)
+    touched = eng.index()
+    assert touched.indexed == 0 and touched.embedded == 0
+    eng.close()
+
+
+def test_one_section_edit_embeds_only_changed_chunks(ws):
+    eng = Engine(ws)
+    eng.index()
+    f = longest_doc(ws)
+    rel = f.relative_to(ws).as_posix()
+    before = {c.text_hash for c in eng.store.document_chunks(rel)}
+    lines = f.read_text().split("\n")
+    # Append a sentence to a paragraph near the middle of the document.
+    doc = parse_bytes(f.read_bytes(), rel)
+    para = next(b for b in doc.blocks[len(doc.blocks) // 2 :] if b.kind == "paragraph")
+    lines[para.end_line - 1] += " The quarterly zebra audit happens on Tuesdays in room 4B."
+    f.write_text("\n".join(lines))
+    calls_before = eng.embedder.texts_embedded
+    rep = eng.index()
+    after = {c.text_hash for c in eng.store.document_chunks(rel)}
+    changed = after - before
+    assert rep.indexed == 1
+    assert 1 <= len(changed) <= 2  # the edited chunk (a re-split may shift one neighbour)
+    assert rep.embedded == len(changed) == eng.embedder.texts_embedded - calls_before
+    hits = eng.search("when is the zebra audit", limit=3).results
+    assert hits and hits[0].path == rel
+    eng.close()
+
+
+def test_deleted_and_renamed_files_are_swept(ws):
+    eng = Engine(ws)
+    eng.index()
+    files = md_files(ws)
+    gone, moved = files[0], files[1]
+    gone_rel = gone.relative_to(ws).as_posix()
+    moved_rel = moved.relative_to(ws).as_posix()
+    gone.unlink()
+    target = moved.parent / ("renamed-" + moved.name)
+    moved.rename(target)
+    rep = eng.index()
+    assert rep.removed == 2 and rep.indexed == 1
+    paths = set(eng.store.documents())
+    assert gone_rel not in paths and moved_rel not in paths
+    assert target.relative_to(ws).as_posix() in paths
+    assert not eng.store.document_sections(gone_rel)
+    # The renamed file's chunks reuse their vectors unless the title (from the name) changed.
+    assert rep.embedded <= len(eng.store.document_chunks(target.relative_to(ws).as_posix()))
+    for r in eng.search("handbook", limit=50).results:
+        assert r.path not in (gone_rel, moved_rel)
+    eng.close()
+
+
+def test_interrupted_index_resumes_consistently(small_ws, monkeypatch):
+    ws = small_ws
+    eng = Engine(ws)
+    eng.embed_batch = 8
+    calls = {"n": 0}
+    real = eng.embedder.encode
+
+    def flaky(texts, _count=True):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt  # Ctrl-C during the second embedding batch
+        return real(texts, _count)
+
+    monkeypatch.setattr(eng.embedder, "encode", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        eng.index()
+    monkeypatch.undo()
+    pending = eng.store.pending_count(eng.model_id)
+    assert pending > 0  # documents are committed, some vectors are missing
+    db = sqlite3.connect(eng.index_path)
+    assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    n_chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    n_fts = db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+    assert n_chunks == n_fts
+    db.close()
+    eng.close()
+    eng = Engine(ws)
+    rep = eng.index()
+    assert rep.indexed == 0 and rep.embedded == pending and rep.pending == 0
+    eng.close()
+
+
+def test_model_change_reembeds_everything(small_ws, monkeypatch):
+    ws = small_ws
+    eng = Engine(ws)
+    first = eng.index()
+    eng.close()
+    eng = Engine(ws)
+    monkeypatch.setattr(eng.embedder, "model_id", "another-model@0")
+    rep = eng.index()
+    assert rep.indexed == 0 and rep.embedded == first.embedded
+    eng.close()
+
+
+def test_symlinks_out_of_root_and_big_files_are_skipped(ws, tmp_path):
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Secret\n\nthe launch codes are 0000\n")
+    (ws / "link-out.md").symlink_to(outside)
+    (ws / "linked-dir").symlink_to(tmp_path, target_is_directory=True)
+    big = ws / "big.md"
+    big.write_bytes(b"# Big\n\n" + (b"lorem ipsum dolor sit amet. " * 40 + b"\n\n") * 18_000)
+    assert big.stat().st_size > 20_000_000
+    eng = Engine(ws)
+    rep = eng.index()
+    reasons = dict(rep.skipped)
+    assert "outside the workspace" in reasons["link-out.md"]
+    assert "limit" in reasons["big.md"]
+    assert "link-out.md" not in eng.store.documents()
+    assert not any("launch codes" in r.snippet for r in eng.search("launch codes", limit=5).results)
+    eng.close()
+
+
+def test_bad_files_never_break_the_index(ws):
+    (ws / "bad-utf8.md").write_bytes(b"# Caf\xe9 menu\n\nespresso \xff\xfe prices\n")
+    (ws / "empty.md").write_bytes(b"")
+    (ws / "crlf.md").write_bytes(b"# Windows\r\n\r\nline endings from notepad\r\n")
+    eng = Engine(ws)
+    rep = eng.index()
+    assert not rep.errors
+    docs = eng.store.documents()
+    assert {"bad-utf8.md", "empty.md", "crlf.md"} <= set(docs)
+    hit = eng.search("espresso prices", limit=1, mode="lexical").results[0]
+    assert hit.path == "bad-utf8.md"
+    assert eng.store.document_sections("crlf.md")[0].start_line == 0
+    eng.close()
+
+
+def test_schema_is_versioned_and_foreign_files_refused(tmp_path):
+    s = Store(tmp_path / "i.sqlite")
+    assert s.db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert s.db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    s.close()
+    other = tmp_path / "other.sqlite"
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE t(x)")
+    db.commit()
+    db.close()
+    with pytest.raises(IndexFileError, match="not an mdseek index"):
+        Store(other)
+    newer = tmp_path / "newer.sqlite"
+    db = sqlite3.connect(newer)
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.commit()
+    db.close()
+    with pytest.raises(IndexFileError, match="newer mdseek"):
+        Store(newer)
+
+
+def test_include_exclude_globs(ws):
+    eng = Engine(ws, file_filter=FileFilter(exclude=FileFilter().exclude + ("**/adr/**",)))
+    eng.index(embed=False)
+    assert eng.store.documents() and not any("/adr/" in "/" + p for p in eng.store.documents())
+    eng.close()
+
+
+def test_cli_index_then_search_json(ws):
+    env = dict(os.environ)
+    run = subprocess.run(
+        [sys.executable, "-m", "mdseek", "index", str(ws), "--no-progress"],
+        capture_output=True, text=True, env=env, check=True,
+    )
+    assert "files:" in run.stdout and "chunks/s" in run.stdout
+    out = subprocess.run(
+        [sys.executable, "-m", "mdseek", "search", str(ws), "rotating TLS certificates", "--json", "--limit", "3"],
+        capture_output=True, text=True, env=env, check=True,
+    )
+    import json
+
+    rows = json.loads(out.stdout)
+    assert len(rows) == 3
+    for r in rows:
+        assert {"path", "heading", "breadcrumb", "start_line", "end_line", "score"} <= set(r)
+        assert (ws / r["path"]).is_file() and r["start_line"] < r["end_line"]
+    bad = subprocess.run(
+        [sys.executable, "-m", "mdseek", "search", str(ws / "nope"), "x"], capture_output=True, text=True
+    )
+    assert bad.returncode == 1 and "no such folder" in bad.stderr
