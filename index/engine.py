@@ -21,7 +21,7 @@ from .chunk import Chunk, Chunker
 from .dense import DenseIndex
 from .embed import Embedder
 from .files import FileFilter, FoundFile, check_file, relpath, scan
-from .model import ModelTokenizer, ModelUnavailable, load_tokenizer
+from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
 from .store import SectionRow, Store
 
@@ -135,7 +135,15 @@ class Engine:
 
     @property
     def tokenizer(self) -> ModelTokenizer:
-        return load_tokenizer(self.embedder.resolved)
+        """The model's tokenizer; if the model cannot be loaded, the bundled
+        default's (so chunking and lexical search still work), said once."""
+        try:
+            return load_tokenizer(self.embedder.resolved)
+        except ModelUnavailable as exc:
+            if self.embedder.error is None:
+                self.embedder._error = exc
+                log.error("%s; chunking with the bundled default tokenizer, lexical search only", exc)
+            return load_tokenizer(str(default_model_path()))
 
     @property
     def chunker(self) -> Chunker:

@@ -149,11 +149,15 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(json.dumps(rep.to_dict(), indent=2))
     else:
         rate = rep.chunks_written / rep.seconds if rep.seconds else 0.0
+        erate = rep.embedded / rep.embed_seconds if rep.embed_seconds else 0.0
+        load = eng.embedder.load_seconds
         print(
             f"{rep.files} files: {rep.indexed} indexed, {rep.unchanged} unchanged, "
             f"{rep.removed} removed, {len(rep.skipped)} skipped; {rep.chunks} chunks "
             f"({rep.chunks_written} written, {rep.embedded} embedded) in {rep.seconds:.1f}s"
-            f" ({rate:.0f} chunks/s)"
+            f" ({rate:.0f} chunks/s overall"
+            + (f"; embedding {erate:.0f} chunks/s, model load {load:.1f}s" if rep.embedded and load else "")
+            + ")"
         )
         for rel, why in rep.skipped:
             print(f"  skipped {rel}: {why}", file=sys.stderr)

@@ -9,10 +9,12 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from mdseek.index.parse import parse_text
+
+from conftest import FIXTURES
 
 WORDS = st.sampled_from(
     "the replica database failover queue backlog certificate rotation pager on-call "

@@ -8,11 +8,13 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, copy_fixtures, workspace_with_index
+
 from mdseek.index.engine import Engine
 from mdseek.index.files import FileFilter
 from mdseek.index.parse import parse_bytes
 from mdseek.index.store import SCHEMA_VERSION, IndexFileError, Store
+
+from conftest import FIXTURES, copy_fixtures, workspace_with_index
 
 
 @pytest.fixture()
