@@ -212,7 +212,7 @@ class _DocChunker:
         return self.c.tok.count(self.embedding_text(a, b)) <= self.c.budget
 
     def body_tokens(self, a: int, b: int) -> int:
-        if b - a > self.max_chars:
+        if b - a > max(self.c.floor, 1) * 100:
             return self.c.budget * 2  # surely large; don't tokenize megabytes to know it
         return self.c.tok.count(self.text[a:b]) - self.c.tok.special_overhead()
 
@@ -245,22 +245,19 @@ class _DocChunker:
     def _split(self, a: int, b: int) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []
         while a < b:
-            if self.fits(a, b):
+            # No piece can reach past the character where the budget-th token
+            # starts: one short tokenization bounds everything below.
+            end = self._budget_end(a, min(b, a + self.max_chars))
+            if end >= b and self.fits(a, b):
                 out.append((a, b))
                 break
-            cut = self._best_cut(a, b)
+            cut = self._best_cut(a, b, end)
             out.append((a, cut))
             a = cut
         return out
 
-    def _best_cut(self, a: int, b: int) -> int:
-        """The farthest cut in (a, b) whose piece fits, at the coarsest level that has one."""
-        # No piece can reach past the character where the budget-th token starts:
-        # one tokenization bounds the binary searches below to a few hundred cuts.
-        end = min(b, a + self.max_chars)
-        offs = self.c.tok.offsets(self.text[a:end])
-        if len(offs) > self.c.budget:
-            end = a + offs[self.c.budget][0]
+    def _best_cut(self, a: int, b: int, end: int) -> int:
+        """The farthest cut in (a, end] whose piece fits, at the coarsest level that has one."""
         lo = bisect.bisect_right(self.cut_offsets, a)
         hi = bisect.bisect_right(self.cut_offsets, end)
         cands = self.cuts[lo:hi]
@@ -273,6 +270,19 @@ class _DocChunker:
                     continue
                 return best
         return self._token_cut(a, b)
+
+    def _budget_end(self, a: int, limit: int) -> int:
+        """Offset where the budget-th token after ``a`` starts (or ``limit``).
+        Tokenizes a growing window: typical text needs one short call."""
+        span = self.c.budget * 8
+        while True:
+            end = min(limit, a + span)
+            offs = self.c.tok.offsets(self.text[a:end])
+            if len(offs) > self.c.budget:
+                return a + offs[self.c.budget][0]
+            if end >= limit:
+                return limit
+            span *= 4
 
     def _farthest_fitting(self, a: int, offs: list[int]) -> int | None:
         lo, hi, best = 0, len(offs) - 1, None

@@ -1,0 +1,103 @@
+"""Every conversion between the engine's coordinates and the protocol's, in one place.
+
+The engine speaks workspace-relative posix paths, 0-based lines and code-point
+columns (Python ``str`` indices) of the normalised text. The protocol speaks
+``file:`` URIs and columns in the negotiated position encoding (UTF-16 unless
+the client offered UTF-8 or UTF-32 and pygls chose it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from urllib.parse import quote
+
+from lsprotocol import types
+from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace.position_codec import PositionCodec
+
+# -- URIs ---------------------------------------------------------------------
+
+
+def uri_to_path(uri: str) -> Path | None:
+    """The absolute, resolved filesystem path of a ``file:`` URI (None otherwise)."""
+    p = to_fs_path(uri)
+    if not p:
+        return None
+    try:
+        return Path(p).resolve()
+    except OSError:
+        return Path(p)
+
+
+def path_to_uri(path: str | Path) -> str:
+    return from_fs_path(str(path)) or Path(path).as_uri()
+
+
+def uri_at_line(uri: str, line: int) -> str:
+    """A clickable link to a line: ``file:///x.md#L12`` (1-based, as editors show it)."""
+    return f"{uri}#L{line + 1}"
+
+
+def markdown_link_target(uri: str) -> str:
+    """A URI safe inside markdown ``(...)``: spaces and parentheses escaped."""
+    return quote(uri, safe=":/#%@!$&'*+,;=?~-._")
+
+
+# -- positions ------------------------------------------------------------------
+
+
+class Positions:
+    """Code-point columns <-> client columns for one negotiated encoding."""
+
+    def __init__(self, encoding: str | types.PositionEncodingKind | None = None):
+        self.codec = PositionCodec(encoding or types.PositionEncodingKind.Utf16)
+
+    def units(self, text: str) -> int:
+        return self.codec.client_num_units(text)
+
+    def to_client(self, lines: Sequence[str], line: int, col: int) -> types.Position:
+        """Engine (line, code-point col) -> protocol Position (clamped to the text)."""
+        if line >= len(lines):
+            return types.Position(line=max(0, line), character=0)
+        text = lines[line]
+        return types.Position(line=line, character=self.units(text[: max(0, col)]))
+
+    def from_client(self, lines: Sequence[str], pos: types.Position) -> tuple[int, int]:
+        """Protocol Position -> engine (line, code-point col)."""
+        if pos.line >= len(lines):
+            return pos.line, 0
+        text = lines[pos.line]
+        units = 0
+        for i, ch in enumerate(text):
+            if units >= pos.character:
+                return pos.line, i
+            units += self.units(ch)
+        return pos.line, len(text)
+
+    def range(
+        self, lines: Sequence[str], line: int, col: int, end_line: int, end_col: int
+    ) -> types.Range:
+        return types.Range(
+            start=self.to_client(lines, line, col), end=self.to_client(lines, end_line, end_col)
+        )
+
+    def lines_range(self, lines: Sequence[str], start_line: int, end_line: int) -> types.Range:
+        """Lines ``start_line`` .. ``end_line`` (exclusive), from the first column of
+        the first to the end of the last (so a range never ends on the next line)."""
+        last = max(start_line, end_line - 1)
+        # Trailing blank lines of a section are not part of what it shows.
+        while last > start_line and last < len(lines) and not lines[last].strip():
+            last -= 1
+        end_col = len(lines[last]) if last < len(lines) else 0
+        return self.range(lines, start_line, 0, last, end_col)
+
+
+def start_range() -> types.Range:
+    """The start of a file (a link to a file without an anchor)."""
+    p = types.Position(line=0, character=0)
+    return types.Range(start=p, end=p)
+
+
+def text_lines(text: str) -> list[str]:
+    return text.split("\n")

@@ -1,0 +1,95 @@
+"""The text the features read: an open editor buffer (unsaved text) when there
+is one, else the file on disk — but only inside a workspace folder.
+
+Parsed documents are cached per (buffer version) or (file size, mtime).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from mdseek.index.parse import ParsedDocument, parse_bytes, parse_text
+
+log = logging.getLogger(__name__)
+
+MAX_READ = 20_000_000  # never read a huge file for a hover
+
+
+def inside_any(path: Path, roots: Iterable[Path]) -> Path | None:
+    """The root ``path`` is inside (symlinks resolved), or None."""
+    try:
+        real = path.resolve()
+    except OSError:
+        return None
+    for root in roots:
+        try:
+            real.relative_to(root)
+            return root
+        except ValueError:
+            continue
+    return None
+
+
+class Documents:
+    def __init__(self) -> None:
+        self._open: dict[Path, tuple[str, int, str]] = {}  # path -> (uri, version, text)
+        self._parsed: dict[Path, tuple[tuple, ParsedDocument]] = {}
+        self._lock = threading.Lock()  # features may read from worker threads
+
+    # -- buffers ------------------------------------------------------------
+
+    def set_buffer(self, path: Path, uri: str, version: int | None, text: str) -> None:
+        self._open[path] = (uri, version or 0, text)
+
+    def close(self, path: Path) -> None:
+        self._open.pop(path, None)
+        with self._lock:
+            self._parsed.pop(path, None)
+
+    def is_open(self, path: Path) -> bool:
+        return path in self._open
+
+    def open_paths(self) -> list[Path]:
+        return list(self._open)
+
+    def uri_of(self, path: Path) -> str | None:
+        o = self._open.get(path)
+        return o[0] if o else None
+
+    # -- reading --------------------------------------------------------------
+
+    def parsed(self, path: Path, rel: str, roots: Iterable[Path]) -> ParsedDocument | None:
+        """The parsed buffer or file; None if it is outside every root or unreadable."""
+        o = self._open.get(path)
+        if o is not None:
+            key: tuple = ("buf", o[1], len(o[2]), hash(o[2]))
+            hit = self._parsed.get(path)
+            if hit and hit[0] == key:
+                return hit[1]
+            doc = parse_text(o[2], rel)
+            with self._lock:
+                self._parsed[path] = (key, doc)
+            return doc
+        if inside_any(path, roots) is None:
+            return None
+        try:
+            st = path.stat()
+            if not path.is_file() or st.st_size > MAX_READ:
+                return None
+            key = ("disk", st.st_size, st.st_mtime_ns)
+            hit = self._parsed.get(path)
+            if hit and hit[0] == key:
+                return hit[1]
+            doc = parse_bytes(path.read_bytes(), rel)
+        except OSError as exc:
+            log.info("cannot read %s: %s", path, exc)
+            return None
+        with self._lock:
+            self._parsed[path] = (key, doc)
+            if len(self._parsed) > 512:
+                for k in [k for k in self._parsed if k not in self._open][:256]:
+                    self._parsed.pop(k, None)
+        return doc

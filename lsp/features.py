@@ -1,0 +1,239 @@
+"""Protocol shapes of the features: engine and link data in, lsprotocol types
+(or the custom requests' JSON) out. No I/O, no threads, no engine calls.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from lsprotocol import types
+
+from mdseek.index.engine import SearchResult
+from mdseek.index.links import Link
+from mdseek.index.parse import Heading, ParsedDocument
+
+from .convert import Positions, markdown_link_target, uri_at_line
+
+HOVER_BODY_CHARS = 600
+
+
+def symbol_kind(level: int) -> types.SymbolKind:
+    """Document titles and H1s are namespaces; every other section is a string."""
+    return types.SymbolKind.Namespace if level <= 1 else types.SymbolKind.String
+
+
+def heading_range(pos: Positions, lines: Sequence[str], h: Heading) -> types.Range:
+    """The heading's text line (for setext headings, without the underline)."""
+    line = lines[h.line] if h.line < len(lines) else ""
+    return pos.range(lines, h.line, 0, h.line, len(line))
+
+
+# -- documentSymbol -------------------------------------------------------------
+
+
+def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.DocumentSymbol]:
+    """The heading tree: a symbol's range runs to the next heading of the same
+    or a higher level (so it covers its subsections), its selection range is
+    the heading line."""
+    lines = doc.lines()
+    hs = doc.headings
+    roots: list[types.DocumentSymbol] = []
+    stack: list[tuple[int, types.DocumentSymbol]] = []
+    crumbs = {s.heading.line: s.breadcrumb for s in doc.sections if s.heading}
+    for i, h in enumerate(hs):
+        end = doc.line_count
+        for later in hs[i + 1 :]:
+            if later.level <= h.level:
+                end = later.line
+                break
+        sym = types.DocumentSymbol(
+            name=h.text or "(untitled)",
+            detail=crumbs.get(h.line, ""),
+            kind=symbol_kind(h.level),
+            range=pos.lines_range(lines, h.line, max(end, h.end_line)),
+            selection_range=heading_range(pos, lines, h),
+            children=[],
+        )
+        while stack and stack[-1][0] >= h.level:
+            stack.pop()
+        if stack:
+            parent = stack[-1][1]
+            assert parent.children is not None
+            parent.children.append(sym)
+        else:
+            roots.append(sym)
+        stack.append((h.level, sym))
+    return roots
+
+
+# -- search -------------------------------------------------------------------
+
+
+def result_range(pos: Positions, lines: Sequence[str] | None, r: SearchResult) -> types.Range:
+    """The heading line of a result (the file's first line for a preamble)."""
+    if lines is not None and r.heading_line < len(lines):
+        return pos.range(lines, r.heading_line, 0, r.heading_line, len(lines[r.heading_line]))
+    p = types.Position(line=r.heading_line, character=0)
+    return types.Range(start=p, end=types.Position(line=r.heading_line + 1, character=0))
+
+
+def symbol_information(r: SearchResult, uri: str, rng: types.Range) -> types.SymbolInformation:
+    return types.SymbolInformation(
+        name=r.heading or r.path,
+        kind=symbol_kind(r.level),
+        location=types.Location(uri=uri, range=rng),
+        container_name=r.breadcrumb,
+    )
+
+
+def range_json(rng: types.Range) -> dict:
+    return {
+        "start": {"line": rng.start.line, "character": rng.start.character},
+        "end": {"line": rng.end.line, "character": rng.end.character},
+    }
+
+
+def search_result_json(r: SearchResult, uri: str, rng: types.Range) -> dict:
+    """One result of ``mdseek/search`` (the VS Code client depends on exactly these keys)."""
+    return {
+        "uri": uri,
+        "path": r.path,
+        "heading": r.heading,
+        "breadcrumb": r.breadcrumb,
+        "range": range_json(rng),
+        "start_line": r.start_line,
+        "end_line": r.end_line,
+        "score": r.score,
+        "snippet": r.snippet,
+        "lexical_rank": r.lexical_rank,
+        "dense_rank": r.dense_rank,
+    }
+
+
+# -- hover --------------------------------------------------------------------
+
+_COMMAND_URI = re.compile(r"command:", re.IGNORECASE)
+
+
+def _safe(md: str) -> str:
+    """Markdown from a user's file, defused: no ``command:`` link can survive."""
+    return _COMMAND_URI.sub("command\u200b:", md)
+
+
+def _escape_inline(text: str) -> str:
+    return re.sub(r"([\\`*_\[\]<|])", r"\\\1", text)
+
+
+def excerpt(doc: ParsedDocument, start_line: int, end_line: int, limit: int = HOVER_BODY_CHARS) -> str:
+    """The first ``limit`` characters of a section's body (cut at a word, fences closed)."""
+    lines = doc.lines()[start_line:end_line]
+    body = "\n".join(lines).strip("\n")
+    if len(body) > limit:
+        cut = body.rfind(" ", 0, limit)
+        body = body[: cut if cut > limit // 2 else limit].rstrip() + " …"
+    fences = sum(1 for ln in body.split("\n") if ln.lstrip().startswith(("```", "~~~")))
+    if fences % 2:
+        body += "\n```"
+    return body
+
+
+def hover_section(
+    doc: ParsedDocument,
+    heading: Heading | None,
+    path: str,
+    uri: str,
+    root_name: str | None = None,
+) -> types.Hover:
+    """A preview of a link's target: heading, breadcrumb, the start of the body, path."""
+    if heading is None:
+        title = doc.title
+        crumb = doc.title
+        body_start = doc.body_start_line
+        body_end = doc.line_count
+        line = 0
+        if doc.headings and doc.headings[0].level == 1 and doc.headings[0].text == doc.title:
+            body_start = doc.headings[0].end_line
+    else:
+        title = heading.text
+        sec = next((s for s in doc.sections if s.heading == heading), None)
+        crumb = sec.breadcrumb if sec else heading.text
+        body_start = heading.end_line
+        body_end = sec.end_line if sec else doc.line_count
+        line = heading.line
+        if sec is not None and body_end - body_start < 3:  # a bare heading: show its subsections
+            nxt = next((h for h in doc.headings if h.line > heading.line and h.level <= heading.level), None)
+            body_end = nxt.line if nxt else doc.line_count
+    body = excerpt(doc, body_start, body_end)
+    where = f"{root_name}/{path}" if root_name else path
+    md = (
+        f"**{_escape_inline(title)}**  \n"
+        f"_{_escape_inline(crumb)}_\n\n"
+        f"{body}\n\n"
+        f"[`{_escape_inline(where)}:{line + 1}`]({markdown_link_target(uri_at_line(uri, line))})"
+    )
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=_safe(md)))
+
+
+def hover_heading(
+    crumb: str,
+    related: list[tuple[SearchResult, str]],
+    note: str | None,
+    hover_range: types.Range,
+) -> types.Hover:
+    """A heading's breadcrumb and the related sections elsewhere, each a link to its line."""
+    parts = [f"**{_escape_inline(crumb)}**"]
+    if related:
+        parts.append("Related sections:")
+        items = []
+        for r, uri in related:
+            target = markdown_link_target(uri_at_line(uri, r.heading_line))
+            items.append(f"- [{_escape_inline(r.breadcrumb)}]({target}) — `{r.path}:{r.heading_line + 1}`")
+        parts.append("\n".join(items))
+    elif note:
+        parts.append(f"_{_escape_inline(note)}_")
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=_safe("\n\n".join(parts))),
+        range=hover_range,
+    )
+
+
+# -- links ------------------------------------------------------------------------
+
+
+def link_range(pos: Positions, lines: Sequence[str], link: Link) -> types.Range:
+    return pos.range(lines, link.line, link.start, link.end_line, link.end)
+
+
+def link_diagnostic(
+    pos: Positions, lines: Sequence[str], link: Link, message: str
+) -> types.Diagnostic:
+    return types.Diagnostic(
+        range=link_range(pos, lines, link),
+        message=message,
+        severity=types.DiagnosticSeverity.Warning,
+        source="mdseek",
+        code="broken-link",
+    )
+
+
+def anchor_items(
+    doc: ParsedDocument, kind: str, rng: types.Range, prefix: str
+) -> list[types.CompletionItem]:
+    """Completions after ``#``: slugs for markdown links, heading text for wiki links."""
+    crumbs = {s.heading.line: s.breadcrumb for s in doc.sections if s.heading}
+    items = []
+    for n, h in enumerate(doc.headings):
+        insert = h.text if kind == "wiki" else h.slug
+        items.append(
+            types.CompletionItem(
+                label=insert,
+                kind=types.CompletionItemKind.Reference,
+                detail=crumbs.get(h.line, h.text),
+                filter_text=insert,
+                sort_text=f"{n:05d}",
+                text_edit=types.TextEdit(range=rng, new_text=insert),
+            )
+        )
+    del prefix  # the client filters by what is typed
+    return items

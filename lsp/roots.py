@@ -1,0 +1,340 @@
+"""One workspace folder: its Engine, the threads that run it, its state, and the
+debounced reindexing of changed files. No protocol types here.
+
+Threads: every Engine call runs off the event loop. Writes (reconcile, reindex
+a file) go to one single-thread *writer* executor, so they are serialised and
+the last write of a file always reads its final content; reads (search,
+related, status) go to a single-thread *reader* executor, so a query never
+waits behind a long reindex (the store and the dense matrix lock themselves).
+
+State: ``starting`` → ``indexing`` (reconciling; search is lexical) → ``ready``
+(hybrid) or ``lexical-only`` (the model cannot be loaded) or ``error``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from mdseek.index.engine import Engine, IndexReport, SearchResponse
+from mdseek.index.files import scan
+from mdseek.index.model import ModelUnavailable
+from mdseek.index.stats import window_fraction
+from mdseek.index.store import IndexFileError
+
+from .config import Settings
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS = 0.2
+_MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
+Progress = Callable[[str, int, int], None]
+
+
+class Cancelled(Exception):
+    """The request this work was for has been cancelled or superseded."""
+
+
+class CancelToken:
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def check(self) -> None:
+        if self.cancelled:
+            raise Cancelled()
+
+
+class Root:
+    def __init__(self, path: Path, settings: Settings, n_roots: int, loop: asyncio.AbstractEventLoop):
+        self.path = path.resolve()
+        self.name = self.path.name or str(self.path)
+        self.settings = settings
+        self.n_roots = n_roots
+        self.loop = loop
+        self.engine: Engine | None = None
+        self.state = "starting"
+        self.message: str | None = None
+        self.writer = ThreadPoolExecutor(1, thread_name_prefix=f"mdseek-write-{self.name}")
+        self.reader = ThreadPoolExecutor(1, thread_name_prefix=f"mdseek-read-{self.name}")
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self.updates_pending = 0  # file updates debounced or queued
+        self.updates_done = 0
+        self.last_report: IndexReport | None = None
+        self._files: tuple[float, list[str]] | None = None
+        self._files_lock = threading.Lock()
+        self.on_updated: Callable[[Root, list[str]], None] | None = None
+        self.closed = False
+
+    def __repr__(self) -> str:
+        return f"Root({self.path}, {self.state})"
+
+    # -- executors ----------------------------------------------------------
+
+    async def write(self, fn: Callable, *args: Any, **kw: Any) -> Any:
+        return await self.loop.run_in_executor(self.writer, partial(fn, *args, **kw))
+
+    async def read(self, fn: Callable, *args: Any, **kw: Any) -> Any:
+        return await self.loop.run_in_executor(self.reader, partial(fn, *args, **kw))
+
+    # -- lifecycle ------------------------------------------------------------
+
+    def contains(self, path: Path) -> bool:
+        try:
+            path.relative_to(self.path)
+            return True
+        except ValueError:
+            return False
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.path).as_posix()
+
+    def _make_engine(self) -> tuple[Engine, str | None]:
+        s = self.settings
+        index_file = s.index_file_for(self.path, self.n_roots)
+        eng = Engine(self.path, index_path=index_file, model=s.model, file_filter=s.file_filter())
+        note = None
+        problem: Exception | None = None
+        try:
+            eng.chunker  # noqa: B018 - loads the model's tokenizer: proves the model exists
+            problem = eng.embedder.error  # the engine fell back to the default tokenizer
+        except ModelUnavailable as exc:
+            problem = exc
+        if problem is not None and s.model:
+            eng.close()
+            note = f"mdseek: model {s.model!r} cannot be used ({problem}); using the bundled default model"
+            log.warning("%s", note)
+            eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter())
+            eng.chunker  # noqa: B018
+        threading.Thread(
+            target=self._load_model, args=(eng,), name="mdseek-model-load", daemon=True
+        ).start()
+        return eng, note
+
+    @staticmethod
+    def _load_model(eng: Engine) -> bool:
+        with _MODEL_LOAD:
+            return eng.embedder.available()
+
+    async def open(self) -> str | None:
+        """Create the engine (off the loop); returns a message for the user, if any."""
+        try:
+            self.engine, note = await self.write(self._make_engine)
+        except (IndexFileError, OSError, ModelUnavailable) as exc:
+            self.state = "error"
+            self.message = f"mdseek: cannot open the index of {self.path}: {exc}"
+            log.error("%s", self.message)
+            return self.message
+        return note
+
+    def close(self) -> None:
+        self.closed = True
+        for h in self._timers.values():
+            h.cancel()
+        self._timers.clear()
+        eng = self.engine
+
+        def _close() -> None:
+            if eng is not None:
+                eng.close()
+
+        try:
+            self.writer.submit(_close)
+        except RuntimeError:
+            pass
+        self.writer.shutdown(wait=False, cancel_futures=False)
+        self.reader.shutdown(wait=False, cancel_futures=True)
+
+    # -- indexing -------------------------------------------------------------
+
+    def _reconcile_sync(self, progress: Progress | None) -> IndexReport:
+        eng = self.engine
+        assert eng is not None
+        rep = eng.index(progress=progress, embed=False)
+        if eng.store.pending_count(eng.model_id):
+            if progress and not eng.embedder.loaded:
+                progress("model", 0, 1)
+            eng.embed_pending(progress, rep)
+        if rep.lexical_only_reason is None and eng.embedder.loaded:
+            eng.store.sweep_vectors(eng.model_id)
+        rep.pending = eng.store.pending_count(eng.model_id)
+        rep.chunks = eng.store.counts()["chunks"]
+        return rep
+
+    async def reconcile(self, progress: Progress | None = None) -> IndexReport | None:
+        """Bring the index in line with the folder (new, changed, deleted files;
+        missing vectors). Lexical search keeps answering meanwhile."""
+        if self.engine is None or self.closed:
+            return None
+        self.state = "indexing"
+        self.message = None
+        self._invalidate_files()
+        try:
+            rep = await self.write(self._reconcile_sync, progress)
+            if not self.engine.embedder.loaded:  # vectors are ready; the model may not be yet
+                if progress:
+                    progress("model", 0, 1)
+                await asyncio.to_thread(self._load_model, self.engine)
+        except Exception as exc:
+            log.exception("indexing %s failed", self.path)
+            self.state = "error"
+            self.message = f"indexing failed: {exc}"
+            return None
+        self.last_report = rep
+        self._settle(rep)
+        return rep
+
+    def _settle(self, rep: IndexReport | None = None) -> None:
+        eng = self.engine
+        if eng is None:
+            return
+        err = eng.embedder.error
+        if err is not None or (rep is not None and rep.lexical_only_reason):
+            self.state = "lexical-only"
+            self.message = str(err or (rep.lexical_only_reason if rep else ""))
+        elif self.state in ("indexing", "starting"):
+            self.state = "ready"
+
+    def schedule_file(self, path: Path, delay: float = DEBOUNCE_SECONDS) -> None:
+        """Reindex one file after ``delay`` of quiet (saves and file events coalesce)."""
+        self._schedule(str(path), partial(self.engine_call, "index_file", path), delay)
+
+    def schedule_reconcile(self, delay: float = DEBOUNCE_SECONDS) -> None:
+        self._schedule("*", self._reconcile_sync_quiet, delay)
+
+    def _reconcile_sync_quiet(self) -> IndexReport:
+        return self._reconcile_sync(None)
+
+    def engine_call(self, name: str, *args: Any) -> Any:
+        if self.engine is None:
+            return None
+        return getattr(self.engine, name)(*args)
+
+    def _schedule(self, key: str, job: Callable[[], Any], delay: float) -> None:
+        if self.closed or self.engine is None:
+            return
+        old = self._timers.pop(key, None)
+        if old is not None:
+            old.cancel()
+        else:
+            self.updates_pending += 1
+        self._timers[key] = self.loop.call_later(delay, self._fire, key, job)
+
+    def _fire(self, key: str, job: Callable[[], Any]) -> None:
+        self._timers.pop(key, None)
+        if self.closed:
+            return
+        t0 = time.perf_counter()
+        fut = self.loop.run_in_executor(self.writer, job)
+        fut.add_done_callback(partial(self._fired, key, t0))
+
+    def _fired(self, key: str, t0: float, fut: asyncio.Future) -> None:
+        self.updates_pending -= 1
+        self.updates_done += 1
+        self._invalidate_files()
+        if fut.cancelled():
+            return
+        exc = fut.exception()
+        if exc is not None:
+            log.error("reindexing %s failed: %s", key, exc)
+            return
+        rep = fut.result()
+        if isinstance(rep, IndexReport):
+            log.info(
+                "reindexed %s in %.0f ms (%d chunks written, %d embedded)",
+                key,
+                (time.perf_counter() - t0) * 1000,
+                rep.chunks_written,
+                rep.embedded,
+            )
+            if rep.lexical_only_reason:
+                self._settle(rep)
+        if self.on_updated is not None:
+            self.on_updated(self, [key])
+
+    # -- reading --------------------------------------------------------------
+
+    def search_sync(
+        self, query: str, limit: int, prefix_last: bool, token: CancelToken | None = None
+    ) -> SearchResponse:
+        if token:
+            token.check()
+        eng = self.engine
+        if eng is None:
+            return SearchResponse([], "lexical", self.message or "the index is not open yet")
+        hybrid = self.state == "ready"
+        resp = eng.search(
+            query,
+            limit=limit,
+            mode="hybrid" if hybrid else "lexical",
+            prefix_last=prefix_last,
+            wait_for_model=False,
+        )
+        if resp.mode != "hybrid" and resp.note is None:
+            if self.state == "lexical-only":
+                resp.note = f"lexical results only: {self.message}"
+            elif self.state in ("starting", "indexing"):
+                resp.note = "lexical results only: indexing in progress (semantic results once the vectors are ready)"
+            elif not query.strip():
+                resp.note = None
+        if token:
+            token.check()
+        return resp
+
+    def related_sync(self, rel: str, slug: str, start_line: int, limit: int) -> SearchResponse:
+        eng = self.engine
+        if eng is None or limit <= 0:
+            return SearchResponse([], "lexical")
+        sections = eng.store.document_sections(rel)
+        match = [s for s in sections if slug and s.slug == slug] or [
+            s for s in sections if s.start_line == start_line
+        ]
+        if not match:
+            return SearchResponse([], "lexical", "section not indexed yet")
+        return eng.related(rel, match[0].ordinal, limit=limit)
+
+    def status_sync(self) -> dict:
+        eng = self.engine
+        if eng is None:
+            return {"root": str(self.path), "state": self.state, "files": 0, "chunks": 0,
+                    "pending_embeds": 0, "coverage": 1.0, "model": self.settings.model or "",
+                    "embedded_total": 0, "message": self.message}
+        st = eng.status()
+        st["coverage"] = window_fraction(eng)
+        st["state"] = self.state
+        st["message"] = self.message
+        st["embedded_total"] = eng.embedder.texts_embedded
+        st["updates_pending"] = self.updates_pending
+        st["updates_done"] = self.updates_done
+        return st
+
+    # -- workspace files (for wiki links and link checks) ---------------------
+
+    def _invalidate_files(self) -> None:
+        with self._files_lock:
+            self._files = None
+
+    def markdown_files(self) -> list[str]:
+        """Workspace-relative paths of the folder's indexable files (cached until
+        something changes)."""
+        with self._files_lock:
+            if self._files is not None and time.monotonic() - self._files[0] < 30:
+                return self._files[1]
+        flt = self.settings.file_filter()
+        files = [f.rel for f in scan(self.path, flt)]
+        with self._files_lock:
+            self._files = (time.monotonic(), files)
+        return files
+
+    def exists(self, rel: str) -> bool:
+        p = self.path / rel
+        try:
+            return p.is_file() and p.resolve().is_relative_to(self.path)
+        except OSError:
+            return False

@@ -1,0 +1,190 @@
+"""Helpers shared by the end-to-end language server tests (pytest-lsp over stdio)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pytest_lsp import ClientServerConfig, LanguageClient, make_test_lsp_client
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+QUERIES = Path(__file__).resolve().parent / "fixture_queries.json"
+SERVER_CMD = [sys.executable, "-m", "mdseek", "serve", "--stdio"]
+
+
+def make_client() -> LanguageClient:
+    """pytest-lsp's client, plus an answer to client/registerCapability."""
+    client = make_test_lsp_client()
+    client.registrations = []  # type: ignore[attr-defined]
+
+    @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+    def register(params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
+    return client
+
+
+def config(env: dict[str, str] | None = None) -> ClientServerConfig:
+    return ClientServerConfig(server_command=SERVER_CMD, client_factory=make_client, server_env=env)
+
+
+def capabilities(watch: bool = True, progress: bool = True) -> types.ClientCapabilities:
+    return types.ClientCapabilities(
+        window=types.WindowClientCapabilities(work_done_progress=progress),
+        workspace=types.WorkspaceClientCapabilities(
+            configuration=True,
+            workspace_folders=True,
+            did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
+                dynamic_registration=watch
+            ),
+            symbol=types.WorkspaceSymbolClientCapabilities(),
+        ),
+        text_document=types.TextDocumentClientCapabilities(
+            synchronization=types.TextDocumentSyncClientCapabilities(did_save=True),
+            hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
+            document_symbol=types.DocumentSymbolClientCapabilities(
+                hierarchical_document_symbol_support=True
+            ),
+            definition=types.DefinitionClientCapabilities(),
+            references=types.ReferenceClientCapabilities(),
+            completion=types.CompletionClientCapabilities(
+                completion_item=types.ClientCompletionItemOptions(snippet_support=False)
+            ),
+        ),
+    )
+
+
+def copy_workspace(dest: Path) -> Path:
+    """The fixtures folder (holding handbook/) copied to ``dest``; never the repo's own."""
+    shutil.copytree(FIXTURES, dest, ignore=shutil.ignore_patterns(".mdseek"))
+    return dest
+
+
+def fixture_queries() -> dict:
+    return json.loads(QUERIES.read_text())
+
+
+def uri(path: Path) -> str:
+    return path.resolve().as_uri()
+
+
+async def initialize(client: LanguageClient, ws: Path, options: Any = None, **kw: Any) -> types.InitializeResult:
+    return await client.initialize_session(
+        types.InitializeParams(
+            capabilities=kw.pop("caps", None) or capabilities(),
+            root_uri=uri(ws),
+            workspace_folders=[types.WorkspaceFolder(uri=uri(ws), name=ws.name)],
+            initialization_options=options,
+            **kw,
+        )
+    )
+
+
+def plain(obj: Any) -> Any:
+    """pygls hands custom results over as namedtuples: back to dicts and lists."""
+    if hasattr(obj, "_asdict"):
+        return {k: plain(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, (list, tuple)):
+        return [plain(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    return obj
+
+
+async def request(client: LanguageClient, method: str, params: Any = None) -> Any:
+    res = await client.protocol.send_request_async(method, params if params is not None else {})
+    return plain(res)
+
+
+async def status(client: LanguageClient) -> dict:
+    return await request(client, "mdseek/status", {})
+
+
+async def wait_ready(client: LanguageClient, timeout: float = 120.0) -> dict:
+    deadline = time.monotonic() + timeout
+    st: dict = {}
+    while time.monotonic() < deadline:
+        st = await status(client)
+        if st["state"] in ("ready", "lexical-only") and not st.get("updates_pending"):
+            return st
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"server not ready after {timeout}s: {st}")
+
+
+async def wait_updates(client: LanguageClient, done_before: int, timeout: float = 30.0) -> dict:
+    """Until the server has finished a file update after ``done_before`` and has none pending."""
+    deadline = time.monotonic() + timeout
+    st: dict = {}
+    while time.monotonic() < deadline:
+        st = await status(client)
+        if st["updates_done"] > done_before and st["updates_pending"] == 0:
+            return st
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"no index update after {timeout}s: {st}")
+
+
+def open_doc(client: LanguageClient, path: Path, text: str | None = None, version: int = 1) -> str:
+    u = uri(path)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=u,
+                language_id="markdown",
+                version=version,
+                text=path.read_text() if text is None else text,
+            )
+        )
+    )
+    return u
+
+
+def utf16_col(line: str, col: int) -> int:
+    return len(line[:col].encode("utf-16-le")) // 2
+
+
+def indexed_template(tmp_path_factory, request=None) -> Path:
+    """The fixture workspace, indexed once per test session (embedding the
+    handbook takes ~30 s on 2 cores); modules copy it, index file included.
+    Reuses conftest's ``golden_index`` when the session has one, so a full run
+    embeds the handbook only once."""
+    base = tmp_path_factory.getbasetemp() / "mdseek-lsp-template"
+    ws = base / "ws"
+    done = base / ".complete"
+    if done.exists():
+        return ws
+    if base.exists():
+        shutil.rmtree(base)
+    base.mkdir(parents=True)
+    golden = None
+    if request is not None:
+        try:
+            golden = Path(request.getfixturevalue("golden_index"))
+        except Exception:
+            golden = None
+    copy_workspace(ws)
+    if golden is not None and golden.is_file():
+        (ws / ".mdseek").mkdir(exist_ok=True)
+        shutil.copy(golden, ws / ".mdseek" / "index.sqlite")
+    from mdseek.index.engine import Engine
+
+    eng = Engine(ws)
+    rep = eng.index()  # with the golden index: only stat/hash checks, nothing embedded
+    assert rep.pending == 0 and rep.chunks > 0, rep
+    eng.close()  # the last connection: the WAL is checkpointed into the file
+    done.touch()
+    return ws
+
+
+def indexed_copy(tmp_path_factory, name: str, request=None) -> Path:
+    """A private copy of the indexed workspace (mtimes kept, so nothing is re-embedded)."""
+    src = indexed_template(tmp_path_factory, request)
+    dest = tmp_path_factory.mktemp(name) / "ws"
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns("*.sqlite-wal", "*.sqlite-shm"))
+    return dest

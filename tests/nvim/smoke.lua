@@ -1,0 +1,116 @@
+-- Headless Neovim drives mdseek like a user: open a file, search, hover, jump,
+-- edit and :w. Run by tests/test_lsp_nvim.py as
+--   nvim --headless -u NONE -i NONE -l tests/nvim/smoke.lua
+-- with MDSEEK_CONFIG (lsp/editors/nvim.lua, the config users paste), MDSEEK_WS,
+-- MDSEEK_FILE, MDSEEK_LINK_LINE/COL, MDSEEK_HEADING_LINE, MDSEEK_QUERY and
+-- MDSEEK_OUT (where the results go, as JSON) in the environment.
+local out = assert(vim.env.MDSEEK_OUT)
+local results = { steps = {} }
+
+local function save()
+  local f = assert(io.open(out, 'w'))
+  f:write(vim.json.encode(results))
+  f:close()
+end
+
+local function fail(msg)
+  results.error = msg
+  save()
+  vim.cmd('cquit 1')
+end
+
+local function step(name)
+  table.insert(results.steps, name)
+end
+
+local logs = {}
+vim.lsp.handlers['window/logMessage'] = function(_, params)
+  table.insert(logs, params.message)
+end
+results.logs = logs
+
+dofile(assert(vim.env.MDSEEK_CONFIG)) -- the documented config, unchanged
+vim.cmd('filetype on')
+vim.cmd.edit(vim.fn.fnameescape(assert(vim.env.MDSEEK_FILE)))
+local buf = vim.api.nvim_get_current_buf()
+step('opened ' .. vim.bo[buf].filetype)
+
+local client
+if not vim.wait(30000, function()
+  client = vim.lsp.get_clients({ bufnr = buf, name = 'mdseek' })[1]
+  return client ~= nil and client.initialized
+end, 50) then
+  fail('the mdseek client did not attach')
+end
+results.root_dir = client.root_dir
+results.offset_encoding = client.offset_encoding
+step('attached')
+
+local function request(method, params, timeout)
+  local r, err = client:request_sync(method, params, timeout or 20000, buf)
+  if not r then
+    fail(method .. ' failed: ' .. tostring(err))
+  end
+  if r.err then
+    fail(method .. ' error: ' .. vim.inspect(r.err))
+  end
+  return r.result
+end
+
+local st
+if not vim.wait(120000, function()
+  st = request('mdseek/status', {})
+  return st.state == 'ready'
+end, 200) then
+  fail('index not ready: ' .. vim.inspect(st))
+end
+results.status = st
+step('ready')
+
+-- workspace/symbol through the generic buffer request, as pickers do
+local r = vim.lsp.buf_request_sync(buf, 'workspace/symbol', { query = vim.env.MDSEEK_QUERY }, 20000)
+results.symbols = r and r[client.id] and r[client.id].result or vim.NIL
+step('symbols')
+
+local uri = vim.uri_from_bufnr(buf)
+local at_link = {
+  textDocument = { uri = uri },
+  position = { line = tonumber(vim.env.MDSEEK_LINK_LINE), character = tonumber(vim.env.MDSEEK_LINK_COL) },
+}
+results.hover_link = request('textDocument/hover', at_link)
+results.definition = request('textDocument/definition', at_link)
+local at_heading = {
+  textDocument = { uri = uri },
+  position = { line = tonumber(vim.env.MDSEEK_HEADING_LINE), character = 3 },
+}
+results.hover_heading = request('textDocument/hover', at_heading)
+results.outline = request('textDocument/documentSymbol', { textDocument = { uri = uri } })
+step('hover+definition')
+
+-- jump for real: the cursor lands in the target file at the heading
+vim.api.nvim_win_set_cursor(0, { at_link.position.line + 1, at_link.position.character })
+vim.lsp.buf.definition()
+vim.wait(5000, function()
+  return vim.api.nvim_buf_get_name(0) ~= vim.api.nvim_buf_get_name(buf)
+end, 50)
+results.jumped_to = { vim.api.nvim_buf_get_name(0), vim.api.nvim_win_get_cursor(0)[1] - 1 }
+vim.cmd('buffer ' .. buf)
+step('jumped')
+
+-- edit and :w (a real didSave), then see the index follow
+vim.api.nvim_buf_set_lines(buf, -1, -1, false, { '', '## Written from Neovim', '', 'The quokkavimword paragraph.' })
+vim.cmd('write')
+step('written')
+local after
+if not vim.wait(30000, function()
+  local res = vim.lsp.buf_request_sync(buf, 'workspace/symbol', { query = 'quokkavimword' }, 5000)
+  after = res and res[client.id] and res[client.id].result
+  return after ~= nil and #after > 0 and after[1].name == 'Written from Neovim'
+end, 100) then
+  fail('the saved change never reached the index')
+end
+results.after_save = after
+step('indexed')
+
+save()
+vim.cmd('qall!')

@@ -1,0 +1,43 @@
+"""The protocol layer's pure parts: position conversion and document symbols."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from mdseek.index.parse import parse_text
+from mdseek.lsp.convert import Positions, path_to_uri, uri_to_path
+from mdseek.lsp.features import document_symbols, hover_section
+
+
+def test_positions_utf16_utf8_utf32():
+    lines = ["a😀b é"]
+    for enc, want in ((types.PositionEncodingKind.Utf16, 4), (types.PositionEncodingKind.Utf8, 6), (types.PositionEncodingKind.Utf32, 3)):
+        pos = Positions(enc)
+        p = pos.to_client(lines, 0, 3)  # before " "
+        assert p.character == want
+        assert pos.from_client(lines, p) == (0, 3)
+
+
+def test_uri_round_trip_with_spaces(tmp_path):
+    p = tmp_path / "a b" / "c (d).md"
+    p.parent.mkdir()
+    p.write_text("x")
+    u = path_to_uri(p)
+    assert "%20" in u and uri_to_path(u) == p.resolve()
+
+
+def test_document_symbols_nest_and_cover_sections():
+    doc = parse_text("# T\n\nintro\n\n## A\n\na\n\n### A1\n\nx\n\n## B\n\nb\n")
+    (t,) = document_symbols(doc, Positions())
+    assert t.name == "T" and [c.name for c in t.children] == ["A", "B"]
+    a = t.children[0]
+    assert [c.name for c in a.children] == ["A1"]
+    assert a.range.start.line == 4 and a.range.end.line == 10  # through A1, not B
+    assert a.selection_range.start.line == 4 and a.selection_range.end.character == 4
+
+
+def test_hover_defuses_command_links():
+    doc = parse_text("# T\n\n## S\n\nclick [me](command:workbench.action.quit) now\n")
+    h = hover_section(doc, doc.headings[1], "t.md", "file:///t.md")
+    assert "command:" not in h.contents.value
+    assert isinstance(h.contents, types.MarkupContent)
