@@ -1,0 +1,780 @@
+#!/usr/bin/env node
+// End-to-end test of the mdseek VS Code extension in a real VS Code workbench
+// (code-server 4.100.3 = VS Code 1.100.3) driven through headless Chromium.
+//
+//   node test/e2e/run.mjs [spec.json]        (npm run e2e -- [spec.json])
+//
+// spec.json (default: test/e2e/default-spec.json) holds the queries and
+// expectations; see that file. Environment:
+//   MDSEEK_PYTHON          python that has mdseek (default /work/main/.venv/bin/python)
+//   MDSEEK_E2E_WORKSPACE   workspace to copy (default: spec.workspace or /work/main/fixtures)
+//   MDSEEK_E2E_OUT         screenshots + logs (default vscode-client/test-output/)
+//   MDSEEK_E2E_CACHE       where install-e2e-deps.sh put code-server/playwright
+//   MDSEEK_CODE_SERVER     code-server binary (default: from the cache)
+//   MDSEEK_E2E_VSIX        use this .vsix instead of building one
+//   MDSEEK_E2E_READY_TIMEOUT  seconds to wait for "mdseek ready" (default 300)
+//   MDSEEK_E2E_HEADED=1    (debug) keep nothing headless-specific
+//
+// Prints a final line "e2e: N passed, M failed" and exits non-zero on failure.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const CLIENT_DIR = path.resolve(HERE, '..', '..');
+const REPO = path.resolve(CLIENT_DIR, '..');
+const CACHE = process.env.MDSEEK_E2E_CACHE || path.join(os.homedir(), '.cache', 'mdseek-e2e');
+const OUT = path.resolve(process.env.MDSEEK_E2E_OUT || path.join(CLIENT_DIR, 'test-output'));
+const SPEC_PATH = path.resolve(process.argv[2] || path.join(HERE, 'default-spec.json'));
+const READY_TIMEOUT = Number(process.env.MDSEEK_E2E_READY_TIMEOUT || 300) * 1000;
+const T0 = Date.now();
+
+// ------------------------------------------------------------------ results
+let passed = 0;
+let failed = 0;
+const failures = [];
+const timings = [];
+const elapsed = () => ((Date.now() - T0) / 1000).toFixed(1);
+const log = (...a) => console.log(`[e2e ${elapsed()}s]`, ...a);
+
+async function check(name, fn) {
+  const t = Date.now();
+  try {
+    const note = await fn();
+    passed++;
+    log(`PASS ${name}${note ? ` — ${note}` : ''} (${((Date.now() - t) / 1000).toFixed(1)}s)`);
+    timings.push([name, Date.now() - t]);
+    return true;
+  } catch (err) {
+    failed++;
+    const msg = err && err.message ? err.message : String(err);
+    failures.push(`${name}: ${msg}`);
+    log(`FAIL ${name}: ${msg}`);
+    timings.push([name, Date.now() - t]);
+    if (page) await shot(`FAIL-${slug(name)}`).catch(() => {});
+    return false;
+  }
+}
+
+function collectLogs() {
+  // the extension's "mdseek" output channel (client log + server stderr)
+  try {
+    const logs = path.join(tmpRoot, 'user-data', 'logs');
+    const found = [];
+    const walk = (d) => { for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p); else if (/mdseek\.log$/.test(e.name)) found.push(p);
+    } };
+    walk(logs);
+    if (found.length) fs.writeFileSync(path.join(OUT, 'mdseek-output.log'), found.map((f) => fs.readFileSync(f, 'utf8')).join('\n'));
+  } catch { /* no logs */ }
+}
+
+function finish(code) {
+  if (tmpRoot) collectLogs();
+  log('timings:', timings.map(([n, ms]) => `${n}=${(ms / 1000).toFixed(1)}s`).join(', '));
+  if (failures.length) {
+    console.log('failures:');
+    for (const f of failures) console.log(`  - ${f}`);
+  }
+  console.log(`screenshots and logs: ${OUT}`);
+  console.log(`e2e: ${passed} passed, ${failed} failed`);
+  cleanup();
+  process.exit(code ?? (failed ? 1 : 0));
+}
+
+function fatal(msg) {
+  failed++;
+  failures.push(msg);
+  log(`FATAL ${msg}`);
+  finish(1);
+}
+
+// ------------------------------------------------------------------ process hygiene
+let csProc;
+let browser;
+let page;
+let tmpRoot;
+function cleanup() {
+  if (csProc && csProc.pid && !csProc.__killed) {
+    csProc.__killed = true;
+    try { process.kill(-csProc.pid, 'SIGTERM'); } catch { /* gone */ }
+    const deadline = Date.now() + 3000;
+    while (Date.now() < deadline) {
+      try { process.kill(-csProc.pid, 0); } catch { break; }
+      spawnSync('sleep', ['0.1']);
+    }
+    try { process.kill(-csProc.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+  if (browser && browser.__proc && browser.__proc.pid) {
+    try { process.kill(browser.__proc.pid, 'SIGKILL'); } catch { /* gone */ }
+  }
+  if (tmpRoot && !process.env.MDSEEK_E2E_KEEP) {
+    try { fs.rmSync(tmpRoot, { recursive: true, force: true }); } catch { /* ignore */ }
+  }
+}
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => { log(`got ${sig}`); failed++; failures.push(`interrupted by ${sig}`); finish(130); });
+}
+process.on('unhandledRejection', (e) => fatal(`unhandled rejection: ${e && e.stack ? e.stack : e}`));
+process.on('uncaughtException', (e) => fatal(`uncaught exception: ${e && e.stack ? e.stack : e}`));
+
+// ------------------------------------------------------------------ helpers
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const slug = (s) => String(s).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60);
+let shotNo = 0;
+async function shot(name) {
+  const file = path.join(OUT, `${String(++shotNo).padStart(2, '0')}-${slug(name)}.png`);
+  await page.screenshot({ path: file });
+  return file;
+}
+
+async function waitFor(desc, fn, timeoutMs, intervalMs = 250) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) { last = e; }
+    await sleep(intervalMs);
+  }
+  throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${desc}${last ? ` (last error: ${last.message})` : ''}`);
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
+  if (r.status !== 0) {
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr || r.stdout || '').slice(-2000)}`);
+  }
+  return r.stdout;
+}
+
+/** 0-based line of the first ATX heading whose text equals `heading`. */
+function headingLineOf(file, heading) {
+  const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/);
+  const norm = (s) => s.replace(/\s+#+\s*$/, '').trim();
+  let fence = null;
+  for (let i = 0; i < lines.length; i++) {
+    const f = /^\s{0,3}(`{3,}|~{3,})/.exec(lines[i]);
+    if (f) {
+      if (!fence) fence = f[1][0];
+      else if (f[1][0] === fence) fence = null;
+      continue;
+    }
+    if (fence) continue;
+    const m = /^\s{0,3}#{1,6}\s+(.*)$/.exec(lines[i]);
+    if (m && norm(m[1]) === heading.trim()) return i;
+  }
+  throw new Error(`heading "${heading}" not found in ${file}`);
+}
+
+/** 0-based character just inside the first Markdown link on `line` (preferring one to `targetPath`). */
+function linkCharacter(file, line, targetPath) {
+  const text = fs.readFileSync(file, 'utf8').split(/\r?\n/)[line] ?? '';
+  const links = [...text.matchAll(/\[([^\]]*)\]\(([^)]*)\)/g)];
+  if (!links.length) throw new Error(`no Markdown link on ${file}:${line + 1}: ${JSON.stringify(text)}`);
+  const base = targetPath ? path.basename(targetPath) : null;
+  const m = links.find((l) => base && l[2].includes(base)) || links[0];
+  return m.index + 1 + Math.min(2, Math.max(0, m[1].length - 1));
+}
+
+/** PIDs of mdseek server processes inside code-server's process group. */
+function serverPids() {
+  if (!csProc || !csProc.pid) return [];
+  const out = [];
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const pgid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+      if (pgid !== csProc.pid) continue;
+      const cmd = fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
+      if (cmd.includes('--stdio') && cmd.includes('mdseek')) out.push(Number(d));
+    } catch { /* raced */ }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------ spec
+if (!fs.existsSync(SPEC_PATH)) fatal(`spec file ${SPEC_PATH} does not exist`);
+const spec = JSON.parse(fs.readFileSync(SPEC_PATH, 'utf8'));
+const SRC_WS = path.resolve(path.dirname(SPEC_PATH),
+  process.env.MDSEEK_E2E_WORKSPACE || spec.workspace || path.join(REPO, 'fixtures'));
+const PYTHON = process.env.MDSEEK_PYTHON || path.join(REPO, '.venv', 'bin', 'python');
+const SERVER_CMD = [PYTHON, '-m', 'mdseek', 'serve'];
+
+// ------------------------------------------------------------------ VS Code UI helpers
+const STATUS_SEL = '.statusbar-item[aria-label^="mdseek: "], .statusbar-item:has([aria-label^="mdseek: "])';
+
+async function mdseekStatusLabel() {
+  return page.evaluate(() => {
+    const el = [...document.querySelectorAll('.statusbar [aria-label]')]
+      .find((e) => (e.getAttribute('aria-label') || '').startsWith('mdseek: '));
+    return el ? el.getAttribute('aria-label') : null;
+  });
+}
+
+async function editorCursor() {
+  // "Ln 12, Col 1" in the status bar (1-based)
+  const txt = await page.evaluate(() => {
+    const el = document.getElementById('status.editor.selection')
+      || [...document.querySelectorAll('.statusbar-item')].find((e) => /Ln \d+, Col \d+/.test(e.textContent || ''));
+    return el ? el.textContent : null;
+  });
+  const m = /Ln (\d+), Col (\d+)/.exec(txt || '');
+  return m ? { line: Number(m[1]), col: Number(m[2]), text: txt.trim() } : null;
+}
+
+async function activeTabLabel() {
+  return page.evaluate(() => {
+    const t = document.querySelector('.editor-group-container.active .tab.active')
+      || document.querySelector('.tab.active');
+    return t ? (t.getAttribute('aria-label') || t.textContent || '').trim() : null;
+  });
+}
+
+async function quickInputVisible() {
+  return page.locator('.quick-input-widget').isVisible().catch(() => false);
+}
+
+async function closeQuickInput() {
+  for (let i = 0; i < 3 && (await quickInputVisible()); i++) {
+    await page.keyboard.press('Escape');
+    await sleep(200);
+  }
+}
+
+async function runCommand(title) {
+  await closeQuickInput();
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`>${title}`);
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
+  await row.waitFor({ state: 'visible', timeout: 10000 });
+  await page.keyboard.press('Enter');
+}
+
+async function quickPickRows() {
+  return page.evaluate(() => [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row')].map((r) => ({
+    label: (r.querySelector('.label-name, .monaco-icon-label .label-name')?.textContent
+      || r.querySelector('.monaco-icon-label')?.textContent || '').trim(),
+    description: (r.querySelector('.label-description')?.textContent || '').trim(),
+    detail: (r.querySelector('.quick-input-list-label-meta, .monaco-icon-label-container + *, .quick-input-list-detail')?.textContent || '').trim(),
+    aria: r.getAttribute('aria-label') || '',
+    index: Number(r.getAttribute('data-index')),
+    focused: r.classList.contains('focused'),
+  })).sort((a, b) => a.index - b.index));
+}
+
+async function quickPickTitle() {
+  return page.evaluate(() => document.querySelector('.quick-input-widget .quick-input-title')?.textContent?.trim() || '');
+}
+
+/** Types `query` into the mdseek QuickPick and waits until `heading` is listed. */
+async function searchInQuickPick(query, heading, { timeoutMs = 20000, retype = 0 } = {}) {
+  await runCommand('mdseek: Search sections');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await waitFor('the mdseek QuickPick', async () => (await quickPickTitle()).startsWith('mdseek: Search sections'), 10000);
+  // type like a person (the extension debounces keystrokes)
+  await page.keyboard.type(query, { delay: 15 });
+  let attempt = 0;
+  const start = Date.now();
+  for (;;) {
+    try {
+      await waitFor(`"${heading}" in the QuickPick for "${query}"`, async () => {
+        const rows = await quickPickRows();
+        return rows.some((r) => r.label === heading) ? rows : null;
+      }, Math.min(timeoutMs, retype ? 5000 : timeoutMs));
+      break;
+    } catch (e) {
+      if (attempt++ >= retype || Date.now() - start > timeoutMs) {
+        const rows = await quickPickRows().catch(() => []);
+        throw new Error(`${e.message}; listed: ${JSON.stringify(rows.map((r) => r.label))}; title: "${await quickPickTitle()}"`);
+      }
+      // a person would retype the query after a moment
+      await input.fill('');
+      await sleep(300);
+      await page.keyboard.type(query, { delay: 10 });
+    }
+  }
+  // let late (stale) responses land so we assert on the settled list
+  await sleep(400);
+  const rows = await quickPickRows();
+  const idx = rows.findIndex((r) => r.label === heading);
+  if (idx < 0) throw new Error(`"${heading}" disappeared from the QuickPick; listed: ${JSON.stringify(rows.map((r) => r.label))}`);
+  return { rows, idx, title: await quickPickTitle() };
+}
+
+/** Moves the QuickPick focus to row `idx` and presses Enter. */
+async function acceptRow(idx) {
+  const rows = await quickPickRows();
+  const focused = Math.max(0, rows.findIndex((r) => r.focused));
+  const delta = idx - focused;
+  for (let i = 0; i < Math.abs(delta); i++) await page.keyboard.press(delta > 0 ? 'ArrowDown' : 'ArrowUp');
+  await sleep(150);
+  await page.keyboard.press('Enter');
+}
+
+let selfTestNo = 0;
+async function selfTest(args = {}) {
+  const outFile = path.join(tmpRoot, `selftest-${++selfTestNo}.json`);
+  const json = JSON.stringify({ ...args, outFile });
+  // executed through the real workbench: a keybinding-less hidden command,
+  // run via the developer "executeCommand" path of the command palette is not
+  // possible (hidden), so we use a tiny keybinding installed in the settings.
+  await closeQuickInput();
+  fs.writeFileSync(path.join(tmpRoot, 'selftest-args.json'), json);
+  await page.keyboard.press('Control+Alt+Shift+F12');
+  return waitFor('self-test output', () => (fs.existsSync(outFile) ? JSON.parse(fs.readFileSync(outFile, 'utf8')) : null), 30000);
+}
+
+async function openFile(rel) {
+  await closeQuickInput();
+  await page.keyboard.press('Control+P');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(rel);
+  const base = path.basename(rel);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: base }).first().waitFor({ state: 'visible', timeout: 10000 });
+  await sleep(300);
+  await page.keyboard.press('Enter');
+  await waitFor(`editor tab ${base}`, async () => ((await activeTabLabel()) || '').includes(base), 10000);
+  await page.locator('.editor-group-container.active .monaco-editor textarea').first().focus().catch(() => {});
+}
+
+async function gotoLine(line1, col1 = 1) {
+  await closeQuickInput();
+  await page.keyboard.press('Control+G');
+  const input = page.locator('.quick-input-widget input.input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(`:${line1}:${col1}`);
+  await sleep(200);
+  await page.keyboard.press('Enter');
+  await waitFor(`cursor at Ln ${line1}, Col ${col1}`, async () => {
+    const c = await editorCursor();
+    return c && c.line === line1 && c.col === col1;
+  }, 5000);
+}
+
+// ------------------------------------------------------------------ main
+async function main() {
+  fs.mkdirSync(OUT, { recursive: true });
+  for (const f of fs.readdirSync(OUT)) if (f.endsWith('.png') || f.endsWith('.log') || f.endsWith('.json')) fs.rmSync(path.join(OUT, f));
+  tmpRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'mdseek-e2e-'));
+  log(`spec ${SPEC_PATH}; workspace source ${SRC_WS}; server ${JSON.stringify(SERVER_CMD)}; out ${OUT}`);
+
+  const codeServer = process.env.MDSEEK_CODE_SERVER || path.join(CACHE, 'code-server', 'node_modules', '.bin', 'code-server');
+  if (!fs.existsSync(codeServer)) fatal(`code-server not found at ${codeServer}: run scripts/install-e2e-deps.sh`);
+  const pwDir = process.env.MDSEEK_PLAYWRIGHT_DIR || path.join(CACHE, 'playwright');
+  let chromium;
+  try {
+    ({ chromium } = createRequire(path.join(pwDir, 'package.json'))('playwright-core'));
+  } catch (e) {
+    fatal(`playwright-core not found under ${pwDir}: run scripts/install-e2e-deps.sh (${e.message})`);
+  }
+  const chromiumBin = process.env.MDSEEK_CHROMIUM || '/usr/bin/chromium';
+  if (!fs.existsSync(chromiumBin)) fatal(`${chromiumBin} not found: run scripts/install-e2e-deps.sh`);
+  if (!fs.existsSync(SRC_WS)) fatal(`workspace ${SRC_WS} does not exist`);
+  {
+    const probe = spawnSync(SERVER_CMD[0], [...SERVER_CMD.slice(1), '--help'], { encoding: 'utf8', timeout: 60000 });
+    if (probe.status !== 0) {
+      fatal(`the server command ${JSON.stringify(SERVER_CMD)} does not work (--help exited ${probe.status ?? probe.error}): ${(probe.stderr || '').slice(-500)} — set MDSEEK_PYTHON to a python with mdseek installed`);
+    }
+  }
+
+  // ---- build + install the extension
+  let vsix = process.env.MDSEEK_E2E_VSIX;
+  await check('package the extension (vsce)', async () => {
+    if (vsix) return `using ${vsix}`;
+    run('npm', ['run', '--silent', 'package'], { cwd: CLIENT_DIR });
+    vsix = path.join(CLIENT_DIR, 'build', 'mdseek.vsix');
+    if (!fs.existsSync(vsix)) throw new Error(`${vsix} was not produced`);
+    return `${vsix} (${Math.round(fs.statSync(vsix).size / 1024)} KiB)`;
+  }) || fatal('cannot continue without a .vsix');
+
+  const userData = path.join(tmpRoot, 'user-data');
+  const extDir = path.join(tmpRoot, 'extensions');
+  await check('install the .vsix into a fresh code-server', async () => {
+    const outp = run(codeServer, ['--user-data-dir', userData, '--extensions-dir', extDir, '--install-extension', vsix]);
+    const dirs = fs.readdirSync(extDir).filter((d) => d.startsWith('mdseek.mdseek'));
+    if (!dirs.length) throw new Error(`extension dir not created: ${outp}`);
+    return dirs.join(', ');
+  }) || fatal('cannot continue without the extension installed');
+
+  // ---- workspace copy
+  const ws = path.join(tmpRoot, 'workspace');
+  fs.cpSync(SRC_WS, ws, { recursive: true, filter: (src) => !/[\\/](\.mdseek|\.git)([\\/]|$)/.test(src) });
+
+  // ---- settings: start with a command that does not exist (asserts the
+  // error message), then switch to the real server (asserts restart-on-change)
+  const settingsFile = path.join(userData, 'User', 'settings.json');
+  const baseSettings = {
+    'security.workspace.trust.enabled': false,
+    'workbench.startupEditor': 'none',
+    'workbench.tips.enabled': false,
+    'workbench.enableExperiments': false,
+    'telemetry.telemetryLevel': 'off',
+    'update.mode': 'none',
+    'extensions.autoCheckUpdates': false,
+    'extensions.autoUpdate': false,
+    'extensions.ignoreRecommendations': true,
+    'window.restoreWindows': 'none',
+    'files.autoSave': 'off',
+    'editor.hover.delay': 300,
+    'editor.minimap.enabled': false,
+    'workbench.secondarySideBar.defaultVisibility': 'hidden',
+    'chat.commandCenter.enabled': false,
+    'git.enabled': false,
+    // so that the test can type JSON into settings.json verbatim
+    'editor.autoClosingBrackets': 'never',
+    'editor.autoClosingQuotes': 'never',
+    'editor.autoClosingOvertype': 'never',
+    'editor.autoSurround': 'never',
+    'editor.autoIndent': 'none',
+    'editor.formatOnType': false,
+    'editor.quickSuggestions': { other: 'off', comments: 'off', strings: 'off' },
+    'editor.suggestOnTriggerCharacters': false,
+    'editor.acceptSuggestionOnEnter': 'off',
+    'editor.wordBasedSuggestions': 'off',
+    'editor.parameterHints.enabled': false,
+    'editor.inlineSuggest.enabled': false,
+    'json.schemaDownload.enable': false,
+  };
+  const writeSettings = (serverCommand, extra = {}) => {
+    fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
+    fs.writeFileSync(settingsFile, JSON.stringify({ ...baseSettings, ...extra, 'mdseek.server.command': serverCommand }, null, 2));
+  };
+  const MISSING = path.join(tmpRoot, 'no-such-dir', 'mdseek-missing');
+  writeSettings([MISSING, 'serve']);
+  // hidden self-test command bound to an unusual chord; args come from a file
+  fs.writeFileSync(path.join(userData, 'User', 'keybindings.json'), JSON.stringify([
+    { key: 'ctrl+alt+shift+f12', command: 'mdseek.selfTest', args: { argsFile: path.join(tmpRoot, 'selftest-args.json') } },
+  ], null, 2));
+
+  // ---- code-server
+  const port = await freePort();
+  const csConfig = path.join(tmpRoot, 'code-server.yaml');
+  fs.writeFileSync(csConfig, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+  const csLog = fs.openSync(path.join(OUT, 'code-server.log'), 'w');
+  csProc = spawn(codeServer, ['--config', csConfig, '--user-data-dir', userData, '--extensions-dir', extDir,
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws], {
+    detached: true, // own process group (setsid): killed as a whole in cleanup()
+    stdio: ['ignore', csLog, csLog],
+    env: { ...process.env, MDSEEK_E2E: '1' },
+  });
+  csProc.on('exit', (code, sig) => { if (!csProc.__killed) log(`code-server exited early (${code ?? sig}); see ${OUT}/code-server.log`); });
+
+  await check(`code-server answers /healthz on 127.0.0.1:${port}`, () => waitFor('/healthz', async () => {
+    if (csProc.exitCode !== null) throw new Error('code-server exited');
+    const r = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => null);
+    return r && r.ok;
+  }, 60000)) || fatal('code-server did not start');
+
+  // ---- browser
+  browser = await chromium.launch({
+    executablePath: chromiumBin,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  page = await context.newPage();
+  const consoleLog = fs.createWriteStream(path.join(OUT, 'browser-console.log'));
+  page.on('console', (m) => consoleLog.write(`[${m.type()}] ${m.text()}\n`));
+
+  await check('workbench loads', async () => {
+    await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: 'domcontentloaded', timeout: 60000 });
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60000 });
+    await page.locator('.statusbar').waitFor({ state: 'visible', timeout: 60000 });
+    await sleep(1500);
+    await shot('workbench');
+  }) || fatal('workbench did not load');
+
+  // ---- 1. missing server command → clear error naming the command and the fix
+  await check('missing server command shows a clear error', async () => {
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'could not start the language server' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 60000 });
+    const text = (await toast.innerText()).replace(/\s+/g, ' ');
+    await shot('missing-server-error');
+    for (const needle of [MISSING, 'pip install mdseek', 'mdseek.server.command']) {
+      if (!text.includes(needle)) throw new Error(`error toast lacks "${needle}": ${text}`);
+    }
+    const label = await mdseekStatusLabel();
+    if (label !== 'mdseek: server not running') throw new Error(`status bar says ${label}`);
+    return text.slice(0, 160);
+  });
+  // dismiss notifications
+  await page.evaluate(() => document.querySelectorAll('.notifications-toasts .codicon-notifications-clear, .notifications-toasts .codicon-close').forEach((b) => b.click())).catch(() => {});
+
+  // ---- 2. switch to the real server through the settings editor (the way a
+  // user fixes it): the extension must restart the client on the change
+  await check('set mdseek.server.command in settings.json (UI) and save', async () => {
+    await runCommand('Preferences: Open User Settings (JSON)');
+    await waitFor('settings.json editor', async () => ((await activeTabLabel()) || '').includes('settings.json'), 10000);
+    const ed = page.locator('.editor-group-container.active .monaco-editor textarea').first();
+    await ed.focus();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(JSON.stringify({ ...baseSettings, 'mdseek.server.command': SERVER_CMD }, null, 2));
+    await shot('settings-edited');
+    await page.keyboard.press('Control+S');
+    await waitFor('settings.json saved', () => {
+      try { return JSON.stringify(JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['mdseek.server.command']) === JSON.stringify(SERVER_CMD); } catch { return false; }
+    }, 10000);
+    await runCommand('View: Close All Editors');
+  });
+  let sawIndexing = false;
+  const seen = new Set();
+  // while the index is being built: the picker must say it only has keyword results
+  if (spec.duringIndexing) {
+    const d = spec.duringIndexing;
+    const first = await waitFor('status bar leaving "starting"', async () => {
+      const l = await mdseekStatusLabel();
+      if (l && !seen.has(l)) { seen.add(l); log(`  status bar: ${l}`); }
+      return l && l !== 'mdseek: starting' && (l !== 'mdseek: server not running' || seen.size > 2) ? l : null;
+    }, 60000, 100).catch(() => null);
+    if (first === 'mdseek: indexing') {
+      sawIndexing = true;
+      await shot('indexing');
+      let stillIndexing = false;
+      await check(`while indexing, "${d.query}" lists "${d.heading}" and the title says semantic search is loading`, async () => {
+        const { title } = await searchInQuickPick(d.query, d.heading, { timeoutMs: 20000 });
+        await shot('search-while-indexing');
+        stillIndexing = (await mdseekStatusLabel()) === 'mdseek: indexing';
+        await closeQuickInput();
+        if (!title.includes('semantic search is still loading')) {
+          if (stillIndexing) throw new Error(`QuickPick title is "${title}" although the server is still indexing`);
+          return `indexing finished before the answer (title "${title}")`;
+        }
+        return `title: "${title}"`;
+      });
+    } else {
+      log(`  (no indexing phase seen: ${first}; skipping the while-indexing search)`);
+    }
+  }
+  await check('status bar shows mdseek ready after the setting change', async () => {
+    await waitFor('status bar "mdseek: ready"', async () => {
+      const l = await mdseekStatusLabel();
+      if (l && !seen.has(l)) {
+        seen.add(l);
+        log(`  status bar: ${l}`);
+        if (l === 'mdseek: indexing') { sawIndexing = true; await shot('indexing'); }
+      }
+      if (l === 'mdseek: server not running' && [...seen].some((s) => s !== 'mdseek: server not running')) return 'stopped';
+      return l === 'mdseek: ready' || l === 'mdseek: lexical only';
+    }, READY_TIMEOUT, 200);
+    if ((await mdseekStatusLabel()) === 'mdseek: server not running') {
+      await shot('server-stopped');
+      collectLogs();
+      const tail = fs.existsSync(path.join(OUT, 'mdseek-output.log')) ? fs.readFileSync(path.join(OUT, 'mdseek-output.log'), 'utf8').slice(-1500) : '';
+      throw new Error(`the server stopped (status bar "server not running"); mdseek output tail:\n${tail}`);
+    }
+    const label = await mdseekStatusLabel();
+    await shot('ready');
+    if (label !== 'mdseek: ready') throw new Error(`status bar says ${label}`);
+    return `sequence: ${[...seen].join(' → ')}`;
+  }) || fatal('the server never became ready');
+
+  const st0 = await selfTest({});
+  log(`  status: ${JSON.stringify(st0.status)}`);
+  await check('self-test reports status from the server', async () => {
+    if (!st0.ok || !st0.status || st0.status.error) throw new Error(JSON.stringify(st0));
+    if (!(st0.status.files > 0 && st0.status.chunks > 0)) throw new Error(`empty index: ${JSON.stringify(st0.status)}`);
+    const io = st0.initializationOptions || {};
+    for (const k of ['model', 'indexPath', 'include', 'exclude', 'maxFileSize', 'searchLimit', 'hoverRelated']) {
+      if (!(k in io)) throw new Error(`initializationOptions lack ${k}: ${JSON.stringify(io)}`);
+    }
+    if ('server' in io) throw new Error(`initializationOptions must not carry server.*: ${JSON.stringify(io)}`);
+    return `state ${st0.status.state}, ${st0.status.files} files, ${st0.status.chunks} chunks, coverage ${st0.status.coverage}, indexing seen: ${sawIndexing}`;
+  });
+
+  // ---- 3. status bar click → showStatus notification
+  await check('clicking the status bar shows the index status', async () => {
+    await page.locator('.statusbar-item', { has: page.locator('[aria-label="mdseek: ready"]') }).first().click()
+      .catch(() => page.locator('.statusbar [aria-label="mdseek: ready"]').first().click());
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'coverage' }).first();
+    await toast.waitFor({ state: 'visible', timeout: 10000 });
+    const text = (await toast.innerText()).replace(/\s+/g, ' ');
+    await shot('status-message');
+    for (const needle of ['files', 'sections', 'coverage', 'model', 'pending embeds']) {
+      if (!text.includes(needle)) throw new Error(`status message lacks "${needle}": ${text}`);
+    }
+    await page.keyboard.press('Escape');
+    return text.slice(0, 160);
+  });
+  await page.evaluate(() => document.querySelectorAll('.notifications-toasts .codicon-notifications-clear, .notifications-toasts .codicon-close').forEach((b) => b.click())).catch(() => {});
+
+  // ---- 4. semantic search through the real QuickPick → Enter → editor at heading
+  for (const [i, c] of (spec.search || []).entries()) {
+    const name = `search ${i + 1}: "${c.query}" → ${c.path} # ${c.heading}`;
+    await check(name, async () => {
+      const expectedLine = headingLineOf(path.join(ws, c.path), c.heading);
+      const { rows, idx, title } = await searchInQuickPick(c.query, c.heading, { timeoutMs: 20000 });
+      await shot(`search-${i + 1}-results`);
+      if (i === 0) {
+        // a tight picture of the QuickPick for the README
+        const box = await page.locator('.quick-input-widget').boundingBox();
+        if (box) {
+          await page.screenshot({ path: path.join(OUT, 'readme-search.png'),
+            clip: { x: Math.max(0, box.x - 8), y: Math.max(0, box.y - 8), width: box.width + 16, height: box.height + 16 } });
+        }
+      }
+      if (c.maxRank && idx + 1 > c.maxRank) throw new Error(`"${c.heading}" is listed at #${idx + 1} (> ${c.maxRank}): ${JSON.stringify(rows.map((r) => r.label))}`);
+      const row = rows[idx];
+      if (c.breadcrumbIncludes && !row.description.includes(c.breadcrumbIncludes)) throw new Error(`breadcrumb "${row.description}" lacks "${c.breadcrumbIncludes}"`);
+      await acceptRow(idx);
+      await waitFor(`editor ${path.basename(c.path)}`, async () => ((await activeTabLabel()) || '').includes(path.basename(c.path)), 10000);
+      const cur = await waitFor('cursor on the heading line', async () => {
+        const k = await editorCursor();
+        return k && k.line === expectedLine + 1 ? k : null;
+      }, 5000).catch(async () => { throw new Error(`cursor is at ${JSON.stringify(await editorCursor())}, expected Ln ${expectedLine + 1}`); });
+      await sleep(300);
+      await shot(`search-${i + 1}-opened`);
+      const st = await selfTest({ query: c.query });
+      const ae = st.activeEditor;
+      if (!ae || !ae.path.endsWith(path.sep + c.path)) throw new Error(`active editor is ${ae && ae.path}, expected …/${c.path}`);
+      if (ae.line !== expectedLine) throw new Error(`self-test cursor line ${ae.line}, expected ${expectedLine}`);
+      // revealed at the top (sticky scroll keeps a few parent headings above it)
+      if (ae.visibleStart !== null && expectedLine > 8 && (expectedLine < ae.visibleStart || expectedLine - ae.visibleStart > 8)) {
+        throw new Error(`heading not revealed at top: first visible line ${ae.visibleStart}, heading ${expectedLine}`);
+      }
+      const hits = (st.search && st.search.results) || [];
+      const srvIdx = hits.findIndex((h) => h.heading === c.heading && h.path.replace(/\\/g, '/').endsWith(c.path));
+      if (srvIdx < 0) throw new Error(`mdseek/search (self-test) does not return ${c.path} # ${c.heading}: ${JSON.stringify(hits.map((h) => `${h.path}#${h.heading}`))}`);
+      const ui = rows.map((r) => r.label);
+      const srv = hits.slice(0, ui.length).map((h) => h.heading);
+      const orderNote = JSON.stringify(ui) === JSON.stringify(srv) ? 'UI order = server order' : `UI order differs from server order: ui=${JSON.stringify(ui.slice(0, 5))} server=${JSON.stringify(srv.slice(0, 5))}`;
+      return `UI rank #${idx + 1}, server rank #${srvIdx + 1} (mode ${st.search.mode}); ${cur.text}; ${orderNote}${title.includes('keyword') ? '; title: ' + title : ''}`;
+    });
+    await closeQuickInput();
+  }
+
+  // ---- 5. hover over a link → hover widget shows the target heading
+  for (const [i, h] of (spec.hover || []).entries()) {
+    if (h.character === undefined) h.character = linkCharacter(path.join(SRC_WS, h.path), h.line, h.target_path);
+    await check(`hover ${i + 1}: ${h.path}:${h.line + 1}:${h.character + 1} shows "${h.heading}"`, async () => {
+      await openFile(h.path);
+      await gotoLine(h.line + 1, h.character + 1);
+      await sleep(300);
+      // Real UI: keyboard "Show or Focus Hover" (Ctrl+K Ctrl+I) at the cursor…
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+      const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: h.heading }).first();
+      try {
+        await hover.waitFor({ state: 'visible', timeout: 15000 });
+      } catch {
+        const txt = await page.evaluate(() => [...document.querySelectorAll('.monaco-hover')].map((e) => e.innerText).join(' | '));
+        throw new Error(`no hover widget with "${h.heading}"; hover text: ${JSON.stringify(txt.slice(0, 400))}`);
+      }
+      const text = (await hover.innerText()).replace(/\s+/g, ' ');
+      await sleep(600); // let the fade-in finish before the picture
+      await shot(`hover-${i + 1}`);
+      const st = await selfTest({ hoverUri: pathToFileURL(path.join(ws, h.path)).toString(), hoverLine: h.line, hoverChar: h.character });
+      const apiText = JSON.stringify(st.hover || []);
+      if (!apiText.includes(h.heading)) throw new Error(`vscode.executeHoverProvider lacks "${h.heading}": ${apiText.slice(0, 300)}`);
+      if (h.target_path) {
+        const want = pathToFileURL(path.join(ws, h.target_path)).toString();
+        const wantLine = headingLineOf(path.join(ws, h.target_path), h.heading);
+        const defs = Array.isArray(st.definition) ? st.definition : [];
+        if (!defs.some((d) => decodeURIComponent(d.uri) === decodeURIComponent(want) && d.line === wantLine)) {
+          throw new Error(`vscode.executeDefinitionProvider does not point at ${h.target_path}:${wantLine}: ${JSON.stringify(st.definition)}`);
+        }
+      }
+      await page.keyboard.press('Escape');
+      return text.slice(0, 120);
+    });
+  }
+
+  // ---- 6. edit + Ctrl+S → the new sentence is searchable
+  if (spec.edit) {
+    const e = spec.edit;
+    const sentence = e.sentence.replace('{nonce}', Date.now().toString(36));
+    await check(`edit ${e.path} # ${e.heading}, save, find the new sentence`, async () => {
+      const hl = headingLineOf(path.join(ws, e.path), e.heading);
+      await openFile(e.path);
+      await gotoLine(hl + 1, 1);
+      await page.keyboard.press('End');
+      await page.keyboard.press('Enter');
+      await page.keyboard.press('Enter');
+      await page.keyboard.type(sentence, { delay: 5 });
+      await page.keyboard.press('Enter');
+      await shot('edit-typed');
+      await page.keyboard.press('Control+S');
+      await waitFor('file saved to disk', () => fs.readFileSync(path.join(ws, e.path), 'utf8').includes(sentence), 10000);
+      await waitFor('tab not dirty', async () => !(await page.locator('.tab.active.dirty').count()), 5000);
+      await shot('edit-saved');
+      const query = (e.query || sentence).replace('{nonce}', '');
+      const { idx } = await searchInQuickPick(query, e.heading, { timeoutMs: 60000, retype: 12 });
+      await shot('edit-found');
+      const rows = await quickPickRows();
+      const detail = rows[idx].aria + ' ' + rows[idx].detail;
+      await closeQuickInput();
+      const st = await selfTest({ query });
+      const hits = (st.search && st.search.results) || [];
+      const hit = hits.find((r) => r.heading === e.heading && r.path.replace(/\\/g, '/').endsWith(e.path));
+      if (!hit) throw new Error(`self-test search lacks the edited section: ${JSON.stringify(hits.map((r) => r.heading))}`);
+      return `found at UI rank #${idx + 1}; detail: ${detail.slice(0, 100)}`;
+    });
+  }
+
+  // ---- 7. workspace/symbol through the VS Code API
+  if (spec.workspaceSymbol) {
+    const w = spec.workspaceSymbol;
+    await check(`workspace symbols for "${w.query}" include "${w.heading}"`, async () => {
+      const st = await selfTest({ symbolQuery: w.query });
+      const syms = st.workspaceSymbols || [];
+      if (!Array.isArray(syms) || !syms.some((s) => s.name.includes(w.heading))) throw new Error(`got ${JSON.stringify(syms).slice(0, 300)}`);
+      return `${syms.length} symbols`;
+    });
+  }
+
+  // ---- 8. the server dies: the client restarts it and search works again
+  if (spec.crashRestart !== false) {
+    await check('a killed server is restarted automatically', async () => {
+      const pids = serverPids();
+      if (!pids.length) throw new Error('could not find the server process in the code-server process group');
+      for (const pid of pids) process.kill(pid, 'SIGKILL');
+      await waitFor('the old server process to be gone', () => pids.every((p) => !fs.existsSync(`/proc/${p}`)), 10000);
+      const seenAfter = [];
+      await waitFor('status bar "mdseek: ready" after the restart', async () => {
+        const l = await mdseekStatusLabel();
+        if (l && seenAfter[seenAfter.length - 1] !== l) seenAfter.push(l);
+        const fresh = serverPids().filter((p) => !pids.includes(p));
+        return fresh.length && l === 'mdseek: ready';
+      }, READY_TIMEOUT, 200);
+      const q = (spec.search && spec.search[0]) || null;
+      if (q) {
+        const st = await selfTest({ query: q.query });
+        const hits = (st.search && st.search.results) || [];
+        if (!hits.some((h) => h.heading === q.heading)) throw new Error(`search after the restart lacks "${q.heading}": ${JSON.stringify(st.search).slice(0, 300)}`);
+      }
+      await shot('after-restart');
+      return `killed ${pids.join(',')}; status: ${seenAfter.join(' → ')}; new server ${serverPids().join(',')}`;
+    });
+  }
+
+  // final picture of the last state
+  if (spec.finalScreenshot !== false) await shot('final');
+}
+
+main().then(() => finish(), (e) => fatal(e && e.stack ? e.stack : String(e)));
