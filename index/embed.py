@@ -47,6 +47,7 @@ class Embedder:
         self.texts_embedded = 0
         self.calls = 0
         self.load_seconds: float | None = None
+        self._query_cache: dict[str, np.ndarray] = {}
 
     @property
     def loaded(self) -> bool:
@@ -117,5 +118,15 @@ class Embedder:
         return out
 
     def encode_query(self, text: str) -> np.ndarray:
-        """A query vector (not counted in ``texts_embedded``, which counts documents)."""
-        return self.encode([text], _count=False)[0]
+        """A query vector (not counted in ``texts_embedded``, which counts documents).
+
+        Recent queries are cached: editors resend the same query (a retyped
+        character, a repeated hover), and the model call is most of a search."""
+        v = self._query_cache.get(text)
+        if v is None:
+            v = self.encode([text], _count=False)[0]
+            with self._lock:
+                self._query_cache[text] = v
+                if len(self._query_cache) > 256:
+                    self._query_cache.pop(next(iter(self._query_cache)))
+        return v
