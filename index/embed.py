@@ -48,6 +48,7 @@ class Embedder:
         self.calls = 0
         self.load_seconds: float | None = None
         self._query_cache: dict[str, np.ndarray] = {}
+        self.query_cache_size = 256  # 0 disables (benchmarks time the model call)
 
     @property
     def loaded(self) -> bool:
@@ -125,8 +126,9 @@ class Embedder:
         v = self._query_cache.get(text)
         if v is None:
             v = self.encode([text], _count=False)[0]
-            with self._lock:
-                self._query_cache[text] = v
-                if len(self._query_cache) > 256:
-                    self._query_cache.pop(next(iter(self._query_cache)))
+            if self.query_cache_size > 0:
+                with self._lock:
+                    self._query_cache[text] = v
+                    while len(self._query_cache) > self.query_cache_size:
+                        self._query_cache.pop(next(iter(self._query_cache)))
         return v
