@@ -274,6 +274,8 @@ class Engine:
         pending = self.store.pending_chunks(self.model_id)
         if not pending:
             return 0
+        # Similar lengths in one batch pad less (the store returns hash order).
+        pending.sort(key=lambda p: len(p[1]))
         try:
             self.embedder.load()
         except ModelUnavailable as exc:

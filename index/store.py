@@ -333,14 +333,16 @@ class Store:
     )
 
     def sections(self, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], SectionRow]:
+        keys = list(keys)
         out: dict[tuple[int, int], SectionRow] = {}
         with self.lock:
-            for doc_id, ordinal in keys:
-                r = self.db.execute(
-                    self._SECTION_SQL + " WHERE s.doc_id=? AND s.ordinal=?", (doc_id, ordinal)
-                ).fetchone()
-                if r:
-                    out[(doc_id, ordinal)] = SectionRow(*r)
+            for i in range(0, len(keys), 200):
+                part = keys[i : i + 200]
+                cond = " OR ".join("(s.doc_id=? AND s.ordinal=?)" for _ in part)
+                args = [v for k in part for v in k]
+                for r in self.db.execute(self._SECTION_SQL + f" WHERE {cond}", args):
+                    row = SectionRow(*r)
+                    out[(row.doc_id, row.ordinal)] = row
         return out
 
     def document_sections(self, path: str) -> list[SectionRow]:

@@ -1,0 +1,345 @@
+"""``python -m benchmarks``: every benchmark in one run.
+
+    python -m benchmarks             full run (~25 min on 2 cores); writes
+                                     benchmarks/results/{results.json,results.md,latency.png}
+                                     and the table in benchmarks/README.md
+    python -m benchmarks --quick     smoke run on tiny subsets (under a minute)
+    --out DIR                        write results there instead (README untouched)
+    --work DIR                       scratch folder (default: a temp dir, removed after)
+    --only quality,speed,lsp         run some parts only
+
+Data comes from ../shared/data beside the checkout or $MDSEEK_BENCH_DATA; a
+part whose data is absent is skipped with a line saying so (speed and LSP
+then run on fixtures/).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from .data import (
+    FIXTURES,
+    REPO,
+    DataMissing,
+    QrelSet,
+    copy_docs,
+    data_dir,
+    load_rhdh,
+    load_scifact,
+    where_data_should_be,
+    write_scifact_workspace,
+)
+from .report import README_END, README_START, render
+
+RESULTS = REPO / "benchmarks" / "results"
+README = REPO / "benchmarks" / "README.md"
+
+T0 = time.perf_counter()
+
+
+def log(msg: str) -> None:
+    print(f"[{time.perf_counter() - T0:6.0f}s] {msg}", file=sys.stderr, flush=True)
+
+
+def machine() -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = None
+    try:
+        import psutil
+
+        mem = round(psutil.virtual_memory().total / 2**30, 1)
+    except ImportError:
+        pass
+    vers = {}
+    for mod in ("torch", "sentence_transformers", "numpy"):
+        try:
+            vers[mod] = __import__(mod).__version__
+        except ImportError:
+            vers[mod] = None
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gb": mem,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "torch": vers["torch"],
+        "sentence_transformers": vers["sentence_transformers"],
+        "numpy": vers["numpy"],
+    }
+
+
+def git_commit() -> str | None:
+    try:
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
+        ).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# -- corpora --------------------------------------------------------------------
+
+
+def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
+    docs, qrels = load_rhdh(data)
+    names = None
+    if quick:
+        names = [f.name for f in sorted(docs.glob("*.md"), key=lambda f: f.stat().st_size)[:2]]
+        stems = {Path(n).stem for n in names}
+        qids = [q for q in qrels.queries if set(qrels.docs[q]) <= stems][:12]
+        qrels = qrels.subset(qids)
+    root = work / "rhdh" / "docs"
+    copy_docs(docs, root, names)
+    return root, qrels
+
+
+def scifact_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
+    corpus, qrels = load_scifact(data)
+    if quick:
+        qids = sorted(qrels.queries, key=int)[:8]
+        qrels = qrels.subset(qids)
+        keep = {d for q in qids for d in qrels.docs[q]}
+        others = [d["_id"] for d in corpus if d["_id"] not in keep]
+        keep |= set(random.Random(0).sample(others, max(0, 30 - len(keep))))
+        corpus = [d for d in corpus if d["_id"] in keep]
+    root = work / "scifact" / "docs"
+    write_scifact_workspace(corpus, root)
+    return root, qrels
+
+
+# -- parts ----------------------------------------------------------------------
+
+
+def run_all(args: argparse.Namespace, work: Path) -> dict:
+    from mdseek.index import retrieve
+    from mdseek.index.chunk import DEFAULT_FLOOR
+    from mdseek.index.engine import Engine
+
+    from . import lsp_speed, quality, speed
+
+    parts = set(args.only.split(",")) if args.only else {"quality", "speed", "lsp"}
+    quick = args.quick
+    res: dict = {"skipped": [], "quality": {}, "speed": {}}
+    data = data_dir()
+    if data is None:
+        res["skipped"].append(
+            f"skipped: benchmark data not found at {where_data_should_be()} (set MDSEEK_BENCH_DATA);"
+            " quality on SciFact and the product docs not measured, speed and LSP run on fixtures/"
+        )
+        log(res["skipped"][-1])
+
+    # The docs corpus: product docs if present, else the fixtures (speed only).
+    rh_qrels: QrelSet | None = None
+    if data is not None:
+        try:
+            docs_root, rh_qrels = rhdh_workspace(data, work, quick)
+        except DataMissing as exc:
+            res["skipped"].append(f"skipped: {exc}")
+            data_docs = None
+        else:
+            data_docs = docs_root
+    else:
+        data_docs = None
+    if data_docs is None:
+        docs_root = work / "fixtures" / "docs"
+        shutil.copytree(FIXTURES, docs_root, copy_function=shutil.copy2)
+    docs_index = docs_root.parent / "index.sqlite"
+
+    log(f"indexing {docs_root} (throughput)")
+    t_model = time.perf_counter()
+    from mdseek.index.embed import Embedder
+
+    Embedder().load()
+    model_load = time.perf_counter() - t_model
+    tp, eng = speed.throughput(docs_root, docs_index, log)
+    res["meta_model"] = {"model_id": eng.model_id, "model_load_seconds": round(model_load, 2), "window": eng.tokenizer.window}
+    if "speed" in parts:
+        res["speed"]["throughput"] = tp
+
+    replays = {}
+    if "quality" in parts and rh_qrels is not None:
+        log(f"quality: product docs, {len(rh_qrels.queries)} queries")
+        modes = quality.evaluate_modes(eng, rh_qrels, True, log)
+        qv, _ = quality.query_vectors(eng, rh_qrels)
+        rp = quality.Replay(eng, rh_qrels, qv)
+        replays["rhdh"] = rp
+        res["quality"]["rhdh"] = {"modes": modes}
+        res["quality"]["rhdh"]["baselines"] = quality.dense_baselines(docs_root, rh_qrels, eng.embedder, qv, log)
+        res["quality"]["replay_check"] = {"rhdh": quality.check_replay(rp, eng)}
+
+    sf_eng = None
+    if "quality" in parts and data is not None:
+        try:
+            sf_root, sf_qrels = scifact_workspace(data, work, quick)
+        except DataMissing as exc:
+            res["skipped"].append(f"skipped: {exc}")
+            log(res["skipped"][-1])
+        else:
+            log(f"quality: SciFact, indexing {sf_root}")
+            sf_eng = Engine(sf_root, index_path=sf_root.parent / "index.sqlite")
+            rep = sf_eng.index()
+            res["quality"]["scifact"] = {
+                "index": {"files": rep.files, "chunks": rep.chunks, "seconds": round(rep.seconds, 1),
+                          "embed_seconds": round(rep.embed_seconds, 1),
+                          "chunks_per_s": round(rep.chunks / rep.seconds, 2) if rep.seconds else None},
+                "published": quality.PUBLISHED_SCIFACT,
+            }  # fmt: skip
+            log(f"  {rep.files} files, {rep.chunks} chunks in {rep.seconds:.0f}s; {len(sf_qrels.queries)} queries")
+            res["quality"]["scifact"]["modes"] = quality.evaluate_modes(sf_eng, sf_qrels, False, log)
+            qv, _ = quality.query_vectors(sf_eng, sf_qrels)
+            replays["scifact"] = quality.Replay(sf_eng, sf_qrels, qv)
+            res["quality"].setdefault("replay_check", {})["scifact"] = quality.check_replay(replays["scifact"], sf_eng)
+
+    if replays:
+        log("quality: ablations (replayed from cached candidate lists)")
+        res["quality"]["ablations"] = quality.ablations(dict(sorted(replays.items(), reverse=True)), log)
+        for rp in replays.values():
+            rp.close()
+    if "quality" in parts and rh_qrels is not None:
+        res["quality"]["floor"] = quality.floor_ablation(
+            docs_root, rh_qrels, work, [0, 40] if quick else [0, 20, 40, 80, 160], log
+        )
+    if "quality" in parts:
+        roots = {}
+        if "scifact" in res["quality"]:
+            roots["SciFact"] = sf_root
+        if data_docs is not None:
+            roots["product docs"] = docs_root
+        roots["fixtures"] = FIXTURES
+        log("coverage")
+        res["coverage"] = quality.coverage_table(roots, eng.tokenizer, log)
+    if sf_eng is not None:
+        sf_eng.close()
+
+    if "speed" in parts:
+        log("speed: incremental reindex")
+        res["speed"]["incremental"] = speed.incremental(docs_root, docs_index, work / "incremental", log)
+        sizes = [300] if quick else [1000, 10000, 100000]
+        log(f"speed: scale corpora {sizes}")
+        tiers = speed.build_tiers(docs_root, docs_index, work / "scale", sizes, log)
+        if rh_qrels is not None:
+            queries = list(rh_qrels.queries.values())
+        else:
+            queries = [h for f in sorted(docs_root.rglob("*.md")) for h in f.read_text().split("\n") if h.startswith("#")]
+        random.Random(1).shuffle(queries)
+        n = 10 if quick else 150
+        brute = [3] if quick else [60, 40, 20]
+        res["speed"]["latency"] = speed.latency(tiers, queries, n, brute, work, log)
+        res["speed"]["tiers"] = tiers
+
+    if "lsp" in parts:
+        log("language servers")
+        lsp_root = work / "lsp" / "docs"
+        shutil.copytree(docs_root, lsp_root, copy_function=shutil.copy2)
+        lsp_index = work / "lsp" / "index.sqlite"
+        speed.backup(docs_index, lsp_index)
+        # Reconcile the copy once so the server starts on an up-to-date index of this folder.
+        e2 = Engine(lsp_root, index_path=lsp_index)
+        r2 = e2.index()
+        e2.close()
+        if r2.embedded:
+            log(f"  note: {r2.embedded} chunks re-embedded for the LSP copy")
+        res["lsp"] = lsp_speed.run(
+            lsp_root, lsp_index, log, rounds=1 if quick else 5, n_queries=5 if quick else 40,
+            install=not args.no_install,
+        )  # fmt: skip
+    eng.close()
+
+    res["config"] = {
+        "rrf_k": retrieve.RRF_K,
+        "fts_weights": list(retrieve.FTS_WEIGHTS),
+        "candidates": retrieve.CANDIDATES,
+        "chunk_floor": DEFAULT_FLOOR,
+    }
+    return res
+
+
+def update_readme(md: str, meta: dict) -> None:
+    text = README.read_text(encoding="utf-8") if README.exists() else ""
+    block = f"{README_START}\n{md}{README_END}"
+    if README_START in text and README_END in text:
+        a = text.index(README_START)
+        b = text.index(README_END) + len(README_END)
+        text = text[:a] + block + text[b:]
+    else:
+        text = text.rstrip() + "\n\n## Latest results\n\n" + block + "\n"
+    README.write_text(text, encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="smoke run on tiny subsets")
+    ap.add_argument("--out", type=Path, default=None, help="results folder (default benchmarks/results)")
+    ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir)")
+    ap.add_argument("--keep-work", action="store_true", help="do not delete the scratch folder")
+    ap.add_argument("--only", default=None, help="comma list of parts: quality,speed,lsp")
+    ap.add_argument("--no-readme", action="store_true", help="do not update benchmarks/README.md")
+    ap.add_argument("--no-install", action="store_true", help="never npm-install VS Code's server")
+    args = ap.parse_args(argv)
+    out = args.out or RESULTS
+    out.mkdir(parents=True, exist_ok=True)
+    work = args.work or Path(tempfile.mkdtemp(prefix="mdseek-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    load_start = os.getloadavg()
+    log(f"work folder {work}; results to {out}; load average {load_start[0]:.1f}")
+    started = dt.datetime.now(dt.UTC)
+    try:
+        res = run_all(args, work)
+    finally:
+        if args.work is None and not args.keep_work:
+            shutil.rmtree(work, ignore_errors=True)
+    mm = res.pop("meta_model", {})
+    cfg = res.pop("config")
+    cfg["window"] = mm.get("window")
+    cmd = "python -m benchmarks" + (" --quick" if args.quick else "") + (f" --only {args.only}" if args.only else "")
+    res = {
+        "meta": {
+            "date": started.strftime("%Y-%m-%d %H:%M UTC"),
+            "machine": machine(),
+            "git_commit": git_commit(),
+            "quick": args.quick,
+            "command": cmd,
+            "wall_seconds": round(time.perf_counter() - T0, 1),
+            "model_id": mm.get("model_id"),
+            "model_load_seconds": mm.get("model_load_seconds"),
+            "config": cfg,
+            "load_average_start": round(load_start[0], 2),
+            "load_average_end": round(os.getloadavg()[0], 2),
+        },
+        **res,
+    }
+    (out / "results.json").write_text(json.dumps(res, indent=1, default=str) + "\n", encoding="utf-8")
+    md = render(res)
+    (out / "results.md").write_text(md, encoding="utf-8")
+    lat = res.get("speed", {}).get("latency")
+    if lat:
+        from .speed import plot
+
+        plot(lat, out / "latency.png")
+    if args.out is None and not args.quick and not args.no_readme:
+        update_readme(md, res["meta"])
+    log(f"done in {res['meta']['wall_seconds'] / 60:.1f} min: {out / 'results.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

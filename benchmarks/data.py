@@ -1,0 +1,222 @@
+"""Benchmark data: where it lives, how to read it, and the corpora derived from it.
+
+The public data sets are read from ``../shared/data`` beside the checkout (or
+``$MDSEEK_BENCH_DATA``) and never copied into the repository: derived
+workspaces (SciFact as markdown files, copies of the product docs, the
+generated scale corpus) are written under the run's work folder, a temporary
+directory or ``benchmarks/.work/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+
+
+class DataMissing(RuntimeError):
+    """A data set the benchmark needs is not on this machine (the message says where it looked)."""
+
+
+def data_dir() -> Path | None:
+    """``$MDSEEK_BENCH_DATA`` if set, else ``<checkout>/../shared/data``; None when absent."""
+    env = os.environ.get("MDSEEK_BENCH_DATA")
+    p = Path(env).expanduser() if env else REPO.parent / "shared" / "data"
+    return p if p.is_dir() else None
+
+
+def where_data_should_be() -> str:
+    env = os.environ.get("MDSEEK_BENCH_DATA")
+    return env or str(REPO.parent / "shared" / "data")
+
+
+# -- SciFact (BEIR) -----------------------------------------------------------
+
+
+@dataclass
+class QrelSet:
+    """Queries and their judged documents (and, optionally, section lines)."""
+
+    queries: dict[str, str]
+    docs: dict[str, dict[str, int]]  # query id -> doc id -> grade
+    sections: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # (doc id, 1-based line)
+
+    def subset(self, qids: list[str]) -> QrelSet:
+        keep = [q for q in qids if q in self.queries]
+        return QrelSet(
+            {q: self.queries[q] for q in keep},
+            {q: self.docs.get(q, {}) for q in keep},
+            {q: self.sections.get(q, []) for q in keep},
+        )
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    with path.open(encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+
+
+def _read_tsv(path: Path) -> list[list[str]]:
+    with path.open(encoding="utf-8", newline="") as fh:
+        rows = list(csv.reader(fh, delimiter="\t"))
+    return rows[1:]  # header
+
+
+def scifact_dir(data: Path) -> Path:
+    p = data / "scifact"
+    if not (p / "corpus.jsonl").is_file():
+        raise DataMissing(f"SciFact not found in {p}")
+    return p
+
+
+def load_scifact(data: Path, split: str = "test") -> tuple[list[dict], QrelSet]:
+    d = scifact_dir(data)
+    corpus = _read_jsonl(d / "corpus.jsonl")
+    queries = {q["_id"]: q["text"] for q in _read_jsonl(d / "queries.jsonl")}
+    qrels: dict[str, dict[str, int]] = {}
+    for qid, did, score in _read_tsv(d / "qrels" / f"{split}.tsv"):
+        qrels.setdefault(qid, {})[did] = int(score)
+    return corpus, QrelSet({q: queries[q] for q in qrels}, qrels)
+
+
+def write_scifact_workspace(corpus: list[dict], dest: Path) -> int:
+    """One markdown file per abstract: ``# title`` then the text; file stem = doc id."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for d in corpus:
+        title = " ".join(str(d.get("title") or d["_id"]).split())
+        (dest / f"{d['_id']}.md").write_text(f"# {title}\n\n{d['text'].strip()}\n", encoding="utf-8")
+    return len(corpus)
+
+
+# -- product docs (rhdh) ------------------------------------------------------
+
+
+def rhdh_dir(data: Path) -> Path:
+    p = data / "rhdh"
+    if not (p / "docs").is_dir():
+        raise DataMissing(f"product docs not found in {p}")
+    return p
+
+
+def load_rhdh(data: Path) -> tuple[Path, QrelSet]:
+    d = rhdh_dir(data)
+    queries = {q["_id"]: q["text"] for q in _read_jsonl(d / "queries.jsonl")}
+    docs: dict[str, dict[str, int]] = {}
+    for qid, did, score in _read_tsv(d / "qrels_doc.tsv"):
+        docs.setdefault(qid, {})[did] = int(score)
+    sections: dict[str, list[tuple[str, int]]] = {}
+    for row in _read_tsv(d / "qrels_section.tsv"):
+        qid, did, line = row[0], row[1], int(row[2])
+        sections.setdefault(qid, []).append((did, line))
+    return d / "docs", QrelSet({q: t for q, t in queries.items() if q in docs}, docs, sections)
+
+
+def copy_docs(src: Path, dest: Path, names: list[str] | None = None) -> list[Path]:
+    """Copy markdown files (mtime kept, so a copied index sees them unchanged)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for f in sorted(src.glob("*.md")):
+        if names is None or f.name in names:
+            out.append(Path(shutil.copy2(f, dest / f.name)))
+    return out
+
+
+# -- held-out split -----------------------------------------------------------
+
+
+def split_of(qid: str) -> str:
+    """Deterministic half split: ``dev`` (tuning) or ``test`` (held out)."""
+    return "dev" if hashlib.sha1(qid.encode()).digest()[0] % 2 == 0 else "test"
+
+
+def split_qids(qids, which: str) -> list[str]:
+    return [q for q in qids if split_of(q) == which]
+
+
+# -- scale corpus -------------------------------------------------------------
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]{2,}")
+
+
+def _paragraphs(text: str) -> list[str]:
+    """Prose paragraphs of a markdown text (headings, fences and tables dropped)."""
+    out: list[str] = []
+    in_fence = False
+    buf: list[str] = []
+    for line in text.split("\n"):
+        s = line.strip()
+        if s.startswith("```") or s.startswith("~~~"):
+            in_fence = not in_fence
+            buf = []
+            continue
+        if in_fence or s.startswith("#") or s.startswith("|"):
+            continue
+        if not s:
+            if buf:
+                out.append(" ".join(buf))
+            buf = []
+        else:
+            buf.append(s)
+    if buf:
+        out.append(" ".join(buf))
+    return [p for p in out if len(p) > 80]
+
+
+def _headings(text: str) -> list[str]:
+    return [ln.lstrip("#").strip() for ln in text.split("\n") if re.match(r"#{1,6} \S", ln)]
+
+
+def make_scale_docs(
+    src_docs: Path,
+    dest: Path,
+    n_sections: int,
+    seed: int,
+    sections_per_doc: int = 25,
+    prefix: str = "gen",
+) -> int:
+    """Write markdown files with about ``n_sections`` sections of varied text made from the
+    product docs: each section takes a real heading and one to three real paragraphs, with
+    about a fifth of the words swapped for other words of the corpus and the sentences
+    shuffled, so that no two sections are the same text (FTS sees a realistic vocabulary and
+    posting-list lengths). Each section is sized to be one chunk. Returns the files written."""
+    rng = random.Random(seed)
+    texts = [f.read_text(encoding="utf-8") for f in sorted(src_docs.glob("*.md"))]
+    paras = [p for t in texts for p in _paragraphs(t)]
+    heads = [h for t in texts for h in _headings(t)]
+    vocab = sorted({w for p in paras for w in _WORD.findall(p)})
+    if not paras or not heads:
+        raise DataMissing(f"no prose found in {src_docs} to build a scale corpus from")
+    dest.mkdir(parents=True, exist_ok=True)
+
+    def vary(p: str) -> str:
+        sentences = re.split(r"(?<=[.!?])\s+", p)
+        rng.shuffle(sentences)
+        words = " ".join(sentences).split(" ")
+        for i, w in enumerate(words):
+            if _WORD.fullmatch(w) and rng.random() < 0.2:
+                words[i] = rng.choice(vocab)
+        out = " ".join(words)
+        return out[:900]  # keep every section inside one chunk of the model's window
+
+    files = 0
+    done = 0
+    while done < n_sections:
+        k = min(sections_per_doc, n_sections - done)
+        title = f"{rng.choice(heads)} ({prefix} {files})"
+        parts = [f"# {title}", ""]
+        for s in range(k):
+            parts += [f"## {rng.choice(heads)} {s}", ""]
+            for _ in range(rng.randint(1, 2)):
+                parts += [vary(rng.choice(paras)), ""]
+        (dest / f"{prefix}-{files:05d}.md").write_text("\n".join(parts), encoding="utf-8")
+        files += 1
+        done += k
+    return files
