@@ -248,7 +248,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     if "lsp" in parts:
         log("language servers")
         lsp_root = work / "lsp" / "docs"
-        shutil.copytree(docs_root, lsp_root, copy_function=shutil.copy2)
+        shutil.copytree(docs_root, lsp_root, copy_function=shutil.copy2, dirs_exist_ok=True)
         lsp_index = work / "lsp" / "index.sqlite"
         speed.backup(docs_index, lsp_index)
         # Reconcile the copy once so the server starts on an up-to-date index of this folder.

@@ -188,7 +188,7 @@ def make_scale_docs(
     shuffled, so that no two sections are the same text (FTS sees a realistic vocabulary and
     posting-list lengths). Each section is sized to be one chunk. Returns the files written."""
     rng = random.Random(seed)
-    texts = [f.read_text(encoding="utf-8") for f in sorted(src_docs.glob("*.md"))]
+    texts = [f.read_text(encoding="utf-8") for f in sorted(src_docs.rglob("*.md"))]
     paras = [p for t in texts for p in _paragraphs(t)]
     heads = [h for t in texts for h in _headings(t)]
     vocab = sorted({w for p in paras for w in _WORD.findall(p)})
