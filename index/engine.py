@@ -262,12 +262,6 @@ class Engine:
         rep.seconds = time.perf_counter() - t0
         return rep
 
-    def remove_file(self, path: str | Path) -> int:
-        with self._write:
-            removed = self.store.delete_documents([self.rel(path)])
-            self._forget(removed)
-            return 1 if removed else 0
-
     def embed_pending(self, progress: Progress | None = None, rep: IndexReport | None = None) -> int:
         """Embed every chunk that has no vector for the current model."""
         rep = rep or IndexReport()
@@ -312,13 +306,6 @@ class Engine:
             self._dense_version = v
 
     # -- search ---------------------------------------------------------------
-
-    def lexical_available(self) -> bool:
-        return True
-
-    def dense_ready(self) -> bool:
-        """True when the model is loaded (or loadable without waiting) and vectors exist."""
-        return self.embedder.loaded
 
     def search(
         self,
