@@ -387,15 +387,22 @@ class MdseekServer(LanguageServer):
         link = link_at(find_links(doc), line, col)
         if link is None:
             return None
-        root = self.root_for(path)
+        found = self.link_target(self.root_for(path), path, link)
+        if found is None:
+            return None
+        tpath, tdoc, h = found
+        rng = F.heading_range(self.pos, tdoc.lines(), h) if h else start_range()
+        return types.Location(uri=self.uri_for(tpath), range=rng)
+
+    def link_target(self, root: Root | None, path: Path, link: Link) -> tuple[Path, ParsedDocument, Heading | None] | None:
+        """The file, parsed document and heading (if the link names one) a link points to."""
         target = self.resolve_link(root, path, link)
         found = self.target_doc(root, path, target)
         if found is None:
             return None
         tpath, tdoc = found
         h = find_heading(tdoc, target.anchor, target.by_text) if target.anchor else None
-        rng = F.heading_range(self.pos, tdoc.lines(), h) if h else start_range()
-        return types.Location(uri=self.uri_for(tpath), range=rng)
+        return tpath, tdoc, h
 
     def hover_sync(self, uri: str, position: types.Position) -> types.Hover | tuple | None:
         """A finished Hover for links; for a heading, what to ask the engine."""
@@ -406,12 +413,10 @@ class MdseekServer(LanguageServer):
         root = self.root_for(path)
         link = link_at(find_links(doc), line, col)
         if link is not None:
-            target = self.resolve_link(root, path, link)
-            found = self.target_doc(root, path, target)
+            found = self.link_target(root, path, link)
             if found is None:
                 return None
-            tpath, tdoc = found
-            h = find_heading(tdoc, target.anchor, target.by_text) if target.anchor else None
+            tpath, tdoc, h = found
             rel = root.rel(tpath) if root else tpath.name
             hov = F.hover_section(tdoc, h, rel, self.uri_for(tpath))
             hov.range = F.link_range(self.pos, doc.lines(), link)
