@@ -35,6 +35,7 @@ from .data import (
     QrelSet,
     copy_docs,
     data_dir,
+    load_fixture_queries,
     load_rhdh,
     load_scifact,
     where_data_should_be,
@@ -111,6 +112,22 @@ def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
     return root, qrels
 
 
+def fixtures_workspace(work: Path, quick: bool) -> tuple[Path, QrelSet]:
+    """The fixture handbook and its paraphrase questions (quick: two documents)."""
+    src, qrels = load_fixture_queries()
+    root = work / "fixtures-quality" / "docs"
+    if quick:
+        docs = sorted({d for q in qrels.queries for d in qrels.docs[q]})[:2]
+        qrels = qrels.subset([q for q in qrels.queries if set(qrels.docs[q]) <= set(docs)])
+        for d in docs:
+            (root / d).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / f"{d}.md", root / f"{d}.md")
+    else:
+        shutil.copytree(src, root, copy_function=shutil.copy2, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".mdseek"))  # fmt: skip
+    return root, qrels
+
+
 def scifact_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
     corpus, qrels = load_scifact(data)
     if quick:
@@ -174,60 +191,35 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     if "speed" in parts:
         res["speed"]["throughput"] = tp
 
-    replays = {}
-    if "quality" in parts and rh_qrels is not None:
-        log(f"quality: product docs, {len(rh_qrels.queries)} queries")
-        modes = quality.evaluate_modes(eng, rh_qrels, True, log)
-        qv, _ = quality.query_vectors(eng, rh_qrels)
-        rp = quality.Replay(eng, rh_qrels, qv)
-        replays["rhdh"] = rp
-        res["quality"]["rhdh"] = {"modes": modes}
-        res["quality"]["rhdh"]["baselines"] = quality.dense_baselines(docs_root, rh_qrels, eng.embedder, qv, log)
-        res["quality"]["replay_check"] = {"rhdh": quality.check_replay(rp, eng)}
+    corpora: list = []
+    if "quality" in parts:
+        if rh_qrels is not None:
+            corpora.append(quality.Corpus("rhdh", "product docs", docs_root, rh_qrels, True, eng))
+        if data is not None:
+            try:
+                sf_root, sf_qrels = scifact_workspace(data, work, quick)
+            except DataMissing as exc:
+                res["skipped"].append(f"skipped: {exc}")
+                log(res["skipped"][-1])
+            else:
+                corpora.append(quality.Corpus("scifact", "SciFact", sf_root, sf_qrels, False))
+        fx_root, fx_qrels = fixtures_workspace(work, quick)
+        corpora.append(quality.Corpus("fixtures", "fixture paraphrases", fx_root, fx_qrels, True))
+        res["quality"] = quality.run(corpora, log)
+        sf_root = next((c.root for c in corpora if c.name == "scifact"), None)
 
-    sf_eng = None
-    if "quality" in parts and data is not None:
-        try:
-            sf_root, sf_qrels = scifact_workspace(data, work, quick)
-        except DataMissing as exc:
-            res["skipped"].append(f"skipped: {exc}")
-            log(res["skipped"][-1])
-        else:
-            log(f"quality: SciFact, indexing {sf_root}")
-            sf_eng = Engine(sf_root, index_path=sf_root.parent / "index.sqlite")
-            rep = sf_eng.index()
-            res["quality"]["scifact"] = {
-                "index": {"files": rep.files, "chunks": rep.chunks, "seconds": round(rep.seconds, 1),
-                          "embed_seconds": round(rep.embed_seconds, 1),
-                          "chunks_per_s": round(rep.chunks / rep.seconds, 2) if rep.seconds else None},
-                "published": quality.PUBLISHED_SCIFACT,
-            }  # fmt: skip
-            log(f"  {rep.files} files, {rep.chunks} chunks in {rep.seconds:.0f}s; {len(sf_qrels.queries)} queries")
-            res["quality"]["scifact"]["modes"] = quality.evaluate_modes(sf_eng, sf_qrels, False, log)
-            qv, _ = quality.query_vectors(sf_eng, sf_qrels)
-            replays["scifact"] = quality.Replay(sf_eng, sf_qrels, qv)
-            res["quality"].setdefault("replay_check", {})["scifact"] = quality.check_replay(replays["scifact"], sf_eng)
-
-    if replays:
-        log("quality: ablations (replayed from cached candidate lists)")
-        res["quality"]["ablations"] = quality.ablations(dict(sorted(replays.items(), reverse=True)), log)
-        for rp in replays.values():
-            rp.close()
-    if "quality" in parts and rh_qrels is not None:
-        res["quality"]["floor"] = quality.floor_ablation(
-            docs_root, rh_qrels, work, [0, 40] if quick else [0, 20, 40, 80, 160], log
-        )
     if "quality" in parts:
         roots = {}
-        if "scifact" in res["quality"]:
+        if sf_root is not None:
             roots["SciFact"] = sf_root
         if data_docs is not None:
             roots["product docs"] = docs_root
         roots["fixtures"] = FIXTURES
         log("coverage")
         res["coverage"] = quality.coverage_table(roots, eng.tokenizer, log)
-    if sf_eng is not None:
-        sf_eng.close()
+    for c in corpora:
+        if c.engine is not None and c.engine is not eng:
+            c.engine.close()
 
     if "speed" in parts:
         log("speed: incremental reindex")
@@ -264,9 +256,9 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     eng.close()
 
     res["config"] = {
-        "rrf_k": retrieve.RRF_K,
+        "ranking": retrieve.DEFAULT.to_dict(),
         "fts_weights": list(retrieve.FTS_WEIGHTS),
-        "candidates": retrieve.CANDIDATES,
+        "max_df": retrieve.MAX_DF,
         "chunk_floor": DEFAULT_FLOOR,
     }
     return res

@@ -11,9 +11,9 @@ threads, link resolution and parsing of other files in ``asyncio.to_thread``.
 Logging goes to stderr (stdout is the protocol).
 
 Custom requests (the VS Code client depends on these shapes):
-  mdseek/search  {query, limit?} -> {mode, note?, results: [{uri, path, heading,
-                 breadcrumb, range, start_line, end_line, score, snippet,
-                 lexical_rank, dense_rank}]}
+  mdseek/search  {query, limit?, explain?} -> {mode, note?, results: [{uri, path,
+                 heading, breadcrumb, range, start_line, end_line, score, snippet,
+                 lexical_rank, dense_rank, explain?}]}  (explain: the score parts)
   mdseek/status  {} -> {state, files, chunks, coverage, model, pending_embeds,
                  message?, embedded_total, updates_pending, updates_done,
                  cancelled, roots}
@@ -497,9 +497,10 @@ class MdseekServer(LanguageServer):
     # -- search -------------------------------------------------------------------
 
     def _search_root(
-        self, root: Root, query: str, limit: int, prefix_last: bool, token: CancelToken
+        self, root: Root, query: str, limit: int, prefix_last: bool, token: CancelToken,
+        explain: bool = False,
     ) -> tuple[SearchResponse, list[tuple[SearchResult, str, types.Range]]]:
-        resp = root.search_sync(query, limit, prefix_last, token)
+        resp = root.search_sync(query, limit, prefix_last, token, explain=explain)
         rows = []
         for r in resp.results:
             p = root.path / r.path
@@ -508,7 +509,7 @@ class MdseekServer(LanguageServer):
         return resp, rows
 
     async def search(
-        self, query: str, limit: int, prefix_last: bool
+        self, query: str, limit: int, prefix_last: bool, explain: bool = False
     ) -> tuple[str, str | None, list[tuple[SearchResult, str, types.Range]]]:
         roots = [r for r in self.roots if r.engine is not None]
         if not roots:
@@ -517,7 +518,7 @@ class MdseekServer(LanguageServer):
         token = CancelToken()
         try:
             answers = await asyncio.gather(
-                *(r.read(self._search_root, r, query, limit, prefix_last, token) for r in roots)
+                *(r.read(self._search_root, r, query, limit, prefix_last, token, explain) for r in roots)
             )
         except (asyncio.CancelledError, Cancelled):
             token.cancelled = True
@@ -720,7 +721,8 @@ def build_server() -> MdseekServer:
         limit = min(limit, MAX_LIMIT)
         if not query.strip():
             return {"mode": "lexical", "note": "empty query", "results": []}
-        mode, note, rows = await ls.search(query, limit, prefix_last=False)
+        explain = _param(params, "explain", False) is True  # per result: the score parts
+        mode, note, rows = await ls.search(query, limit, prefix_last=False, explain=explain)
         out: dict[str, Any] = {
             "mode": mode,
             "results": [F.search_result_json(r, uri, rng) for r, uri, rng in rows],
