@@ -160,10 +160,38 @@ def resolve_sections(
     return out
 
 
-def load_fixture_queries(kinds: tuple[str, ...] = ("paraphrase",)) -> tuple[Path, QrelSet]:
+# Scenario paragraphs put before a question to make a long query (the question
+# comes last, as people write it). They name no section's subject.
+CONTEXTS = (
+    "Some background first. I joined the platform team a few weeks ago and I am still learning"
+    " my way around the handbook, the runbooks and the tools we use every day. My manager"
+    " suggested I read through the documentation, but there is a lot of it and I keep getting"
+    " lost between the different guides, policies and notes. I tried to find the answer myself"
+    " and asked a couple of colleagues, but everyone was busy this week.",
+    "Context: we had a rough week. There was an incident on Tuesday, a release slipped on"
+    " Wednesday, and half the team was out sick, so I have been covering for people in areas I"
+    " do not normally work on. I am writing everything down so that next time I do not have to"
+    " ask the same thing twice, and I would like to get this right rather than guess.",
+    "I am preparing notes for a new colleague who starts on Monday and will be shadowing me for"
+    " their first month. They will have lots of questions about how we work, our tools and our"
+    " processes, and I want to point them to the right part of the handbook instead of"
+    " explaining from memory, since I am not always sure my memory is current.",
+)
+
+
+def long_form(qid: str, question: str) -> str:
+    """A scenario paragraph (chosen by the query id), then the question."""
+    ctx = CONTEXTS[hashlib.sha1(qid.encode()).digest()[1] % len(CONTEXTS)]
+    return f"{ctx} So my question is: {question}"
+
+
+def load_fixture_queries(
+    kinds: tuple[str, ...] = ("paraphrase",), long: bool = False
+) -> tuple[Path, QrelSet]:
     """The fixture handbook and its hand-written questions (tests/fixture_queries.json)
     as a small corpus: by default the paraphrases, which avoid the section's words.
-    A query's id is a hash of its text (stable under reordering)."""
+    A query's id is a hash of its text (stable under reordering). ``long``: each
+    question after a scenario paragraph (:func:`long_form`), same ids and judgements."""
     spec = json.loads((REPO / "tests" / "fixture_queries.json").read_text(encoding="utf-8"))
     queries: dict[str, str] = {}
     docs: dict[str, dict[str, int]] = {}
@@ -173,7 +201,7 @@ def load_fixture_queries(kinds: tuple[str, ...] = ("paraphrase",)) -> tuple[Path
             continue
         qid = "fx-" + hashlib.sha1(q["query"].encode()).hexdigest()[:10]
         did = q["path"].removesuffix(".md")
-        queries[qid] = q["query"]
+        queries[qid] = long_form(qid, q["query"]) if long else q["query"]
         docs[qid] = {did: 1}
         judged[qid] = [(did, None, (q["heading"],))]
     return FIXTURES, QrelSet(queries, docs, resolve_sections(FIXTURES, judged))

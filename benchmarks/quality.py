@@ -215,6 +215,7 @@ class Lexical:
     max_df: float = retrieve.MAX_DF
     first_words: int | None = None  # mdseek before: the first 32 distinct words only
     weights: tuple[float, float, float] = retrieve.FTS_WEIGHTS
+    question: bool = True  # a long query's question counts twice (lexical and dense)
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ DEFAULT = Config()
 # the first 32 distinct words (stop words included), reciprocal rank fusion.
 BEFORE = Config(
     ranking=retrieve.Ranking(fusion="rrf", doc_weight=0.0, merged="all"),
-    lexical=Lexical(stop_words=False, max_df=1.0, first_words=32),
+    lexical=Lexical(stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)),
     floor=40,
 )
 
@@ -264,8 +265,9 @@ class Replay:
             (s.doc_id, s.ordinal): (doc_id(s.path), s.start_line, s.end_line)
             for s in engine.store.all_sections()
         }
-        self._lex: dict[Lexical, dict[str, list]] = {}
-        self._dense: dict[str, list] | None = None
+        self._lex: dict[Lexical, dict[str, tuple[list, float | None]]] = {}
+        self._dense: dict[bool, dict[str, list]] = {}
+        self._plain: dict[str, np.ndarray] = {}
 
     def terms(self, text: str, lx: Lexical) -> retrieve.QueryTerms:
         if lx == Lexical(weights=lx.weights):
@@ -273,52 +275,66 @@ class Replay:
         if lx.first_words is not None:
             text = " ".join(retrieve.query_words(text)[: lx.first_words])
         words = retrieve.query_words(text)
-        df = self.engine.store.term_doc_freq(words) if lx.max_df < 1.0 else None
+        df = self.engine.store.term_doc_freq(words) if len(words) > 1 else None
         return retrieve.analyse_query(
             text,
             doc_freq=df,
             rows=self.engine._chunk_count(),
             max_df=lx.max_df,
             stop_words=retrieve.STOP_WORDS if lx.stop_words else frozenset(),
+            question=lx.question,
         )
 
-    def lexical(self, lx: Lexical) -> dict[str, list]:
+    def lexical(self, lx: Lexical) -> dict[str, tuple[list, float | None]]:
+        """query id -> (FTS hits, the query's BM25 upper bound)."""
         if lx not in self._lex:
-            self._lex[lx] = {
-                qid: self.engine.store.fts_search(
-                    self.terms(text, lx).match(), self.MAX_CANDIDATES, lx.weights
-                )
-                for qid, text in self.qrels.queries.items()
-            }
+            out = {}
+            for qid, text in self.qrels.queries.items():
+                terms = self.terms(text, lx)
+                hits = self.engine.store.fts_search(terms.match(), self.MAX_CANDIDATES, lx.weights)
+                out[qid] = (hits, terms.bm25_max)
+            self._lex[lx] = out
         return self._lex[lx]
 
-    def dense(self) -> dict[str, list]:
-        if self._dense is None:
+    def qvec(self, qid: str, question: bool) -> np.ndarray:
+        """The query vector (``question``: as the engine makes it, else the whole text's only)."""
+        text = self.qrels.queries[qid]
+        if question or retrieve.question_of(text) is None:
+            return self.qvecs[qid]
+        if qid not in self._plain:
+            self._plain[qid] = self.engine.embedder.encode_query(text)
+        return self._plain[qid]
+
+    def dense(self, question: bool = True) -> dict[str, list]:
+        if question not in self._dense:
             self.engine._sync_dense()
-            self._dense = {
-                qid: self.engine.dense.search(self.qvecs[qid], self.MAX_CANDIDATES)
+            self._dense[question] = {
+                qid: self.engine.dense.search(self.qvec(qid, question), self.MAX_CANDIDATES)
                 for qid in self.qrels.queries
             }
-        return self._dense
+        return self._dense[question]
 
     def run(self, cfg: Config, mode: str, qids: list[str] | None = None, limit: int = 100) -> dict:
         rk = cfg.ranking
         k = rk.candidates
         lex = self.lexical(cfg.lexical) if mode in ("hybrid", "lexical") else None
-        den = self.dense() if mode in ("hybrid", "dense") else None
+        question = cfg.lexical.question
+        den = self.dense(question) if mode in ("hybrid", "dense") else None
         runs = {}
         for qid in qids if qids is not None else list(self.qrels.queries):
             lists = {}
             extra = {}
+            bound = None
             if lex is not None:
-                lists["lexical"] = lex[qid][:k]
+                hits, bound = lex[qid]
+                lists["lexical"] = hits[:k]
             if den is not None:
                 lists["dense"] = den[qid][:k]
                 if lex is not None:
                     seen = {cid for cid, _ in lists["dense"]}
                     ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
-                    extra["dense"] = self.engine.dense.scores(self.qvecs[qid], ids)
-            ranked = retrieve.rank_sections(lists, self.info, rk, extra)
+                    extra["dense"] = self.engine.dense.scores(self.qvec(qid, question), ids)
+            ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
             runs[qid] = [self.sections[f.key] for f in ranked[:limit] if f.key in self.sections]
         return runs
 
@@ -617,7 +633,7 @@ def query_vectors(engine: Engine, qrels: QrelSet) -> tuple[dict[str, np.ndarray]
     times = []
     for qid, text in qrels.queries.items():
         t0 = time.perf_counter()
-        out[qid] = engine.embedder.encode_query(text)
+        out[qid] = engine.query_vector(text)
         times.append(time.perf_counter() - t0)
     return out, times
 

@@ -128,6 +128,7 @@ class Engine:
         self.ranking = retrieve.DEFAULT  # fusion and document-context settings
         self.fts_weights = retrieve.FTS_WEIGHTS
         self.max_df = retrieve.MAX_DF  # lexical: words in more of the chunks are left out
+        self.emphasise_question = True  # long queries: the question counts twice
         self._rows = 0
         self._count_version: int | None = None  # data_version the chunk count reflects
 
@@ -316,7 +317,9 @@ class Engine:
 
     # -- search ---------------------------------------------------------------
 
-    def lexical_terms(self, query: str, prefix_last: bool = False) -> retrieve.QueryTerms:
+    def lexical_terms(
+        self, query: str, prefix_last: bool = False, question: bool = True
+    ) -> retrieve.QueryTerms:
         """The words the lexical retriever searches for (see :func:`retrieve.analyse_query`):
         stop words out, words in more than half of the chunks out (they cannot
         change a BM25 order), everything else kept however long the query."""
@@ -327,8 +330,24 @@ class Engine:
             df = self.store.term_doc_freq(words)
             rows = self._chunk_count()
         return retrieve.analyse_query(
-            query, prefix_last=prefix_last, doc_freq=df, rows=rows, max_df=self.max_df
+            query,
+            prefix_last=prefix_last,
+            doc_freq=df,
+            rows=rows,
+            max_df=self.max_df,
+            question=question and self.emphasise_question,
         )
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's unit vector; for a long query with a question
+        (:func:`retrieve.question_of`), the mean of the whole text's and the
+        question's vectors, so the context cannot drown what is asked."""
+        qv = self.embedder.encode_query(query)
+        q = retrieve.question_of(query) if self.emphasise_question else None
+        if q:
+            m = qv + self.embedder.encode_query(q)
+            qv = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
+        return qv
 
     def _chunk_count(self) -> int:
         """Chunks in the index, recounted after a write (here or by another process)."""
@@ -344,6 +363,7 @@ class Engine:
         mode: str,
         prefix_last: bool = False,
         query_vector: np.ndarray | None = None,
+        question: bool = True,
     ) -> tuple[dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], retrieve.QueryTerms | None]:
         """Each retriever's best chunks, (chunk id, score) best first, and the
         dense score of every lexical candidate (exact: one row each)."""
@@ -352,7 +372,7 @@ class Engine:
         terms = None
         k = self.ranking.candidates
         if mode in ("hybrid", "lexical"):
-            terms = self.lexical_terms(query, prefix_last)
+            terms = self.lexical_terms(query, prefix_last, question)
             lists["lexical"] = self.store.fts_search(terms.match(), k, self.fts_weights)
         if mode in ("hybrid", "dense") and query_vector is not None:
             self._sync_dense()
@@ -394,11 +414,14 @@ class Engine:
                     self._warned_lexical = True
         qv = None
         if use_dense:
-            qv = seed_vector if seed_vector is not None else self.embedder.encode_query(query)
+            qv = seed_vector if seed_vector is not None else self.query_vector(query)
         lexical_mode = "hybrid" if mode == "hybrid" else mode
         if mode == "hybrid" and qv is None:
             lexical_mode = "lexical"
-        lists, extra, terms = self.candidates(query, lexical_mode, prefix_last, qv)
+        # A section's own text (related sections) has no question to emphasise.
+        lists, extra, terms = self.candidates(
+            query, lexical_mode, prefix_last, qv, question=seed_vector is None
+        )
         all_ids = {cid for hits in lists.values() for cid, _ in hits} | {
             cid for e in extra.values() for cid in e
         }
@@ -408,7 +431,9 @@ class Engine:
             for cid, c in chunks.items()
             if exclude_path is None or c.path != exclude_path
         }
-        ranked = retrieve.rank_sections(lists, chunk_info, self.ranking, extra)[: max(0, limit)]
+        ranked = retrieve.rank_sections(
+            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None
+        )[: max(0, limit)]
         sections = self.store.sections([f.key for f in ranked])
         words = retrieve.query_terms(query)
         results = []
@@ -424,6 +449,8 @@ class Engine:
                 if terms is not None:
                     r.explain["query_terms"] = terms.words + ([terms.prefix + "*"] if terms.prefix else [])
                     r.explain["dropped_terms"] = terms.dropped
+                    if terms.emphasis:
+                        r.explain["question_terms"] = terms.emphasis
             results.append(r)
         used = "hybrid" if len(lists) == 2 else ("dense" if "dense" in lists else "lexical")
         return SearchResponse(results, used, note)

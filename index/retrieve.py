@@ -24,6 +24,7 @@ halves of the benchmark corpora, see benchmarks/README.md):
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -34,6 +35,7 @@ RRF_K = 60
 FTS_WEIGHTS = (2.0, 4.0, 1.0)  # title, headings (breadcrumb), body
 CANDIDATES = 100  # chunks taken from each retriever before pooling
 MAX_DF = 0.5  # lexical: words in more than this share of the chunks are left out
+QUESTION_MIN_WORDS = 20  # a query this long with several sentences: its question counts twice
 
 SectionKey = tuple[int, int]  # (doc id, section ordinal)
 ChunkSpan = tuple[int, int, int]  # (doc id, first section ordinal, last section ordinal)
@@ -58,6 +60,15 @@ STOP_WORDS = frozenset(
 # -- query analysis -------------------------------------------------------------
 
 
+BM25_K1 = 1.2  # FTS5's bm25() constants
+BM25_B = 0.75
+
+
+def bm25_idf(df: int, rows: int) -> float:
+    """FTS5's IDF of a term in ``df`` of ``rows`` rows (floored at 1e-6 as FTS5 does)."""
+    return max(1e-6, math.log((rows - df + 0.5) / (df + 0.5)))
+
+
 @dataclass
 class QueryTerms:
     """What the lexical side searches for, and what it left out and why."""
@@ -65,15 +76,45 @@ class QueryTerms:
     words: list[str]  # distinct words searched, in query order
     prefix: str | None = None  # the last word, matched as a prefix (as-you-type)
     dropped: dict[str, str] = field(default_factory=dict)  # word -> reason
+    idf: dict[str, float] = field(default_factory=dict)  # word -> BM25 IDF, when known
+    emphasis: list[str] = field(default_factory=list)  # words of the question, counted twice
+
+    @property
+    def bm25_max(self) -> float | None:
+        """An upper bound of any row's BM25 for these words: each term's frequency
+        part f * (k1 + 1) / (f + k1 * norm) stays below k1 + 1 whatever the column
+        weights make of f, so no row scores (k1 + 1) * sum(IDF). None when the
+        document frequencies are unknown."""
+        if not self.idf or self.prefix:
+            return None
+        return (BM25_K1 + 1.0) * sum(self.idf.get(w, 0.0) for w in self.words + self.emphasis)
 
     def match(self) -> str:
         """The FTS5 MATCH expression: every word quoted (so ``AND``, ``NEAR``, ``-``,
         ``:``, ``*``, parentheses and quotes are plain text), OR-ed so BM25 ranks
         partial matches. Empty when there is nothing to search."""
-        parts = ['"' + w.replace('"', '""') + '"' for w in self.words]
+        # A phrase repeated in the MATCH counts twice in FTS5's bm25().
+        parts = ['"' + w.replace('"', '""') + '"' for w in self.words + self.emphasis]
         if self.prefix:
             parts.append('"' + self.prefix.replace('"', '""') + '"*')
         return " OR ".join(parts)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+
+
+def question_of(text: str) -> str | None:
+    """The question inside a long query (a scenario or a pasted paragraph, then
+    what is asked): the last sentence that ends in ``?``, else the last sentence.
+    None for a query of one sentence or under :data:`QUESTION_MIN_WORDS` words."""
+    text = text.strip()
+    if len(text.split()) < QUESTION_MIN_WORDS:
+        return None
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    asked = [s for s in sentences if s.rstrip().endswith("?")]
+    return (asked or sentences)[-1].strip()
 
 
 def query_words(text: str) -> list[str]:
@@ -94,6 +135,7 @@ def analyse_query(
     rows: int = 0,
     max_df: float = MAX_DF,
     stop_words: frozenset[str] = STOP_WORDS,
+    question: bool = True,
 ) -> QueryTerms:
     """The words the lexical retriever searches for: all of them, read whole
     (no cap on length), minus
@@ -105,7 +147,9 @@ def analyse_query(
       visit nearly every row. The rarest word is always kept.
 
     ``prefix_last`` matches the last word as a prefix when the text does not end
-    in a space (search as you type)."""
+    in a space (search as you type). ``question``: in a long query, the words of
+    its question (:func:`question_of`) count twice, so the context before it
+    cannot outvote what is asked."""
     words = query_words(text)
     prefix = None
     if prefix_last and words and text and not text[-1].isspace() and len(words[-1]) >= 2:
@@ -128,7 +172,15 @@ def analyse_query(
                 dropped[w] = f"in {doc_freq.get(w, 0) / rows:.0%} of chunks"
             gone = set(common)
             kept = [w for w in kept if w not in gone]
-    return QueryTerms(kept, prefix, dropped)
+    idf = {}
+    if doc_freq is not None and rows > 0:
+        idf = {w: bm25_idf(doc_freq.get(w, 0), rows) for w in kept}
+    emphasis: list[str] = []
+    q = question_of(text) if question and not prefix else None
+    if q:
+        asked = set(query_words(q))
+        emphasis = [w for w in kept if w in asked]
+    return QueryTerms(kept, prefix, dropped, idf, emphasis)
 
 
 def fts_query(text: str, prefix_last: bool = False) -> str:
@@ -151,7 +203,9 @@ class Ranking:
 
     fusion: str = "convex"  # "convex" (normalised scores) or "rrf" (ranks only)
     dense_weight: float = 0.5  # convex: weight of dense, lexical gets 1 - this
-    lexical_norm: str = "max"  # "max": x / best; "minmax": (x - min) / (best - min)
+    # "max": x / best; "minmax": (x - min) / (best - min); "bm25": x / the most any row
+    # could score for these words (so a weak lexical match stays weak)
+    lexical_norm: str = "max"
     dense_norm: str = "minmax"
     rrf_k: int = RRF_K
     doc_weight: float = 0.2  # weight of the document term (0 = off)
@@ -240,10 +294,12 @@ def pool_to_sections(
     return [(k, v[0], v[1]) for k, v in items]
 
 
-def _normalise(scores: list[float], how: str) -> tuple[float, float]:
+def _normalise(scores: list[float], how: str, bound: float | None = None) -> tuple[float, float]:
     """(offset, scale) so that (x - offset) * scale maps the list into [0, 1]."""
     hi = max(scores)
-    if how == "max":
+    if how == "bm25" and bound:
+        return 0.0, 1.0 / bound
+    if how in ("max", "bm25"):
         return 0.0, (1.0 / hi if hi > 0 else 0.0)
     if how == "minmax":
         lo = min(scores)
@@ -258,13 +314,15 @@ def rank_sections(
     chunk_sections: Mapping[int, ChunkSpan],
     ranking: Ranking = DEFAULT,
     extra: Mapping[str, Mapping[int, float]] | None = None,
+    lexical_max: float | None = None,
 ) -> list[Scored]:
     """Fuse per-retriever chunk lists ((chunk id, score), best first) into one
     ranking of sections.
 
     ``extra``: retriever -> chunk id -> score for chunks outside that retriever's
     list (the dense score of a lexical candidate is exact and cheap): they fill
-    in a section's score without giving it a rank."""
+    in a section's score without giving it a rank. ``lexical_max``: the query's
+    BM25 upper bound (:attr:`QueryTerms.bm25_max`) for ``lexical_norm="bm25"``."""
     out: dict[SectionKey, Scored] = {}
     for name, ranked in lists.items():
         pooled = pool_to_sections(ranked[: ranking.candidates], chunk_sections, ranking.merged)
@@ -299,7 +357,8 @@ def rank_sections(
             if not vals:
                 continue
             how = ranking.dense_norm if name == "dense" else ranking.lexical_norm
-            off, scale = _normalise(vals, how)
+            bound = lexical_max if name == "lexical" else None
+            off, scale = _normalise(vals, how, bound)
             for s in out.values():
                 if name in s.raw:
                     s.norm[name] = max(0.0, (s.raw[name] - off) * scale)
