@@ -112,9 +112,11 @@ def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
     return root, qrels
 
 
-def fixtures_workspace(work: Path, quick: bool) -> tuple[Path, QrelSet]:
-    """The fixture handbook and its paraphrase questions (quick: two documents)."""
+def fixtures_workspace(work: Path, quick: bool) -> tuple[Path, QrelSet, QrelSet]:
+    """The fixture handbook and its paraphrase questions, short and long form
+    (quick: two documents)."""
     src, qrels = load_fixture_queries()
+    _, long = load_fixture_queries(long=True)
     root = work / "fixtures-quality" / "docs"
     if quick:
         docs = sorted({d for q in qrels.queries for d in qrels.docs[q]})[:2]
@@ -125,7 +127,7 @@ def fixtures_workspace(work: Path, quick: bool) -> tuple[Path, QrelSet]:
     else:
         shutil.copytree(src, root, copy_function=shutil.copy2, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns(".mdseek"))  # fmt: skip
-    return root, qrels
+    return root, qrels, long.subset(list(qrels.queries))
 
 
 def scifact_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
@@ -203,8 +205,9 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
                 log(res["skipped"][-1])
             else:
                 corpora.append(quality.Corpus("scifact", "SciFact", sf_root, sf_qrels, False))
-        fx_root, fx_qrels = fixtures_workspace(work, quick)
+        fx_root, fx_qrels, fx_long = fixtures_workspace(work, quick)
         corpora.append(quality.Corpus("fixtures", "fixture paraphrases", fx_root, fx_qrels, True))
+        corpora.append(quality.Corpus("fixtures-long", "fixture paraphrases, long form", fx_root, fx_long, True))
         res["quality"] = quality.run(corpora, log)
         sf_root = next((c.root for c in corpora if c.name == "scifact"), None)
 

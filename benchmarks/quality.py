@@ -347,12 +347,7 @@ def check_replay(replay: Replay, engine: Engine, n: int = 25) -> dict[str, str]:
         mine = replay.run(DEFAULT, mode, qids, limit=20)
         same = 0
         for qid in qids:
-            resp = engine.search(
-                replay.qrels.queries[qid],
-                limit=20,
-                mode=mode,
-                seed_vector=replay.qvecs[qid] if mode != "lexical" else None,
-            )
+            resp = engine.search(replay.qrels.queries[qid], limit=20, mode=mode)
             same += _hits(resp) == mine[qid]
         out[mode] = f"{same}/{len(qids)}"
     return out
@@ -492,11 +487,13 @@ def run(corpora: list[Corpus], log: Log) -> dict:
 
     out: dict = {"corpora": {}, "replay_check": {}}
     replays: dict[tuple[str, int | None], Replay] = {}
-    extra_engines = []
+    engines: dict[Path, Engine] = {c.root: c.engine for c in corpora if c.engine is not None}
+    floor_engines: dict[Path, Engine] = {}
     for c in corpora:
         t0 = time.perf_counter()
         if c.engine is None:
-            c.engine = Engine(c.root, index_path=c.root.parent / "index.sqlite")
+            c.engine = engines.get(c.root) or Engine(c.root, index_path=c.root.parent / "index.sqlite")
+            engines[c.root] = c.engine
         rep = c.engine.index()
         if rep.lexical_only_reason:
             raise RuntimeError(rep.lexical_only_reason)
@@ -518,13 +515,16 @@ def run(corpora: list[Corpus], log: Log) -> dict:
             r["dense_baselines"] = dense_baselines(c.root, c.qrels, c.engine.embedder, c.qvecs, log)
         replays[(c.name, None)] = rp = Replay(c.engine, c.qrels, c.qvecs)
         out["replay_check"][c.name] = check_replay(rp, c.engine)
-        e40 = floor_engine(c, 40, log)
-        extra_engines.append(e40)
-        replays[(c.name, 40)] = Replay(e40, c.qrels, c.qvecs)
+        if c.root not in floor_engines:
+            floor_engines[c.root] = floor_engine(c, 40, log)
+        replays[(c.name, 40)] = Replay(floor_engines[c.root], c.qrels, c.qvecs)
     if corpora:
         log("quality: ablations (replayed from cached candidate lists)")
-        out["ablations"] = ablations(Bench(corpora, replays), log)
-    for e in extra_engines:
+        bench = Bench(corpora, replays)
+        out["ablations"] = ablations(bench, log)
+        base = {c.name: out["corpora"][c.name]["baseline"]["hybrid"] for c in corpora}
+        out["ablations"]["baseline"] = _row("plain baseline", base, bench)
+    for e in floor_engines.values():
         e.close()
     return out
 
