@@ -11,10 +11,10 @@ folder, paths are relative to it; with several, a path starts with the
 folder's name (``docs/setup.md`` in folder ``docs``).
 
 Freshness: each folder reconciles in a background thread on start (chunks
-first, then vectors); before every tool call an mtime scan (at most one per
-``FRESH_SECONDS``) notices edits, and changed files are rechunked before the
-answer (lexical search sees them at once), their vectors computed in the
-background.
+first, then vectors); before every tool call an mtime scan notices edits
+(skipped for a moment after the last one: 20 times its duration, at most
+``FRESH_SECONDS``), and changed files are rechunked before the answer (lexical
+search sees them at once), their vectors computed in the background.
 
 Lines in tool answers are 1-based with inclusive ends, as editors show them.
 """
@@ -22,6 +22,8 @@ Lines in tool answers are 1-based with inclusive ends, as editors show them.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -40,7 +42,8 @@ from mdseek.index.store import IndexFileError
 
 log = logging.getLogger("mdseek.mcp")
 
-FRESH_SECONDS = 1.0  # at most one mtime scan per folder per second
+FRESH_SECONDS = 1.0  # the longest an mtime scan is skipped for (big folders)
+SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
 MAX_LIMIT = 50
 
 INSTRUCTIONS = """\
@@ -65,6 +68,7 @@ class Folder:
         self.message: str | None = None
         self._wake = threading.Event()
         self._checked = 0.0
+        self._scan_seconds = 0.0
         self._fresh = threading.Lock()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name=f"mdseek-mcp-{name}", daemon=True)
@@ -100,12 +104,14 @@ class Folder:
 
     def refresh(self) -> None:
         """Rechunk changed files now (cheap) and embed them in the background."""
-        now = time.monotonic()
         with self._fresh:
-            if now - self._checked < FRESH_SECONDS:
+            now = time.monotonic()
+            if now - self._checked < min(FRESH_SECONDS, SCAN_SHARE * self._scan_seconds):
                 return
-            self._checked = now
-            if not facade.stale(self.engine):
+            changed = facade.stale(self.engine)
+            self._checked = time.monotonic()
+            self._scan_seconds = self._checked - now
+            if not changed:
                 return
             self.engine.index(embed=False)
         self._wake.set()
@@ -424,4 +430,9 @@ def serve(folders: Folders) -> int:
     finally:
         for f in folders.all:
             f.close()
+        logging.shutdown()
+        sys.stderr.flush()
+        # A background embed in flight cannot corrupt the index (each write is one
+        # SQLite transaction): exit now rather than wait for it (or for torch's threads).
+        os._exit(0)
     return 0
