@@ -190,6 +190,21 @@ def search(
     return resp
 
 
+def sections_like(
+    engine: Engine, text: str, limit: int = 5, exclude_path: str | None = None, dense: bool = True
+) -> SearchResponse:
+    """Sections (outside ``exclude_path``) about what a passage of text is about —
+    a paragraph being written — best first: hybrid search seeded with the passage
+    (lexical only while ``dense`` is False or the model is not loaded yet)."""
+    return engine.search(
+        text[:2000],
+        limit=limit,
+        mode="hybrid" if dense else "lexical",
+        wait_for_model=False,
+        exclude_path=exclude_path,
+    )
+
+
 def related(
     engine: Engine, rel: str, slug: str | None, start_line: int, limit: int = 5
 ) -> SearchResponse:

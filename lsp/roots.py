@@ -292,6 +292,11 @@ class Root:
             return SearchResponse([], "lexical")
         return facade.related(self.engine, rel, slug, start_line, limit)
 
+    def sections_like_sync(self, text: str, exclude_rel: str | None, limit: int) -> SearchResponse:
+        if self.engine is None or not text.strip():
+            return SearchResponse([], "lexical", self.message)
+        return facade.sections_like(self.engine, text, limit, exclude_rel, dense=self.state == "ready")
+
     def status_sync(self) -> dict:
         eng = self.engine
         if eng is None:
