@@ -145,6 +145,7 @@ def build_server() -> MdseekServer:
     def did_close(ls: MdseekServer, params: types.DidCloseTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
         if path is not None:
+            ls.diagnostics.forget(path)
             ls.ws.docs.close(path)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
