@@ -38,6 +38,7 @@ from mdseek.index import facade
 from mdseek.index.engine import Engine, SearchResult
 from mdseek.index.files import FileFilter
 from mdseek.index.model import ModelUnavailable
+from mdseek.index.parse import ParsedDocument, Section
 from mdseek.index.store import IndexFileError
 
 log = logging.getLogger("mdseek.mcp")
@@ -144,7 +145,7 @@ class Folders:
         names = ", ".join(f.name for f in self.all)
         raise ToolError(f"{path}: start the path with a served folder's name ({names})")
 
-    def document(self, path: str):
+    def document(self, path: str) -> tuple[Folder, ParsedDocument]:
         folder, p = self.locate(path)
         folder.refresh()
         try:
@@ -263,7 +264,14 @@ def _hit(folders: Folders, folder: Folder, r: SearchResult) -> Hit:
     )
 
 
-def _section(folders: Folders, folder: Folder, doc, heading, anchor, line):
+def _section(
+    folders: Folders,
+    folder: Folder,
+    doc: ParsedDocument,
+    heading: str | None,
+    anchor: str | None,
+    line: int | None,
+) -> Section:
     try:
         return facade.find_section(doc, heading=heading, anchor=anchor, line=None if line is None else line - 1)
     except facade.NoSuchSection as exc:
