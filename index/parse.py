@@ -20,11 +20,11 @@ from __future__ import annotations
 import bisect
 import logging
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
 
+import regex
 import yaml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -136,15 +136,20 @@ def normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
 
 
-_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+# github-slugger (what GitHub's heading ids follow; its regex.js is generated
+# from Unicode general categories) lowercases, then removes every code point
+# except letters, marks (Mn, Mc, Me), decimal and letter numbers, connector
+# punctuation, Alphabetic symbols (e.g. circled letters), surrogates, the ASCII
+# hyphen-minus and the ASCII space; spaces then become "-". No trimming and no
+# Unicode normalisation: a heading typed in decomposed form (NFD) gets another
+# anchor, as on GitHub. Other numbers (¼, ²), other dashes, every other
+# punctuation, symbol, separator, control and format character are dropped.
+_SLUG_DROP = regex.compile(r"[^\p{Alphabetic}\p{L}\p{M}\p{Nd}\p{Nl}\p{Pc}\p{Cs}\- ]")
 
 
 def github_slug(text: str) -> str:
-    """GitHub's heading anchor (github-slugger): lowercase, drop punctuation
-    except ``-`` and ``_``, spaces become ``-``."""
-    s = unicodedata.normalize("NFC", text).strip().lower()
-    s = _SLUG_DROP.sub("", s)
-    return s.replace(" ", "-")
+    """GitHub's heading anchor for the rendered text of a heading (github-slugger)."""
+    return _SLUG_DROP.sub("", text.lower()).replace(" ", "-")
 
 
 class Slugger:
@@ -163,21 +168,22 @@ class Slugger:
         return result
 
 
-def inline_plain_text(token: Token) -> str:
-    """Visible text of an inline token (code spans keep their content, links
-    their text, images their alt text), like a rendered heading."""
+def inline_rendered_text(token: Token) -> str:
+    """The text content of a rendered heading (what GitHub slugs): code spans
+    keep their content, links their text, images their alt text, HTML tags are
+    dropped, a soft line break is a newline; nothing is trimmed beyond what the
+    parser trimmed (``# &#x20;a`` keeps its leading space)."""
     if not token.children:
-        return token.content.strip()
+        return token.content
     parts: list[str] = []
     for child in token.children:
-        if child.type in ("text", "code_inline", "html_inline"):
-            if child.type != "html_inline":
-                parts.append(child.content)
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
+            parts.append("\n")
         elif child.type == "image":
             parts.append(child.content)
-    return "".join(parts).strip()
+    return "".join(parts)
 
 
 def title_from_path(path: str) -> str:
@@ -232,12 +238,13 @@ def parse_text(text: str, path: str = "untitled.md", decode_errors: int = 0) -> 
         start, end = tok.map
         if tok.type == "heading_open":
             inline = tokens[i + 1]
-            htext = inline_plain_text(inline)
+            rendered = inline_rendered_text(inline)
+            htext = rendered.replace("\n", " ").strip()
             headings.append(
                 Heading(
                     level=int(tok.tag[1]),
                     text=htext,
-                    slug=slugger.slug(htext),
+                    slug=slugger.slug(rendered),
                     line=start,
                     end_line=end,
                 )

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 from mdseek.index.coverage import Coverage, window_coverage
@@ -36,58 +37,116 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
         p.add_argument(
             "--model",
             default=os.environ.get("MDSEEK_MODEL") or None,
-            help="sentence-transformers model name or path (default: bundled all-MiniLM-L6-v2)",
+            metavar="NAME_OR_PATH",
+            help="sentence-transformers model folder or (cached) name; default: $MDSEEK_MODEL, "
+            "else the bundled all-MiniLM-L6-v2",
         )
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens (stderr)")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (got {n})")
+    return n
+
+
 def _add_index_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dir", help="workspace folder")
+    p.add_argument("dir", metavar="DIR", help="the folder whose markdown files are indexed")
     p.add_argument(
         "--db",
         default=os.environ.get("MDSEEK_INDEX") or None,
-        help="index file (default: DIR/.mdseek/index.sqlite, a folder git ignores)",
+        metavar="FILE",
+        help="index file; default: $MDSEEK_INDEX, else the default location "
+        "(`mdseek status DIR` prints it)",
     )
-    p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="bytes")
-    p.add_argument("--include", action="append", help="glob to index (repeatable)")
-    p.add_argument("--exclude", action="append", help="glob to skip (repeatable)")
+    p.add_argument(
+        "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, metavar="BYTES",
+        help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
+    )
+    p.add_argument("--include", action="append", metavar="GLOB", help="glob of files to index (repeatable; default **/*.md)")
+    p.add_argument("--exclude", action="append", metavar="GLOB", help="glob to skip (repeatable)")
+
+
+def _add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress on stderr (by default a bar on a terminal, otherwise a line every few seconds)",
+    )
+
+
+EPILOG = """\
+environment:
+  MDSEEK_MODEL   default for --model (a sentence-transformers folder or cached name)
+  MDSEEK_INDEX   default for --db (the index file)
+
+Nothing is downloaded at run time (HF_HUB_OFFLINE=1). Run `mdseek COMMAND --help`
+for a command's options."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="mdseek", description="Find markdown sections by meaning.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    from mdseek import __version__
 
-    p = sub.add_parser("index", help="index a folder (incremental)")
+    ap = argparse.ArgumentParser(
+        prog="mdseek",
+        description="Find markdown sections by meaning: a language server and a command line.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--version", action="version", version=f"mdseek {__version__}")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name, help=help, description=help[0].upper() + help[1:] + ".", epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    p = command("index", "index a folder (incremental: only changed sections are embedded)")
     _add_index_opts(p)
     _add_common(p)
-    p.add_argument("--no-progress", action="store_true")
+    _add_progress(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    p = sub.add_parser("search", help="search a folder's sections (indexes first if needed)")
+    p = command("search", "search a folder's sections by meaning (indexes first if needed)")
     _add_index_opts(p)
-    p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--mode", choices=["hybrid", "lexical", "dense"], default="hybrid")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("query", metavar="QUERY", help='what you are looking for, in your own words (quote it: "...")')
+    p.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="how many sections to print (default 10)")
+    p.add_argument(
+        "--mode",
+        choices=["hybrid", "lexical", "dense"],
+        default="hybrid",
+        help="hybrid = keywords and meaning fused (default); lexical = keywords only (FTS5); "
+        "dense = meaning only (embeddings)",
+    )
+    p.add_argument("--json", action="store_true", help="print the results as a JSON list (see README)")
+    _add_common(p)
+    _add_progress(p)
+
+    p = command("chunks", "show how one file is chunked (no index needed)")
+    p.add_argument("file", metavar="FILE", help="a markdown file")
+    p.add_argument("--json", action="store_true", help="print the chunks as JSON")
     _add_common(p)
 
-    p = sub.add_parser("chunks", help="show how one file is chunked (no index)")
-    p.add_argument("file")
-    p.add_argument("--json", action="store_true")
+    p = command("coverage", "share of body tokens inside some vector's window")
+    p.add_argument("dir", metavar="DIR", help="the folder whose markdown files are measured")
+    p.add_argument(
+        "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, metavar="BYTES",
+        help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
+    )
+    p.add_argument("--json", action="store_true", help="print per-file figures as JSON")
     _add_common(p)
 
-    p = sub.add_parser("coverage", help="share of body tokens inside some vector's window")
-    p.add_argument("dir")
-    p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE)
-    p.add_argument("--json", action="store_true")
-    _add_common(p)
-
-    p = sub.add_parser("status", help="what the index of a folder holds")
+    p = command("status", "what the index of a folder holds and where it is")
     _add_index_opts(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
     _add_common(p)
 
-    p = sub.add_parser("serve", help="run the language server on stdio")
+    p = command("serve", "run the language server on stdio (for editors)")
     p.add_argument("--stdio", action="store_true", help="accepted and ignored (stdio is the default)")
     _add_common(p, model=False)
     return ap
@@ -102,36 +161,88 @@ def _filter(args: argparse.Namespace) -> FileFilter:
     return FileFilter(**kw)
 
 
-def _engine(args: argparse.Namespace):
+def _folder(arg: str) -> Path:
+    root = Path(arg).expanduser()
+    if root.is_dir():
+        return root
+    if root.is_file():
+        hint = f"the folder that holds it ({shown(root.resolve().parent)})"
+        if root.suffix.lower() in (".md", ".markdown"):
+            hint += f", or `mdseek chunks {arg}` to see how this file is chunked"
+        raise CliError(f"{arg} is a file, not a folder: give {hint}")
+    raise CliError(f"{arg}: no such folder")
+
+
+def _has_markdown(root: Path, flt: FileFilter) -> bool:
+    return next(iter(scan(root, flt)), None) is not None
+
+
+def _engine(args: argparse.Namespace, need_files: bool = True):
     from mdseek.index.engine import Engine
 
-    root = Path(args.dir)
-    if not root.is_dir():
-        raise CliError(f"{args.dir}: no such folder")
+    root = _folder(args.dir)
+    flt = _filter(args)
+    if need_files and not _has_markdown(root, flt):
+        globs = ", ".join(flt.include)
+        raise CliError(
+            f"no markdown files in {shown(root)} (looked for {globs}, up to {flt.max_file_size} bytes, "
+            "skipping .git, node_modules and hidden folders); nothing to index. "
+            "Give the folder that holds your notes, or other globs with --include"
+        )
     try:
-        return Engine(root, index_path=args.db, model=args.model, file_filter=_filter(args))
+        return Engine(root, index_path=args.db, model=args.model, file_filter=flt)
     except IndexFileError as exc:
         raise CliError(str(exc)) from exc
 
 
-class _Bar:
-    """A tqdm progress bar on stderr per stage (silent when not a terminal... or asked)."""
+def shown(path: Path | str) -> str:
+    """A path as the user can open it from where the command ran: relative to
+    the current folder when it lies inside it, else absolute."""
+    p = Path(path).expanduser().resolve()
+    try:
+        return str(p.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
 
-    def __init__(self, enabled: bool):
+
+class _Progress:
+    """Indexing progress on stderr: a tqdm bar per stage on a terminal, else a
+    plain line at most every ``every`` seconds (and when a stage ends)."""
+
+    LABELS = {"parse": ("chunking", "files"), "embed": ("embedding", "chunks")}
+
+    def __init__(self, enabled: bool, every: float = 5.0):
         self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.every = every
         self.bars: dict[str, object] = {}
+        self.last: dict[str, float] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self.enabled:
+        if not self.enabled or total <= 0:
             return
-        from tqdm import tqdm
+        label, unit = self.LABELS.get(stage, (stage, "items"))
+        if self.tty:
+            from tqdm import tqdm
 
-        bar = self.bars.get(stage)
-        if bar is None:
-            label = {"parse": "chunking", "embed": "embedding"}.get(stage, stage)
-            bar = self.bars[stage] = tqdm(total=total, desc=label, unit=" files" if stage == "parse" else " chunks", file=sys.stderr, leave=True)
-        bar.n = done  # type: ignore[attr-defined]
-        bar.refresh()  # type: ignore[attr-defined]
+            bar = self.bars.get(stage)
+            if bar is None:
+                # no rate: counts jump when unchanged files are skipped, and
+                # "4400581.25 chunks/s" says nothing
+                bar = self.bars[stage] = tqdm(
+                    total=total, desc=label, unit=f" {unit}", file=sys.stderr, leave=True,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} " + unit + " [{elapsed}<{remaining}]",
+                )
+            bar.n = done  # type: ignore[attr-defined]
+            bar.refresh()  # type: ignore[attr-defined]
+            return
+        now = time.monotonic()
+        first = stage not in self.last
+        if first or done >= total or now - self.last[stage] >= self.every:
+            if done >= total and self.last.get(stage) == -1.0:
+                return  # the end of this stage is already printed
+            self.last[stage] = -1.0 if done >= total else now
+            print(f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         for b in self.bars.values():
@@ -140,7 +251,7 @@ class _Bar:
 
 def cmd_index(args: argparse.Namespace) -> int:
     eng = _engine(args)
-    bar = _Bar(not args.no_progress and not args.json)
+    bar = _Progress(not args.no_progress and not args.json)
     try:
         rep = eng.index(progress=bar)
     finally:
@@ -148,21 +259,24 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rep.to_dict(), indent=2))
     else:
-        rate = rep.chunks_written / rep.seconds if rep.seconds else 0.0
-        erate = rep.embedded / rep.embed_seconds if rep.embed_seconds else 0.0
+        erate = rep.embedded / rep.embed_seconds if rep.embed_seconds >= 0.5 else None
         load = eng.embedder.load_seconds
+        detail = []
+        if erate:
+            detail.append(f"embedding {erate:.0f} chunks/s")
+        if rep.embedded and load:
+            detail.append(f"model load {load:.1f}s")
         print(
             f"{rep.files} files: {rep.indexed} indexed, {rep.unchanged} unchanged, "
             f"{rep.removed} removed, {len(rep.skipped)} skipped; {rep.chunks} chunks "
             f"({rep.chunks_written} written, {rep.embedded} embedded) in {rep.seconds:.1f}s"
-            f" ({rate:.0f} chunks/s overall"
-            + (f"; embedding {erate:.0f} chunks/s, model load {load:.1f}s" if rep.embedded and load else "")
-            + ")"
+            + (f" ({'; '.join(detail)})" if detail else "")
         )
+        print(f"index: {shown(eng.index_path)}")
         for rel, why in rep.skipped:
-            print(f"  skipped {rel}: {why}", file=sys.stderr)
+            print(f"  skipped {shown(eng.root / rel)}: {why}", file=sys.stderr)
         for rel, why in rep.errors:
-            print(f"  error {rel}: {why}", file=sys.stderr)
+            print(f"  error {shown(eng.root / rel)}: {why}", file=sys.stderr)
         if rep.lexical_only_reason:
             print(f"warning: {rep.lexical_only_reason}; lexical search only", file=sys.stderr)
     return 0
@@ -170,22 +284,25 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     eng = _engine(args)
-    rep = eng.index(progress=_Bar(not args.json and sys.stderr.isatty()))
+    bar = _Progress(not args.no_progress and not args.json)
+    try:
+        eng.index(progress=bar)
+    finally:
+        bar.close()
     resp = eng.search(args.query, limit=args.limit, mode=args.mode)
     if args.json:
         print(json.dumps([r.to_dict() for r in resp.results], indent=2, ensure_ascii=False))
-    else:
-        if resp.note:
-            print(f"note: {resp.note}", file=sys.stderr)
-        if not resp.results:
-            print("no results")
-        for n, r in enumerate(resp.results, 1):
-            ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
-            print(f"{n:2}. {r.breadcrumb}")
-            print(f"    {r.path}:{r.start_line + 1}-{r.end_line}  score {r.score:.4f} ({ranks})")
-            if r.snippet:
-                print(f"    {r.snippet}")
-    del rep
+        return 0
+    if resp.note:
+        print(f"note: {resp.note}", file=sys.stderr)
+    if not resp.results:
+        print("no matching sections")
+    for n, r in enumerate(resp.results, 1):
+        ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
+        print(f"{n:2}. {r.breadcrumb}")
+        print(f"    {shown(eng.root / r.path)}:{r.start_line + 1}  score {r.score:.4f} ({ranks})")
+        if r.snippet:
+            print(f"    {r.snippet}")
     return 0
 
 
@@ -194,6 +311,8 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     from mdseek.index.parse import parse_bytes
 
     path = Path(args.file)
+    if path.is_dir():
+        raise CliError(f"{args.file} is a folder, not a file: `mdseek chunks` shows one file")
     if not path.is_file():
         raise CliError(f"{args.file}: no such file")
     data = path.read_bytes()
@@ -259,9 +378,7 @@ def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
-    root = Path(args.dir)
-    if not root.is_dir():
-        raise CliError(f"{args.dir}: no such folder")
+    root = _folder(args.dir)
     tok = load_tokenizer(resolve_model(args.model))
     out = coverage_of(root, tok, FileFilter(max_file_size=args.max_file_size))
     if args.json:
@@ -277,14 +394,41 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return 0
 
 
+def _human(v: object) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
 def cmd_status(args: argparse.Namespace) -> int:
-    eng = _engine(args)
+    eng = _engine(args, need_files=False)
     st = eng.status()
     if args.json:
         print(json.dumps(st, indent=2))
-    else:
-        for k, v in st.items():
-            print(f"{k}: {v}")
+        return 0
+    labels = {
+        "root": "folder",
+        "index_path": "index file",
+        "model": "model",
+        "model_loaded": "model loaded",
+        "model_error": "model error",
+        "window": "model window (tokens)",
+        "pending_embeds": "chunks waiting for a vector",
+    }
+    rows = []
+    for k, v in st.items():
+        if k in ("root", "index_path"):
+            v = shown(v)
+        if k == "model_error" and not v:
+            continue
+        rows.append((labels.get(k, k.replace("_", " ")), _human(v)))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k + ':':<{width + 1}} {v}")
     return 0
 
 

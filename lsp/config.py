@@ -16,6 +16,12 @@ problem so the server can say so once, in one message.
     maxFileSize  bytes; larger files are skipped
     searchLimit  results of workspace/symbol and mdseek/search (default 20)
     hoverRelated related sections listed in a heading's hover (default 5, 0 = none)
+    documentSymbols  answer textDocument/documentSymbol (default true). The VS Code
+                 extension sends false while VS Code's built-in markdown outline is
+                 active, so the outline and breadcrumbs are not shown twice.
+
+An empty list, an empty string or null in place of the settings object means
+"no settings" (Neovim encodes an empty Lua table as ``[]``), silently.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ class Settings:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     search_limit: int = 20
     hover_related: int = 5
+    document_symbols: bool = True
 
     def file_filter(self) -> FileFilter:
         exclude = tuple(dict.fromkeys(DEFAULT_EXCLUDE + self.exclude))
@@ -94,6 +101,15 @@ def _int(name: str, minimum: int):
     return check
 
 
+def _bool(name: str):
+    def check(v: Any) -> tuple[Any, str | None]:
+        if isinstance(v, bool):
+            return v, None
+        return None, f"{name} must be true or false (got {v!r})"
+
+    return check
+
+
 _FIELDS: dict[str, tuple[str, Any]] = {
     "model": ("model", _text("model")),
     "indexPath": ("index_path", _text("indexPath")),
@@ -102,6 +118,7 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "maxFileSize": ("max_file_size", _int("maxFileSize", 1)),
     "searchLimit": ("search_limit", _int("searchLimit", 1)),
     "hoverRelated": ("hover_related", _int("hoverRelated", 0)),
+    "documentSymbols": ("document_symbols", _bool("documentSymbols")),
 }
 
 
@@ -133,8 +150,8 @@ def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
     merged: dict[str, Any] = {}
     problems: list[str] = []
     for raw in sources:
-        if raw is None:
-            continue
+        if raw is None or (isinstance(raw, (list, tuple, str)) and len(raw) == 0):
+            continue  # "no settings" (Neovim sends an empty table as [])
         sec = _section(raw)
         if sec is None:
             problems.append(f"settings must be an object (got {raw!r})")
