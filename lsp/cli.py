@@ -216,7 +216,7 @@ class _Progress:
         self.tty = sys.stderr.isatty()
         self.every = every
         self.bars: dict[str, object] = {}
-        self.last: dict[str, float] = {}
+        self.last: dict[str, tuple[float, float]] = {}  # stage -> (started, last printed)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled or total <= 0:
@@ -237,11 +237,14 @@ class _Progress:
             bar.refresh()  # type: ignore[attr-defined]
             return
         now = time.monotonic()
-        first = stage not in self.last
-        if first or done >= total or now - self.last[stage] >= self.every:
-            if done >= total and self.last.get(stage) == -1.0:
-                return  # the end of this stage is already printed
-            self.last[stage] = -1.0 if done >= total else now
+        start, printed = self.last.setdefault(stage, (now, now))
+        if done >= total:
+            # the end of a stage that took a while (quick ones print nothing)
+            if printed != start or now - start >= 1.0:
+                print(f"mdseek: {label} {done}/{total} {unit} (100%) in {now - start:.1f}s", file=sys.stderr, flush=True)
+            self.last[stage] = (now + 1e9, now + 1e9)  # once per stage
+        elif now - printed >= self.every:
+            self.last[stage] = (start, now)
             print(f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)", file=sys.stderr, flush=True)
 
     def close(self) -> None:
@@ -438,6 +441,40 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run()
 
 
+def _hub_cache() -> Path:
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+
+        return Path(HF_HUB_CACHE)
+    except Exception:  # pragma: no cover - huggingface_hub comes with tokenizers
+        home = os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface"
+        return Path(home) / "hub"
+
+
+def check_model(name: str | None) -> None:
+    """A --model that is neither a folder nor in the local Hugging Face cache
+    fails here, in one line, before anything loads (nothing is ever downloaded)."""
+    if not name or Path(name).expanduser().exists():
+        return
+    cache = _hub_cache()
+    names = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    if any((cache / f"models--{n.replace('/', '--')}").is_dir() for n in names):
+        return
+    raise CliError(
+        f"model {name!r}: no such folder, and no model of that name in the local "
+        f"Hugging Face cache ({cache}). mdseek never downloads models: give the folder of a "
+        "sentence-transformers model, or leave --model out for the bundled all-MiniLM-L6-v2"
+    )
+
+
+class _OnceModelError(logging.Filter):
+    """The CLI prints why the model cannot load once (as a note or warning); the
+    engine's log records saying the same are dropped unless --verbose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "cannot load embedding model" not in record.getMessage()
+
+
 COMMANDS = {
     "index": cmd_index,
     "search": cmd_search,
@@ -455,7 +492,11 @@ def main(argv: list[str] | None = None) -> int:
         format="mdseek: %(levelname)s: %(message)s",
         stream=sys.stderr,
     )
+    if not args.verbose:
+        for h in logging.getLogger().handlers:
+            h.addFilter(_OnceModelError())
     try:
+        check_model(getattr(args, "model", None))
         return COMMANDS[args.cmd](args) or 0
     except CliError as exc:
         print(f"mdseek: error: {exc}", file=sys.stderr)
