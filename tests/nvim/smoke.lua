@@ -27,9 +27,12 @@ local logs = {}
 vim.lsp.handlers['window/logMessage'] = function(_, params)
   table.insert(logs, params.message)
 end
+vim.lsp.handlers['window/showMessage'] = function(_, params)
+  table.insert(logs, params.message)
+end
 results.logs = logs
-
-dofile(assert(vim.env.MDSEEK_CONFIG)) -- the documented config, unchanged
+-- the user's config (init.lua, and lsp/mdseek.lua on the runtimepath) is
+-- already loaded: -u names the init.lua
 vim.cmd('filetype on')
 vim.cmd.edit(vim.fn.fnameescape(assert(vim.env.MDSEEK_FILE)))
 local buf = vim.api.nvim_get_current_buf()
