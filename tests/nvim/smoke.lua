@@ -1,7 +1,8 @@
 -- Headless Neovim drives mdseek like a user: open a file, search, hover, jump,
 -- edit and :w. Run by tests/test_lsp_nvim.py as
---   nvim --headless -u NONE -i NONE -l tests/nvim/smoke.lua
--- with MDSEEK_CONFIG (lsp/editors/nvim.lua, the config users paste), MDSEEK_WS,
+--   nvim --headless -u <tmp config>/nvim/init.lua -i NONE -l tests/nvim/smoke.lua
+-- where the tmp config dir ($XDG_CONFIG_HOME/nvim) holds the shipped config
+-- installed as the README says; with MDSEEK_WS,
 -- MDSEEK_FILE, MDSEEK_LINK_LINE/COL, MDSEEK_HEADING_LINE, MDSEEK_QUERY and
 -- MDSEEK_OUT (where the results go, as JSON) in the environment.
 local out = assert(vim.env.MDSEEK_OUT)
