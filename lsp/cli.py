@@ -504,6 +504,9 @@ def main(argv: list[str] | None = None) -> int:
     except ModelUnavailable as exc:
         print(f"mdseek: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenPipeError:  # e.g. `mdseek search ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except KeyboardInterrupt:
         print("mdseek: interrupted; the index is consistent, run again to finish", file=sys.stderr)
         return 130
