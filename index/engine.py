@@ -23,6 +23,7 @@ from .embed import Embedder
 from .files import FileFilter, FoundFile, check_file, relpath, scan
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
+from .snippet import snippet
 from .store import SectionRow, Store
 
 log = logging.getLogger(__name__)
@@ -378,7 +379,7 @@ class Engine:
             score=round(f.score, 6),
             lexical_rank=f.ranks.get("lexical"),
             dense_rank=f.ranks.get("dense"),
-            snippet=retrieve.snippet(text, terms),
+            snippet=snippet(text, terms),
         )
 
     def related(self, path: str, ordinal: int, limit: int = 5) -> SearchResponse:

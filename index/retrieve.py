@@ -8,7 +8,7 @@ the store (BM25) and the dense matrix (cosine).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -99,28 +99,3 @@ def rrf(
             if rank < min((r for n, r in f.ranks.items() if n != name), default=10**9):
                 f.best_chunk = cid
     return sorted(fused.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.key))
-
-
-def snippet(text: str, terms: Iterable[str], width: int = 180) -> str:
-    """A one-line excerpt of ``text`` around the first query term (heading lines dropped)."""
-    lines = [ln for ln in text.split("\n") if not ln.lstrip().startswith("#")]
-    lines = [ln for ln in lines if not re.fullmatch(r"\s*(=+|-+)\s*", ln)]
-    flat = " ".join(" ".join(lines).split())
-    if len(flat) <= width:
-        return flat
-    low = flat.lower()
-    pos = -1
-    for t in terms:
-        pos = low.find(t)
-        if pos >= 0:
-            break
-    start = 0 if pos < width // 3 else pos - width // 3
-    # Start at a word boundary.
-    if start > 0:
-        sp = flat.find(" ", start)
-        start = sp + 1 if 0 <= sp < start + 20 else start
-    out = flat[start : start + width]
-    if start + width < len(flat):
-        cut = out.rfind(" ")
-        out = (out[:cut] if cut > width // 2 else out) + " …"
-    return ("… " if start > 0 else "") + out
