@@ -358,7 +358,8 @@ function onWorkDone(token: string, v: WorkDoneProgressBegin | WorkDoneProgressRe
 let progressText: string | undefined;
 let progressPct: number | undefined;
 let uiState: UiState = 'starting';
-/** Fires on every status change (the search picker re-asks when the index becomes ready). */
+/** Fires on every status change and status poll (the search picker re-asks
+ * while the index fills up and when it becomes ready). */
 const uiStateChanged = new vscode.EventEmitter<UiState>();
 
 function setUiState(s: UiState): void {
@@ -415,6 +416,7 @@ async function refreshStatus(): Promise<StatusResponse | undefined> {
     const st = await c.sendRequest<StatusResponse>(STATUS, {});
     if (c !== client) return undefined;
     lastStatus = st;
+    if (uiState === 'indexing') uiStateChanged.fire('indexing'); // a poll while indexing
     if (activeProgress.size > 0 || st.state === 'indexing') {
       setUiState('indexing');
       startPolling();
@@ -459,7 +461,7 @@ interface ResultItem extends vscode.QuickPickItem {
 }
 
 const LABEL_MAX = 80;
-const CRUMB_PART_MAX = 32;
+const CRUMB_PART_MAX = 48;
 
 /** `text` cut to at most `max` characters at a word boundary, with an ellipsis. */
 export function shorten(text: string, max: number): string {
@@ -599,7 +601,8 @@ class SectionPeek {
     const doc = editor.document;
     const end = Math.min(Math.max(r.end_line ?? line + 1, line + 1), doc.lineCount);
     const section = new vscode.Range(line, 0, Math.max(line, end - 1), 0);
-    editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.AtTop);
+    // centred: the picker covers the top of the editor
+    editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);
     editor.setDecorations(this.sectionDeco, [section]);
     const hits: vscode.Range[] = [];
     if (terms.length) {
@@ -683,6 +686,7 @@ async function searchSections(): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   let cts: vscode.CancellationTokenSource | undefined;
   let partial = false; // the last answer came before the index was ready
+  let lastRows = 0;
   let accepted = false;
   lastPicker = { value: '', rows: 0, waiting: false, settled: true };
 
@@ -704,7 +708,8 @@ async function searchSections(): Promise<void> {
       if (mine !== seq) return; // stale
       const results = res?.results ?? [];
       const waiting = results.length === 0 && /still opening/.test(res?.note ?? '');
-      partial = waiting || (res?.mode === 'lexical' && uiState === 'indexing');
+      partial = waiting || (res?.mode === 'lexical' && (uiState === 'indexing' || uiState === 'starting'));
+      lastRows = results.length;
       qp.items = results.length ? results.map(toItem) : [emptyItem(res?.note, waiting)];
       qp.title = res?.mode === 'lexical' && (uiState === 'indexing' || uiState === 'starting')
         ? `${baseTitle} — keyword results only: semantic search is still loading`
@@ -727,7 +732,9 @@ async function searchSections(): Promise<void> {
     // ask again when the index becomes ready (the first answer may have been
     // keyword-only, or empty because the index was still opening)
     uiStateChanged.event((state) => {
-      if (partial && (state === 'ready' || state === 'lexical-only') && qp.value.trim()) void run(qp.value);
+      if (!partial || !qp.value.trim() || qp.busy) return;
+      // ready: ask for the full answer; still indexing: ask again while nothing is listed
+      if (state === 'ready' || state === 'lexical-only' || lastRows === 0) void run(qp.value);
     }),
     qp.onDidChangeValue((value) => {
       if (timer) clearTimeout(timer);
