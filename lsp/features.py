@@ -32,6 +32,24 @@ def heading_range(pos: Positions, lines: Sequence[str], h: Heading) -> types.Ran
 # -- documentSymbol -------------------------------------------------------------
 
 
+SYMBOL_NAME_MAX = 80  # outline and breadcrumbs: long (converted AsciiDoc) headings are cut
+CRUMB_PART_MAX = 48
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters, with an ellipsis."""
+    t = " ".join(text.split())
+    if len(t) <= limit:
+        return t
+    cut = t[: limit - 1]
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > limit // 2 else cut).rstrip(" ,;:.-–—") + "…"
+
+
+def short_crumb(crumb: str) -> str:
+    return " > ".join(shorten(p, CRUMB_PART_MAX) for p in crumb.split(" > "))
+
+
 def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.DocumentSymbol]:
     """The heading tree: a symbol's range runs to the next heading of the same
     or a higher level (so it covers its subsections), its selection range is
@@ -48,8 +66,8 @@ def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.Document
                 end = later.line
                 break
         sym = types.DocumentSymbol(
-            name=h.text or "(untitled)",
-            detail=crumbs.get(h.line, ""),
+            name=shorten(h.text, SYMBOL_NAME_MAX) or "(untitled)",
+            detail=short_crumb(crumbs.get(h.line, "")),
             kind=symbol_kind(h.level),
             range=pos.lines_range(lines, h.line, max(end, h.end_line)),
             selection_range=heading_range(pos, lines, h),
@@ -80,10 +98,10 @@ def result_range(pos: Positions, lines: Sequence[str] | None, r: SearchResult) -
 
 def symbol_information(r: SearchResult, uri: str, rng: types.Range) -> types.SymbolInformation:
     return types.SymbolInformation(
-        name=r.heading or r.path,
+        name=shorten(r.heading, SYMBOL_NAME_MAX) or r.path,
         kind=symbol_kind(r.level),
         location=types.Location(uri=uri, range=rng),
-        container_name=r.breadcrumb,
+        container_name=short_crumb(r.breadcrumb),
     )
 
 
@@ -206,7 +224,7 @@ def link_range(pos: Positions, lines: Sequence[str], link: Link) -> types.Range:
 
 
 def link_diagnostic(
-    pos: Positions, lines: Sequence[str], link: Link, message: str
+    pos: Positions, lines: Sequence[str], link: Link, message: str, data: dict | None = None
 ) -> types.Diagnostic:
     return types.Diagnostic(
         range=link_range(pos, lines, link),
@@ -214,6 +232,7 @@ def link_diagnostic(
         severity=types.DiagnosticSeverity.Warning,
         source="mdseek",
         code="broken-link",
+        data=data,
     )
 
 

@@ -59,6 +59,9 @@ async def search(
     modes = {resp.mode for resp, _ in answers}
     mode = "hybrid" if modes == {"hybrid"} else "lexical"
     note = next((resp.note for resp, _ in answers if resp.note), None)
+    if not rows and note is None and not any(r.markdown_files() for r in roots):
+        globs = ", ".join(ws.settings.include)
+        note = f"no markdown file is indexed: none in the workspace matches {globs} (setting mdseek.include)"
     return mode, note, rows[:limit]
 
 

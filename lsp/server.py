@@ -5,7 +5,7 @@ requests) and calls the module that owns the feature:
 
   :mod:`.navigation`   outline, definition, references, hover, anchor completion
   :mod:`.search`       workspace/symbol, mdseek/search, mdseek/status
-  :mod:`.diagnostics`  broken links of the open documents
+  :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed) and their fix
   :mod:`.indexing`     folders, reconciling with progress, file events
 
 They share a :class:`.workspace.Workspace` (folders, buffers, position
@@ -39,7 +39,7 @@ from pygls.lsp.server import LanguageServer
 
 from mdseek import __version__
 
-from . import navigation, search
+from . import diagnostics, navigation, search
 from .client import Tasks, supports, tell
 from .config import SECTION, Settings, parse_settings, settings_message
 from .convert import Positions, uri_to_path
@@ -107,6 +107,8 @@ def build_server() -> MdseekServer:
             folders = [uri_to_path(params.root_uri) if params.root_uri else Path(params.root_path or "")]
         ls.indexing.folders = [f for f in folders if f is not None]
         ls.ws.settings, _ = parse_settings(ls.init_options)
+        ls.diagnostics.configure(params.capabilities)
+        ls.diagnostics.request_refresh = lambda: ls.workspace_diagnostic_refresh_async(None)
         for f in ls.indexing.folders:  # state "starting" until initialized has the final settings
             ls.indexing.add_root(f, start=False)
 
@@ -216,6 +218,27 @@ def build_server() -> MdseekServer:
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: MdseekServer, params: types.HoverParams) -> types.Hover | None:
         return await navigation.hover(ls.ws, params.text_document.uri, params.position)
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier="mdseek", inter_file_dependencies=True, workspace_diagnostics=True),
+    )
+    async def document_diagnostic(ls: MdseekServer, params: types.DocumentDiagnosticParams) -> Any:
+        return await ls.diagnostics.document_report(params.text_document.uri, params.previous_result_id)
+
+    @ls.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: MdseekServer, params: types.WorkspaceDiagnosticParams) -> Any:
+        previous = {p.uri: p.value for p in params.previous_result_ids or []}
+        return await ls.diagnostics.workspace_report(previous)
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await asyncio.to_thread(
+            diagnostics.anchor_fixes, ls.ws, params.text_document.uri, params.context.diagnostics
+        )
 
     # -- custom requests ----------------------------------------------------------------
 
