@@ -28,6 +28,7 @@ import asyncio
 import difflib
 import hashlib
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -91,17 +92,33 @@ def result_id(diags: list[types.Diagnostic]) -> str:
 # -- the quick fix ------------------------------------------------------------------
 
 
+def _similar(a: str, b: str) -> float:
+    """Two words: a shared stem counts (rolling ~ rollback), weak likeness does not."""
+    if a == b:
+        return 1.0
+    prefix = len(os.path.commonprefix([a, b]))
+    if prefix >= 4 or (prefix >= 3 and min(len(a), len(b)) == prefix):
+        return 0.6 + 0.4 * prefix / max(len(a), len(b))
+    r = difflib.SequenceMatcher(None, a, b).ratio()
+    return r if r >= 0.6 else 0.0
+
+
 def nearest_headings(doc: ParsedDocument, anchor: str, by_text: bool, n: int = 3) -> list[str]:
-    """What a broken anchor most likely meant: the closest slugs (or heading
-    texts, for wiki links) of the target, best first."""
+    """What a broken anchor most likely meant: the target's slugs (or heading
+    texts, for wiki links) closest to it, word by word and as a whole, best first."""
     names = [h.text if by_text else h.slug for h in doc.headings]
     names = list(dict.fromkeys(x for x in names if x))
     if not names:
         return []
+    words = re.compile(r"[^\W_]+")
     want = anchor.lower()
+    want_words = words.findall(want) or [want]
 
     def score(name: str) -> float:
-        return difflib.SequenceMatcher(None, want, name.lower()).ratio()
+        low = name.lower()
+        have = words.findall(low) or [low]
+        by_word = sum(max(_similar(w, h) for h in have) for w in want_words) / len(want_words)
+        return 0.7 * by_word + 0.3 * difflib.SequenceMatcher(None, want, low).ratio()
 
     return sorted(names, key=lambda x: (-score(x), names.index(x)))[:n]
 

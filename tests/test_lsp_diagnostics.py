@@ -174,3 +174,17 @@ async def test_workspace_pull_reports_every_indexed_file(pull_client: LanguageCl
     assert by_uri2[clean].kind == "full" and len(by_uri2[clean].items) == 1
     assert by_uri2[notes].kind == "unchanged"
     assert not pull_client.diagnostics.get(notes)  # pulled, never pushed
+
+
+def test_nearest_heading_of_a_broken_anchor():
+    from mdseek.index.parse import parse_text
+    from mdseek.lsp.diagnostics import nearest_headings
+
+    doc = parse_text(
+        "# Guide\n\n## Renaming things\n\n## Rollback — step 1: stop the deploy\n\n## Testing a migration\n\n"
+        "## Café budget\n"
+    )
+    assert nearest_headings(doc, "rolling-back-everything", False)[0] == "rollback--step-1-stop-the-deploy"
+    assert nearest_headings(doc, "testing-migrations", False)[0] == "testing-a-migration"
+    assert nearest_headings(doc, "cafe-budget", False)[0] == "café-budget"
+    assert nearest_headings(doc, "Renaming thing", True)[0] == "Renaming things"  # wiki: heading text

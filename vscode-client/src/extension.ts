@@ -826,6 +826,8 @@ interface SelfTestArgs {
   hoverLine?: number;
   hoverChar?: number;
   symbolQuery?: string;
+  /** Also return every diagnostic the mdseek server reported (pulled or pushed). */
+  diagnostics?: boolean;
 }
 
 function hoverToText(h: vscode.Hover): string[] {
@@ -858,6 +860,7 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
         character: editor.selection.active.character,
         visibleStart: editor.visibleRanges[0]?.start.line ?? null,
         dirty: editor.document.isDirty,
+        lineText: editor.document.lineAt(editor.selection.active.line).text,
       }
     : null;
   const c = client && clientReady ? client : undefined;
@@ -917,6 +920,15 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
     }));
   } catch (e) {
     out.workspaceSymbols = { error: err(e) };
+  }
+  if (args?.diagnostics) {
+    out.diagnostics = vscode.languages
+      .getDiagnostics()
+      .flatMap(([uri, ds]) => ds.filter((d) => d.source === 'mdseek').map((d) => ({
+        uri: uri.toString(),
+        line: d.range.start.line,
+        message: d.message,
+      })));
   }
   if (args?.outFile) {
     fs.mkdirSync(path.dirname(args.outFile), { recursive: true });

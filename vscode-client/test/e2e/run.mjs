@@ -786,6 +786,37 @@ async function main() {
     });
   }
 
+  // ---- 4d. broken links of files never opened are reported; the quick fix works
+  if (spec.brokenLink) {
+    const b = spec.brokenLink;
+    await check(`a broken anchor in the never-opened ${path.basename(b.path)} is reported and quick-fixed`, async () => {
+      const fileUri = pathToFileURL(path.join(ws, b.path)).toString();
+      const st = await waitFor('the diagnostic of the unopened file', async () => {
+        const r = await selfTest({ diagnostics: true });
+        return (r.diagnostics || []).some((d) => decodeURIComponent(d.uri) === decodeURIComponent(fileUri) && d.line === b.line) ? r : null;
+      }, 60000, 500);
+      const files = new Set(st.diagnostics.map((d) => d.uri.split('/').pop()));
+      await openFile(b.path);
+      const col = linkCharacter(path.join(ws, b.path), b.line, null);
+      await gotoLine(b.line + 1, col + 1);
+      await page.keyboard.press('Control+.');
+      const fix = page.locator('.action-widget .monaco-list-row', { hasText: b.fixTo }).first();
+      await fix.waitFor({ state: 'visible', timeout: 15000 });
+      await shot('quick-fix');
+      await fix.click();
+      const after = await waitFor('the fixed link in the editor', async () => {
+        const r = await selfTest({ diagnostics: true });
+        return r.activeEditor && r.activeEditor.lineText.includes(`#${b.fixTo})`) ? r : null;
+      }, 10000, 200);
+      await waitFor('the diagnostic gone', async () => {
+        const r = await selfTest({ diagnostics: true });
+        return !(r.diagnostics || []).some((d) => decodeURIComponent(d.uri) === decodeURIComponent(fileUri) && d.line === b.line);
+      }, 20000, 300);
+      await page.keyboard.press('Control+Z'); // leave the workspace as it was
+      return `reported in ${[...files].join(', ')}; fixed line: ${after.activeEditor.lineText.trim().slice(0, 100)}`;
+    });
+  }
+
   // ---- 5. hover over a link → hover widget shows the target heading
   for (const [i, h] of (spec.hover || []).entries()) {
     if (h.character === undefined) h.character = linkCharacter(path.join(SRC_WS, h.path), h.line, h.target_path);
