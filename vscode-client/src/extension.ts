@@ -563,6 +563,8 @@ class SectionPeek {
   private openUris = new Set<string>();
   private peeked?: vscode.Uri;
   private seq = 0;
+  private inflight: Promise<void> = Promise.resolve();
+  private finished = false; // the picker is gone: no more previews
 
   constructor() {
     const e = vscode.window.activeTextEditor;
@@ -580,7 +582,14 @@ class SectionPeek {
     }
   }
 
-  async show(r: SearchResult, terms: string[]): Promise<void> {
+  show(r: SearchResult, terms: string[]): Promise<void> {
+    const next = this.inflight.then(() => this.showNow(r, terms));
+    this.inflight = next.catch(() => undefined);
+    return next;
+  }
+
+  private async showNow(r: SearchResult, terms: string[]): Promise<void> {
+    if (this.finished) return;
     const mine = ++this.seq;
     const uri = vscode.Uri.parse(r.uri);
     const line = headingLine(r);
@@ -624,6 +633,7 @@ class SectionPeek {
 
   /** The picker was accepted: keep nothing of the peek but the opened file. */
   dispose(): void {
+    this.finished = true;
     this.seq++;
     this.clear();
     this.sectionDeco.dispose();
@@ -632,7 +642,9 @@ class SectionPeek {
 
   /** The picker was cancelled: back to the editor (and scroll position) of before. */
   async restore(): Promise<void> {
+    this.finished = true;
     this.seq++;
+    await this.inflight; // a preview still opening would land after the restore
     this.clear();
     const peeked = this.peeked;
     if (!peeked) return;

@@ -757,8 +757,11 @@ async function main() {
         const k = await editorCursor();
         return k && k.line === spec.hover[0].line + 1 ? k : null;
       }, 5000, 100);
-      const tabs = await page.evaluate(() => [...document.querySelectorAll('.tab')].map((t) => t.getAttribute('aria-label') || t.textContent || ''));
-      if (tabs.some((t) => t.includes(path.basename(c.path)))) throw new Error(`the previewed file's tab stayed open: ${JSON.stringify(tabs)}`);
+      const tabsNow = () => page.evaluate(() => [...document.querySelectorAll('.tab')].map((t) => t.getAttribute('aria-label') || t.textContent || ''));
+      const tabs = await waitFor("the previewed file's tab closed", async () => {
+        const t = await tabsNow();
+        return t.some((x) => x.includes(path.basename(c.path))) ? null : t;
+      }, 5000, 100).catch(async () => { throw new Error(`the previewed file's tab stayed open: ${JSON.stringify(await tabsNow())}`); });
       return `${cur.text}; tabs ${JSON.stringify(tabs.map((t) => t.split(',')[0]))}`;
     });
   }
@@ -803,7 +806,11 @@ async function main() {
       const fix = page.locator('.action-widget .monaco-list-row', { hasText: b.fixTo }).first();
       await fix.waitFor({ state: 'visible', timeout: 15000 });
       await shot('quick-fix');
-      await fix.click();
+      await page.screenshot({ path: path.join(OUT, 'readme-quick-fix.png') });
+      // the preferred fix is listed first and focused: Enter applies it
+      const first = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
+      if (!first.includes(b.fixTo)) throw new Error(`the focused quick fix is "${first}", not the nearest heading ${b.fixTo}`);
+      await page.keyboard.press('Enter');
       const after = await waitFor('the fixed link in the editor', async () => {
         const r = await selfTest({ diagnostics: true });
         return r.activeEditor && r.activeEditor.lineText.includes(`#${b.fixTo})`) ? r : null;
