@@ -196,7 +196,10 @@ function showStartError(command: string[], reason: string): void {
 
 // ---------------------------------------------------------------- client lifecycle
 
+let clientStarts = 0; // how many times a server was started (read by the self-test)
+
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
+  clientStarts++;
   const { command, env } = serverConfig();
   const mergedEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   lastStartError = undefined;
@@ -859,6 +862,7 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
     ok: true,
     uiState,
     picker: lastPicker ?? null,
+    clientStarts,
     lastStartError: lastStartError ?? null,
     initializationOptions: initializationOptions(),
   };

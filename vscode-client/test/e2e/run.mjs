@@ -582,12 +582,14 @@ async function main() {
   let scratchPids = [];
   if (spec.emptyState !== false) {
     await check('no indexed file: the picker shows its empty state', async () => {
+      const starts = (await selfTest({})).clientStarts;
       await editSettingsInUI({
         ...baseSettings,
         'mdseek.server.command': SERVER_CMD,
         'mdseek.include': ['**/*.no-such-extension'],
         'mdseek.indexPath': path.join(tmpRoot, 'scratch-index', 'index.sqlite'),
       });
+      await waitFor('the client restarted for the new settings', async () => (await selfTest({})).clientStarts > starts, 60000, 200);
       await waitFor('status bar "mdseek: ready"', async () => (await mdseekStatusLabel()) === 'mdseek: ready', READY_TIMEOUT, 200);
       scratchPids = serverPids();
       const query = 'what do I do when the main database machine dies';
@@ -610,7 +612,10 @@ async function main() {
   // ---- 2. switch to the real server through the settings editor (the way a
   // user fixes it): the extension must restart the client on the change
   await check('set mdseek.server.command in settings.json (UI) and save', async () => {
+    const starts = (await selfTest({})).clientStarts;
     await editSettingsInUI({ ...baseSettings, 'mdseek.server.command': SERVER_CMD });
+    // the status bar may still show the previous server's state: wait for the restart itself
+    await waitFor('the client restarted for the new settings', async () => (await selfTest({})).clientStarts > starts, 60000, 100);
   });
   if (scratchPids.length) {
     await waitFor('a new server process for the new settings', () => serverPids().some((p) => !scratchPids.includes(p)), 60000, 100);
