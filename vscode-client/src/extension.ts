@@ -634,6 +634,13 @@ class SectionPeek {
     }
   }
 
+  /** No more previews; resolves when the last one has landed (so that
+   * opening the chosen section comes after it, never before). */
+  async settle(): Promise<void> {
+    this.finished = true;
+    await this.inflight;
+  }
+
   /** The picker was accepted: keep nothing of the peek but the opened file. */
   dispose(): void {
     this.finished = true;
@@ -767,9 +774,12 @@ async function searchSections(): Promise<void> {
       accepted = true;
       qp.hide();
       try {
+        await peek.settle();
         await openResult(item.result);
       } catch (err) {
         void vscode.window.showErrorMessage(`mdseek: cannot open ${item.result.uri}: ${err}`);
+      } finally {
+        peek.dispose();
       }
     }),
     qp.onDidHide(() => {
@@ -777,8 +787,7 @@ async function searchSections(): Promise<void> {
       cts?.cancel();
       seq++;
       for (const d of subs) d.dispose();
-      if (accepted) peek.dispose();
-      else void peek.restore().finally(() => peek.dispose());
+      if (!accepted) void peek.restore().finally(() => peek.dispose());
       qp.dispose();
     }),
   ];
