@@ -433,7 +433,10 @@ async function refreshStatus(): Promise<StatusResponse | undefined> {
     return st;
   } catch (err) {
     log(`${STATUS} failed: ${err}`);
-    if (activeProgress.size === 0 && uiState === 'starting') setUiState('ready');
+    // a server without mdseek/status is still usable; a dying one is not "ready"
+    if (activeProgress.size === 0 && uiState === 'starting' && c === client && clientReady && c.isRunning()) {
+      setUiState('ready');
+    }
     return undefined;
   }
 }

@@ -922,11 +922,12 @@ async function main() {
         const fresh = serverPids().filter((p) => !pids.includes(p));
         return fresh.length && l === 'mdseek: ready';
       }, READY_TIMEOUT, 200);
+      await waitFor('the restarted client to answer', async () => (await selfTest({})).ok, 30000, 200);
       const q = (spec.search && spec.search[0]) || null;
       if (q) {
         const st = await selfTest({ query: q.query });
         const hits = (st.search && st.search.results) || [];
-        if (!hits.some((h) => h.heading === q.heading)) throw new Error(`search after the restart lacks "${q.heading}": ${JSON.stringify(st.search).slice(0, 300)}`);
+        if (!hits.some((h) => h.heading === q.heading)) throw new Error(`search after the restart lacks "${q.heading}": ${JSON.stringify(st.search ?? st).slice(0, 300)}`);
       }
       await shot('after-restart');
       return `killed ${pids.join(',')}; status: ${seenAfter.join(' → ')}; new server ${serverPids().join(',')}`;
