@@ -285,8 +285,16 @@ class Diagnostics:
         diags = await asyncio.to_thread(link_diagnostics, self.ws, path)
         if diags is None or self.ws.docs.uri_of(path) is None:
             return
-        self._pushed.pop(uri, None)  # an open document always gets an answer
+        # the first answer for an opened document is sent even when empty; after
+        # that only changes (no marker churn: the client re-asks for code actions)
+        self._pushed.setdefault(uri, "")
         self._send(uri, diags)
+
+    def forget(self, path: Path) -> None:
+        """A document closed: its diagnostics now follow the file on disk."""
+        root = self.ws.root_for(path)
+        if root is not None and not self.ws_pull:
+            self.schedule_root(root)
 
     async def publish_root(self, root: Root) -> None:
         self._root_timers.pop(root.path, None)

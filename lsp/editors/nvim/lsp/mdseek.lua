@@ -21,8 +21,14 @@
 --                                 on a heading: the sections most related to it
 --   gO / vim.lsp.buf.document_symbol()  the heading outline
 --   grr / vim.lsp.buf.references() on a heading: the links that point to it
---   completion after '#' in links, and warnings for broken links in every
---   indexed file; gra on a broken anchor offers the nearest existing heading
+--   gra / vim.lsp.buf.code_action() on a paragraph or a selection:
+--                                 "Link to related section: ..." inserts a link
+--                                 to a section elsewhere about the same thing;
+--                                 on a broken anchor: the nearest existing heading
+--   completion (<C-x><C-o>, or your completion plugin) after '](' and '[[':
+--                                 sections ranked by meaning, then file names;
+--                                 after '#': the target's headings
+--   warnings for broken links in every indexed file, opened or not
 -- The index lives outside your files (`mdseek status <root>` prints where) and
 -- follows your saves.
 return {
