@@ -46,7 +46,9 @@ def _add_index_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--db",
         default=os.environ.get("MDSEEK_INDEX") or None,
-        help="index file (default: DIR/.mdseek/index.sqlite, a folder git ignores)",
+        help="index file (default: a private folder in your cache, "
+        "~/.cache/mdseek/indexes/<folder>-<hash>/index.sqlite, or DIR/.mdseek/index.sqlite "
+        "if that file exists; env MDSEEK_INDEX)",
     )
     p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="bytes")
     p.add_argument("--include", action="append", help="glob to index (repeatable)")
@@ -109,9 +111,14 @@ def _engine(args: argparse.Namespace):
     if not root.is_dir():
         raise CliError(f"{args.dir}: no such folder")
     try:
-        return Engine(root, index_path=args.db, model=args.model, file_filter=_filter(args))
+        eng = Engine(root, index_path=args.db, model=args.model, file_filter=_filter(args))
     except IndexFileError as exc:
         raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot create the index: {exc}") from exc
+    for note in eng.notices:
+        print(f"mdseek: warning: {note}", file=sys.stderr)
+    return eng
 
 
 class _Bar:
@@ -122,6 +129,12 @@ class _Bar:
         self.bars: dict[str, object] = {}
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "wait":  # said even without a bar: otherwise the command seems stuck
+            print(
+                "mdseek: another mdseek process is embedding this index; waiting to reuse its vectors",
+                file=sys.stderr,
+            )
+            return
         if not self.enabled:
             return
         from tqdm import tqdm
