@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -83,6 +84,17 @@ class SearchResponse:
     results: list[SearchResult]
     mode: str  # "hybrid", "lexical" or "dense"
     note: str | None = None
+
+
+MAX_QUERY_CHARS = 4096  # far beyond the model's window and the 32 lexical terms used
+_UNSEARCHABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def clean_query(query: str | None) -> str:
+    """Query text anything can search: lone surrogates (pasted text, a non-UTF-8
+    argv) and NUL become spaces, so the rest of the query is still searched;
+    capped at MAX_QUERY_CHARS."""
+    return _UNSEARCHABLE.sub(" ", (query or "")[:MAX_QUERY_CHARS])
 
 
 class Engine:
@@ -179,6 +191,9 @@ class Engine:
                 self._forget(self.store.delete_documents(gone))
                 rep.removed = len(gone)
             for n, f in enumerate(found, 1):
+                if self.cancelled.is_set():
+                    rep.interrupted = True
+                    break
                 if progress:
                     progress("parse", n, len(found))
                 self._index_found(f, known.get(f.rel), rep)
@@ -366,7 +381,7 @@ class Engine:
         exclude_path: str | None = None,
         seed_vector: np.ndarray | None = None,
     ) -> SearchResponse:
-        query = query or ""
+        query = clean_query(query)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
         if use_dense and not self.embedder.loaded:

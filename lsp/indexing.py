@@ -94,9 +94,13 @@ class Indexing:
         for f in self.folders:
             self.add_root(f)
 
-    def close(self) -> None:
+    def close(self) -> list[str]:
+        """Close every folder (their engines stop between batches); returns the
+        names of those that were still indexing."""
+        busy = [r.name for r in self.ws.roots if r.state == "indexing"]
         for r in self.ws.roots:
             r.close()
+        return busy
 
     # -- reconciling --------------------------------------------------------------
 
