@@ -189,7 +189,7 @@ class Store:
                 f"the index {self.path} {exc.problem}; moved it to {aside.name} "
                 "and building a new index"
             )
-            log.warning("%s", self.notice)
+            log.info("%s", self.notice)  # the CLI prints notices, the server shows them
             self._open()
 
     def _open(self) -> None:
@@ -264,9 +264,11 @@ class Store:
                 self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
         if 0 < version < SCHEMA_VERSION:
             self.migrated_from = version
-            log.warning(
-                "migrated the index %s from schema %d to %d", self.path, version, SCHEMA_VERSION
+            self.notice = (
+                f"the index {self.path} was written by an older mdseek: migrated it "
+                f"from schema {version} to {SCHEMA_VERSION}"
             )
+            log.info("%s", self.notice)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

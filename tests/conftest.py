@@ -52,6 +52,23 @@ def copy_fixtures(dest: Path) -> Path:
     return dest
 
 
+def grown_workspace(root: Path, copies: int) -> Path:
+    """The handbook plus ``copies`` variants of each document (a marker word per
+    paragraph, so every chunk is new): a corpus that takes a while to embed."""
+    copy_fixtures(root)
+    for n in range(copies):
+        for f in sorted((FIXTURES / "handbook").rglob("*.md")):
+            paras = f.read_text().split("\n\n")
+            text = "\n\n".join(
+                p + (f" variant{n}x{i}" if p and not p.startswith(("#", "```", "|")) else "")
+                for i, p in enumerate(paras)
+            )
+            dest = root / f"copy{n}" / f.relative_to(FIXTURES)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(text)
+    return root
+
+
 @pytest.fixture(scope="session")
 def golden_index(tmp_path_factory) -> Path:
     """An index of the fixture handbook, built once per session (the slow part:
