@@ -107,8 +107,8 @@ def test_every_request_with_invalid_params_gets_an_answer(tiny):
             res = s.request(method, params, timeout=20)
             assert res is not None, (method, params)  # never left waiting
             err = res.get("error")
-            if method == "mdseek/search" and err is None:
-                continue  # lenient by design: odd values fall back to defaults
+            if method in ("mdseek/search", "workspace/symbol") and err is None:
+                continue  # lenient: a query is coerced to text, odd limits mean the default
             assert err is not None and err["code"] == -32602, (method, params, res)
             assert "\n" not in err["message"] and len(err["message"]) <= 300
             assert "traceback" not in json.dumps(err.get("data")).lower()
@@ -220,7 +220,7 @@ def test_exit_while_embedding_is_fast_and_quiet(tmp_path, polite):
     with RawServer(tmp_path) as s:
         s.initialize(ws)
         st = s.wait_state(
-            ("indexing",), 600, pred=lambda st: 0 < st["pending_embeds"] < st["chunks"]
+            ("indexing",), 600, pred=lambda st: st["embedded_total"] > 0 and st["pending_embeds"] > 0
         )  # embedding: some vectors written, more to go
         t0 = time.monotonic()
         if polite:
@@ -228,7 +228,7 @@ def test_exit_while_embedding_is_fast_and_quiet(tmp_path, polite):
         s.notify("exit")
         code = s.wait_exit(30)
         took = time.monotonic() - t0
-        print(f"exit took {took:.2f}s with {st['pending_embeds']} of {st['chunks']} chunks pending")
+        print(f"exit took {took:.2f}s with {st['pending_embeds']} chunks pending, {st['embedded_total']} embedded")
         assert code == (0 if polite else 1)
         err = s.stderr().strip().splitlines()
         assert len(err) <= 1 and all("indexing" in ln for ln in err), err

@@ -18,7 +18,8 @@
 --   gO / vim.lsp.buf.document_symbol()  the heading outline
 --   grr / vim.lsp.buf.references() on a heading: the links that point to it
 --   completion after '#' in links, and warnings for broken links
--- The index lives in <root>/.mdseek/index.sqlite and follows your saves.
+-- The index lives in ~/.cache/mdseek/indexes/ (or <root>/.mdseek/index.sqlite if
+-- that exists) and follows your saves; `mdseek status <root>` says where.
 
 vim.lsp.config('mdseek', {
   cmd = { 'mdseek', 'serve' },
@@ -27,7 +28,7 @@ vim.lsp.config('mdseek', {
   root_markers = { '.mdseek', '.git', '.obsidian' },
   -- Settings (all optional), sent at start and on request:
   --   model        sentence-transformers model name or path ('' = bundled all-MiniLM-L6-v2)
-  --   indexPath    index file ('' = <root>/.mdseek/index.sqlite)
+  --   indexPath    index file ('' = the user cache, or <root>/.mdseek/index.sqlite if present)
   --   include      globs to index, default { '**/*.md', '**/*.markdown' }
   --   exclude      extra globs to skip (.git, node_modules, .mdseek are always skipped)
   --   maxFileSize  bytes; larger files are skipped (default 5000000)
