@@ -154,6 +154,8 @@ class Indexing:
             last[0] = now
             if stage == "model":
                 msg, pct = "loading the embedding model", 30
+            elif stage == "wait":
+                msg, pct = "waiting for another mdseek process embedding this index", 30
             else:
                 msg = f"{done}/{total} {labels.get(stage, stage)}"
                 frac = done / total if total else 1.0

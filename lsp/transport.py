@@ -143,6 +143,13 @@ class MdseekProtocol(LanguageServerProtocol):
         log.debug("request %s failed", msg_id, exc_info=exc)
         self._send_response(msg_id, error=error)
 
+    def _check_handler_result(self, future: Any) -> None:
+        """A notification handler's failure: one log line (no pop-up for the user,
+        who did nothing wrong; the traceback goes to the debug log)."""
+        if not future.cancelled() and (exc := future.exception()) is not None:
+            log.error("handling a notification failed: %s", _one_line(_describe(exc)))
+            log.debug("handling a notification failed", exc_info=exc)
+
     def handle_message(self, message: RPCMessage) -> None:
         try:
             super().handle_message(message)

@@ -90,8 +90,8 @@ def test_server_and_cli_on_a_fresh_folder_embed_each_chunk_once(tmp_path):
         path = Path(st["roots"][0]["index_path"])
         facts = index_facts(path)
         assert facts["integrity"] == "ok" and facts["pending"] == 0
-        assert st["roots"][0]["index_location"] == "cache"
         assert rep["embedded"] + st["embedded_total"] == facts["hashes"], (rep, st, facts)
+        assert st["roots"][0]["index_location"] == "cache"
 
 
 def test_kill_9_while_embedding_frees_the_index_for_the_next_process(tmp_path):

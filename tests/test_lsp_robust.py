@@ -120,9 +120,14 @@ def test_every_request_with_invalid_params_gets_an_answer(tiny):
         ]:
             res = s.request(method, params, timeout=20)
             assert res is not None and ("result" in res or "traceback" not in json.dumps(res["error"]).lower())
-        # A notification with invalid params is dropped (nothing to answer), and the server goes on.
+        # A notification with invalid params is dropped (nothing to answer), one that
+        # fails is logged in one line; no pop-up for the user, and the server goes on.
         s.notify("textDocument/didOpen", {"textDocument": {"uri": 5}})
+        s.notify("textDocument/didChange", {"textDocument": {"uri": tiny.as_uri() + "/never-opened.md", "version": 2},
+                                            "contentChanges": [{"text": "# x"}]})
+        s.notify("textDocument/didSave", {"textDocument": {"uri": "file:///tmp/%00.md"}})
         assert s.status()["state"]
+        assert not [m for m in s.notifications if m["method"] == "window/showMessage"]
         no_tracebacks(s)
 
 
