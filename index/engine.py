@@ -333,15 +333,16 @@ class Engine:
         """Hold the index's embed lock (waiting for another process if needed);
         yields False if cancelled while waiting."""
         t0 = time.perf_counter()
-        locked = False
+        locked = waited = False
         try:
             while not self.cancelled.is_set():
                 try:
-                    self._embed_lock.acquire(timeout=LOCK_POLL if rep.lock_wait_seconds else 0)
+                    self._embed_lock.acquire(timeout=LOCK_POLL if waited else 0)
                     locked = True
                     break
                 except Timeout:
-                    if not rep.lock_wait_seconds:
+                    if not waited:
+                        waited = True
                         log.info("another process is embedding into %s; waiting", self.index_path)
                         if progress:
                             progress("wait", 0, 1)

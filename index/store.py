@@ -168,14 +168,16 @@ class Store:
     """A connection to one index file. Not shared between threads: the engine
     serialises access with its own lock."""
 
-    def __init__(self, path: str | Path, recover: bool = False):
+    def __init__(self, path: str | Path, recover: bool = False, check: bool = True):
         """Open (or create) the index at ``path``. A file that is not a usable
         mdseek index raises :class:`IndexFileError` saying what is wrong and what
         to do -- unless it can be set aside: an mdseek index of another version
         always, anything else when ``recover`` (the file sits in mdseek's own
         folder). It is then renamed (never deleted) and a new index started;
-        :attr:`notice` says so."""
+        :attr:`notice` says so. ``check`` runs SQLite's quick_check on open (about
+        0.15 s per 75 MB of index) so a damaged file is found now, not mid-run."""
         self.path = Path(path)
+        self._quick_check = check
         self.lock = threading.RLock()
         self.notice: str | None = None
         self.migrated_from: int | None = None
@@ -184,15 +186,19 @@ class Store:
         except _Unusable as exc:
             if not (recover or exc.ours):
                 raise IndexFileError(f"{self.path} {exc.problem}: {exc.advice}") from None
-            aside = move_aside(self.path, exc.tag)
+            try:
+                aside = move_aside(self.path, exc.tag)
+            except FileNotFoundError:  # another process set it aside first
+                aside = None
             self.notice = (
-                f"the index {self.path} {exc.problem}; moved it to {aside.name} "
-                "and building a new index"
+                f"the index {self.path} {exc.problem}; "
+                + (f"moved it to {aside.name} and building a new index" if aside else "building a new index")
             )
             log.info("%s", self.notice)  # the CLI prints notices, the server shows them
             self._open()
 
     def _open(self) -> None:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         create_private(self.path)
         try:
             self.db = sqlite3.connect(
@@ -200,17 +206,25 @@ class Store:
             )
         except sqlite3.Error as exc:
             raise IndexFileError(f"cannot open the index {self.path}: {exc}") from None
+        ours = False  # known to be an mdseek index (of this version, or migratable)
         try:
             self._check()
+            ours = True
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA foreign_keys=ON")
             self.db.execute("PRAGMA busy_timeout=60000")
             self._migrate()
             self.db.execute("SELECT count(*) FROM documents").fetchone()
+            if self._quick_check:
+                problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+                if problems != ["ok"]:
+                    raise _Unusable(f"is damaged ({'; '.join(problems)[:200]})", "damaged", ours=True)
         except sqlite3.DatabaseError as exc:
             self.db.close()
             if getattr(exc, "sqlite_errorcode", None) in _DAMAGED:
+                if ours:
+                    raise _Unusable(f"is damaged ({exc})", "damaged", ours=True) from None
                 raise _Unusable(f"is not a readable SQLite database ({exc})", "unreadable") from None
             raise IndexFileError(f"cannot use the index {self.path}: {exc}") from None
         except BaseException:

@@ -16,6 +16,7 @@ import argparse
 import json
 import logging
 import os
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -331,6 +332,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except ModelUnavailable as exc:
         print(f"mdseek: error: {exc}", file=sys.stderr)
+        return 1
+    except sqlite3.Error as exc:  # the index failed under us (a full disk, damage found mid-run)
+        if args.verbose:
+            raise
+        print(f"mdseek: error: the index failed: {exc} (run again with -v for details)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("mdseek: interrupted; the index is consistent, run again to finish", file=sys.stderr)

@@ -84,34 +84,43 @@ class MdseekProtocol(LanguageServerProtocol):
                              data.get("id") if isinstance(data, dict) else None)
         msg_id = data.get("id")
         method = data.get("method")
+        if not isinstance(msg_id, int | str | None) or isinstance(msg_id, bool):
+            raise BadMessage(INVALID_REQUEST, "Invalid request: id must be a number or a string")
         if method is not None and not isinstance(method, str):
             raise BadMessage(INVALID_REQUEST, "Invalid request: method must be a string", msg_id)
+        if "method" not in data:
+            return self._structure_answer(data, msg_id)
         try:
-            if "method" in data:
-                cls = self.get_message_type(method) or (
-                    JsonRPCRequestMessage if "id" in data else JsonRPCNotification
-                )
-                return self._converter.structure(data, cls)
-            if "error" in data:
-                return self._converter.structure(data, types.ResponseErrorMessage)
-            typed = self._result_types.pop(msg_id, None) or JsonRPCResponseMessage
-            try:
-                return self._converter.structure(data, typed)
-            except Exception as exc:  # a client's odd answer: let the waiting request see it raw
-                log.warning("answer %s from the client does not fit: %s", msg_id, _one_line(_describe(exc)))
-                return self._converter.structure(data, JsonRPCResponseMessage)
-        except BadMessage:
-            raise
+            cls = self.get_message_type(method) or (
+                JsonRPCRequestMessage if "id" in data else JsonRPCNotification
+            )
+            return self._converter.structure(data, cls)
         except Exception as exc:
             what = _one_line(_describe(exc))
             raise BadMessage(INVALID_PARAMS, f"Invalid params for {method}: {what}", msg_id, method) from None
+
+    def _structure_answer(self, data: dict[str, Any], msg_id: Any) -> Any:
+        """The client's answer to one of our requests. One that does not fit its
+        type (``workspace/configuration`` answered with ``null``) is handed over
+        untyped, or as an empty result: the request waiting for it must finish."""
+        typed = self._result_types.pop(msg_id, None) or JsonRPCResponseMessage
+        try:
+            if "error" in data:
+                return self._converter.structure(data, types.ResponseErrorMessage)
+            return self._converter.structure(data, typed)
+        except Exception as exc:
+            log.warning("answer %s from the client does not fit: %s", msg_id, _one_line(_describe(exc)))
+        try:
+            return self._converter.structure(data, JsonRPCResponseMessage)
+        except Exception:
+            return JsonRPCResponseMessage(id=msg_id, result=None, jsonrpc=self.VERSION)
 
     def handle_body(self, body: bytes) -> None:
         """Parse, structure and dispatch one message body; answer what cannot be handled."""
         try:
             try:
                 data = json.loads(body)
-            except ValueError as exc:  # also invalid UTF-8
+            except (ValueError, RecursionError) as exc:  # also invalid UTF-8, absurd nesting
                 raise BadMessage(PARSE_ERROR, f"Parse error: {_one_line(str(exc), 120)}") from None
             message = self.structure_message(data)
         except BadMessage as bad:

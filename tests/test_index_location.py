@@ -186,6 +186,25 @@ def test_corrupt_index_is_set_aside_and_rebuilt(notes):
     assert found.returncode == 0 and '"path"' in found.stdout
 
 
+def test_damaged_index_is_found_on_open_and_set_aside(notes, tmp_path):
+    path = tmp_path / "index.sqlite"
+    eng = Engine(notes, index_path=path)
+    eng.index(embed=False)
+    eng.close()
+    data = bytearray(path.read_bytes())
+    page = 4096
+    assert len(data) > 4 * page
+    data[2 * page :] = os.urandom(len(data) - 2 * page)  # the header and schema survive
+    path.write_bytes(bytes(data))
+    run = cli("index", str(notes), "--no-progress", "--db", str(path))  # an explicit path, but mdseek's own file
+    assert run.returncode == 0, run.stderr
+    assert "is damaged" in run.stderr and "moved it to" in run.stderr and "Traceback" not in run.stderr
+    aside = [p for p in tmp_path.iterdir() if p.name.startswith("index.sqlite.damaged-")]
+    assert len(aside) == 1 and aside[0].read_bytes() == bytes(data)
+    st = cli("status", str(notes), "--db", str(path), "--json")
+    assert '"files": 3' in st.stdout
+
+
 def test_foreign_file_at_an_explicit_path_is_refused_untouched(notes, tmp_path):
     theirs = tmp_path / "app.sqlite"
     db = sqlite3.connect(theirs)

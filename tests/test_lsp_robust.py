@@ -63,6 +63,10 @@ def test_framing_errors_are_logged_and_the_reader_resynchronises(tiny):
         # A body that is not JSON, or not a JSON-RPC message: answered with id null.
         s.send_raw(b"Content-Length: 9\r\n\r\n{not json")
         s.send_raw(frame([1, 2, 3]))
+        deep = b"[" * 100_000 + b"]" * 100_000  # nesting deeper than any parser's recursion
+        s.send_raw(b"Content-Length: %d\r\n\r\n" % len(deep) + deep)
+        s.send({"jsonrpc": "2.0", "id": {"an": "object"}, "method": "mdseek/status"})
+        s.send({"jsonrpc": "2.0", "id": 424242, "result": {"not": "asked for"}})  # an answer to nothing
         deadline = time.monotonic() + 10
         while None not in s.responses and time.monotonic() < deadline:
             time.sleep(0.05)
