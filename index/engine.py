@@ -8,19 +8,23 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from . import retrieve
 from .chunk import Chunk, Chunker
 from .dense import DenseIndex
 from .embed import Embedder
 from .files import FileFilter, FoundFile, check_file, relpath, scan
+from .location import FILE_MODE, locate, prepare
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
 from .snippet import snippet
@@ -28,23 +32,10 @@ from .store import SectionRow, Store
 
 log = logging.getLogger(__name__)
 
-INDEX_DIRNAME = ".mdseek"
-INDEX_FILENAME = "index.sqlite"
 EMBED_BATCH = 64
+LOCK_POLL = 0.2  # seconds between checks for cancellation while waiting for the embed lock
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
-
-def default_index_path(root: Path) -> Path:
-    """``<root>/.mdseek/index.sqlite``; the folder ignores itself for git."""
-    return root / INDEX_DIRNAME / INDEX_FILENAME
-
-
-def _ensure_self_ignoring(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    gi = folder / ".gitignore"
-    if not gi.exists():
-        gi.write_text("# mdseek's index; safe to delete\n*\n")
 
 
 @dataclass
@@ -62,6 +53,8 @@ class IndexReport:
     seconds: float = 0.0
     embed_seconds: float = 0.0
     lexical_only_reason: str | None = None
+    interrupted: bool = False  # embedding was cancelled; the rest is pending
+    lock_wait_seconds: float = 0.0  # waited for another process embedding into this index
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -94,6 +87,17 @@ class SearchResponse:
     note: str | None = None
 
 
+MAX_QUERY_CHARS = 4096  # far beyond the model's window and the 32 lexical terms used
+_UNSEARCHABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def clean_query(query: str | None) -> str:
+    """Query text anything can search: lone surrogates (pasted text, a non-UTF-8
+    argv) and NUL become spaces, so the rest of the query is still searched;
+    capped at MAX_QUERY_CHARS."""
+    return _UNSEARCHABLE.sub(" ", (query or "")[:MAX_QUERY_CHARS])
+
+
 class Engine:
     def __init__(
         self,
@@ -107,16 +111,23 @@ class Engine:
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
             raise NotADirectoryError(f"{self.root} is not a folder")
-        if index_path is None:
-            index_path = default_index_path(self.root)
-            _ensure_self_ignoring(Path(index_path).parent)
-        self.index_path = Path(index_path).expanduser().resolve()
+        self.location = locate(self.root, index_path)
+        prepare(self.location)  # no symlinks; a private folder
+        self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
         self.embedder = Embedder(model)
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
-        self.store = Store(self.index_path)
+        self.store = Store(self.index_path, recover=self.location.owned)
+        # What the user should hear about opening the index (a file set aside, a migration).
+        self.notices: list[str] = [self.store.notice] if self.store.notice else []
+        # One embedder per index across processes: a second one waits, then
+        # finds the vectors made (pending is re-read under the lock).
+        self._embed_lock = FileLock(
+            str(self.index_path) + ".lock", mode=FILE_MODE, thread_local=False
+        )
+        self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
         self.dense = DenseIndex()
         self._dense_version: int | None = None  # data_version the matrix reflects
         self._write = threading.RLock()
@@ -125,7 +136,12 @@ class Engine:
         self.rrf_k = retrieve.RRF_K
         self.fts_weights = retrieve.FTS_WEIGHTS
 
+    def cancel(self) -> None:
+        """Stop embedding at the next batch boundary (for good: the engine is closing)."""
+        self.cancelled.set()
+
     def close(self) -> None:
+        self.cancel()
         self.store.close()
 
     # -- model-dependent parts ----------------------------------------------
@@ -176,6 +192,9 @@ class Engine:
                 self._forget(self.store.delete_documents(gone))
                 rep.removed = len(gone)
             for n, f in enumerate(found, 1):
+                if self.cancelled.is_set():
+                    rep.interrupted = True
+                    break
                 if progress:
                     progress("parse", n, len(found))
                 self._index_found(f, known.get(f.rel), rep)
@@ -264,21 +283,37 @@ class Engine:
         return rep
 
     def embed_pending(self, progress: Progress | None = None, rep: IndexReport | None = None) -> int:
-        """Embed every chunk that has no vector for the current model."""
+        """Embed every chunk that has no vector for the current model.
+
+        One process embeds into an index at a time (a lock file beside it): a
+        second one waits, then embeds only what is still missing, so chunks the
+        first one embedded are reused, never embedded twice. :meth:`cancel`
+        stops the run between batches (what is committed stays)."""
         rep = rep or IndexReport()
-        pending = self.store.pending_chunks(self.model_id)
-        if not pending:
+        if self.cancelled.is_set() or not self.store.pending_count(self.model_id):
             return 0
-        # Similar lengths in one batch pad less (the store returns hash order).
-        pending.sort(key=lambda p: len(p[1]))
         try:
             self.embedder.load()
         except ModelUnavailable as exc:
             rep.lexical_only_reason = str(exc)
             return 0
+        with self._embed_turn(progress, rep) as turn:
+            if not turn:
+                rep.interrupted = True
+                return 0
+            return self._embed_batches(progress, rep)
+
+    def _embed_batches(self, progress: Progress | None, rep: IndexReport) -> int:
+        pending = self.store.pending_chunks(self.model_id)  # after any wait: what is left
+        # Similar lengths in one batch pad less (the store returns hash order).
+        pending.sort(key=lambda p: len(p[1]))
         t0 = time.perf_counter()
         done = 0
         for i in range(0, len(pending), self.embed_batch):
+            if self.cancelled.is_set():
+                rep.interrupted = True
+                log.info("embedding stopped with %d chunks left", len(pending) - done)
+                break
             batch = pending[i : i + self.embed_batch]
             hashes = [h for h, _ in batch]
             vecs = self.embedder.encode([t for _, t in batch])
@@ -293,6 +328,36 @@ class Engine:
         rep.embedded += done
         rep.embed_seconds += time.perf_counter() - t0
         return done
+
+    @contextmanager
+    def _embed_turn(self, progress: Progress | None, rep: IndexReport) -> Iterator[bool]:
+        """Hold the index's embed lock (waiting for another process if needed);
+        yields False if cancelled while waiting."""
+        t0 = time.perf_counter()
+        locked = waited = False
+        try:
+            while not self.cancelled.is_set():
+                try:
+                    self._embed_lock.acquire(timeout=LOCK_POLL if waited else 0)
+                    locked = True
+                    break
+                except Timeout:
+                    if not waited:
+                        waited = True
+                        log.info("another process is embedding into %s; waiting", self.index_path)
+                        if progress:
+                            progress("wait", 0, 1)
+                    rep.lock_wait_seconds = time.perf_counter() - t0
+                except OSError as exc:  # a file system without locks: embed anyway
+                    log.warning("cannot lock %s (%s); embedding without it", self._embed_lock.lock_file, exc)
+                    break
+            else:
+                yield False
+                return
+            yield True
+        finally:
+            if locked:
+                self._embed_lock.release()
 
     # -- dense matrix ---------------------------------------------------------
 
@@ -318,7 +383,7 @@ class Engine:
         exclude_path: str | None = None,
         seed_vector: np.ndarray | None = None,
     ) -> SearchResponse:
-        query = query or ""
+        query = clean_query(query)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
         if use_dense and not self.embedder.loaded:
@@ -413,6 +478,7 @@ class Engine:
         return {
             "root": str(self.root),
             "index_path": str(self.index_path),
+            "index_location": self.location.kind,  # "cache", "workspace" or "explicit"
             "model": self.model_id,
             "model_loaded": self.embedder.loaded,
             "model_error": str(err) if err else None,

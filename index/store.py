@@ -31,13 +31,20 @@ from pathlib import Path
 import numpy as np
 
 from .chunk import Chunk
+from .location import IndexFileError, companions, create_private, make_private, move_aside
 from .parse import ParsedDocument
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+APPLICATION_ID = 0x6D64736B  # "mdsk" in the SQLite header: this file is an mdseek index
+_SIGNATURE = {"meta", "documents", "chunks", "vectors"}  # indexes from before application_id
+# SQLite result codes of a file that is not a database or is damaged.
+_DAMAGED = {getattr(sqlite3, "SQLITE_NOTADB", 26), getattr(sqlite3, "SQLITE_CORRUPT", 11)}
 
-_MIGRATIONS: dict[int, str] = {
+# Schema version -> the SQL that upgrades the previous version to it. None: that
+# step cannot be done in place; an older index is set aside and rebuilt.
+_MIGRATIONS: dict[int, str | None] = {
     1: """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE documents (
@@ -95,10 +102,6 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
-class IndexFileError(RuntimeError):
-    """The index file cannot be used (newer schema, not an mdseek index, ...)."""
-
-
 @dataclass(frozen=True)
 class DocRow:
     id: int
@@ -143,48 +146,143 @@ class ChunkRow:
     section_last: int
 
 
+class _Unusable(Exception):
+    """The file is not an index this mdseek can use (see Store.__init__)."""
+
+    def __init__(self, problem: str, tag: str, ours: bool = False):
+        super().__init__(problem)
+        self.problem = problem
+        self.tag = tag  # names the renamed file: index.sqlite.<tag>-<time>
+        self.ours = ours  # an mdseek index (of another version): always safe to set aside
+
+    @property
+    def advice(self) -> str:
+        return (
+            "mdseek only writes to its own index files; choose another index file "
+            "(--db, MDSEEK_INDEX, the indexPath setting), or move this one away and "
+            "mdseek builds a new index there"
+        )
+
+
 class Store:
     """A connection to one index file. Not shared between threads: the engine
     serialises access with its own lock."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, recover: bool = False, check: bool = True):
+        """Open (or create) the index at ``path``. A file that is not a usable
+        mdseek index raises :class:`IndexFileError` saying what is wrong and what
+        to do -- unless it can be set aside: an mdseek index of another version
+        always, anything else when ``recover`` (the file sits in mdseek's own
+        folder). It is then renamed (never deleted) and a new index started;
+        :attr:`notice` says so. ``check`` runs SQLite's quick_check on open (about
+        0.15 s per 75 MB of index) so a damaged file is found now, not mid-run."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(
-            str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
-        )
+        self._quick_check = check
         self.lock = threading.RLock()
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA busy_timeout=60000")
-        self._migrate()
+        self.notice: str | None = None
+        self.migrated_from: int | None = None
+        try:
+            self._open()
+        except _Unusable as exc:
+            if not (recover or exc.ours):
+                raise IndexFileError(f"{self.path} {exc.problem}: {exc.advice}") from None
+            try:
+                aside = move_aside(self.path, exc.tag)
+            except FileNotFoundError:  # another process set it aside first
+                aside = None
+            self.notice = (
+                f"the index {self.path} {exc.problem}; "
+                + (f"moved it to {aside.name} and building a new index" if aside else "building a new index")
+            )
+            log.info("%s", self.notice)  # the CLI prints notices, the server shows them
+            self._open()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        create_private(self.path)
+        try:
+            self.db = sqlite3.connect(
+                str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise IndexFileError(f"cannot open the index {self.path}: {exc}") from None
+        ours = False  # known to be an mdseek index (of this version, or migratable)
+        try:
+            self._check()
+            ours = True
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.execute("PRAGMA busy_timeout=60000")
+            self._migrate()
+            self.db.execute("SELECT count(*) FROM documents").fetchone()
+            if self._quick_check:
+                problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+                if problems != ["ok"]:
+                    raise _Unusable(f"is damaged ({'; '.join(problems)[:200]})", "damaged", ours=True)
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            if getattr(exc, "sqlite_errorcode", None) in _DAMAGED:
+                if ours:
+                    raise _Unusable(f"is damaged ({exc})", "damaged", ours=True) from None
+                raise _Unusable(f"is not a readable SQLite database ({exc})", "unreadable") from None
+            raise IndexFileError(f"cannot use the index {self.path}: {exc}") from None
+        except BaseException:
+            self.db.close()
+            raise
+        make_private(self.path, *companions(self.path))
 
     def close(self) -> None:
         self.db.close()
 
     # -- schema ---------------------------------------------------------------
 
+    def _check(self) -> None:
+        """Is this file an mdseek index this version can use? (Read-only: a
+        foreign database is not switched to WAL or touched in any way.)"""
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
+        tables = {
+            r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if version == 0 and app_id == 0 and not tables:
+            return  # a new, empty file
+        ours = app_id == APPLICATION_ID or (app_id == 0 and _SIGNATURE <= tables)
+        if not ours:
+            raise _Unusable("is an SQLite database but not an mdseek index", "foreign")
+        if version > SCHEMA_VERSION:
+            raise _Unusable(
+                f"was written by a newer mdseek (index schema {version}; this mdseek "
+                f"reads up to {SCHEMA_VERSION})",
+                "newer",
+                ours=True,
+            )
+        if any(_MIGRATIONS.get(v) is None for v in range(version + 1, SCHEMA_VERSION + 1)):
+            raise _Unusable(
+                f"was written by an older mdseek (index schema {version}) and cannot be "
+                "migrated in place",
+                f"schema{version}",
+                ours=True,
+            )
+
     def _migrate(self) -> None:
         with self.transaction():
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise IndexFileError(
-                    f"{self.path} was written by a newer mdseek (schema {version} > "
-                    f"{SCHEMA_VERSION}); upgrade mdseek or delete the index file"
-                )
-            if version == 0:
-                tables = self.db.execute(
-                    "SELECT count(*) FROM sqlite_master WHERE type='table'"
-                ).fetchone()[0]
-                if tables:
-                    raise IndexFileError(f"{self.path} is an SQLite file but not an mdseek index")
             for v in range(version + 1, SCHEMA_VERSION + 1):
                 # executescript() would COMMIT mid-transaction: run statement by statement.
-                for stmt in _MIGRATIONS[v].split(";"):
+                for stmt in (_MIGRATIONS[v] or "").split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
                 self.db.execute(f"PRAGMA user_version={v}")
+            if self.db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        if 0 < version < SCHEMA_VERSION:
+            self.migrated_from = version
+            self.notice = (
+                f"the index {self.path} was written by an older mdseek: migrated it "
+                f"from schema {version} to {SCHEMA_VERSION}"
+            )
+            log.info("%s", self.notice)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -17,6 +17,7 @@ import argparse
 import json
 import logging
 import os
+import sqlite3
 import sys
 import time
 from pathlib import Path
@@ -61,8 +62,9 @@ def _add_index_opts(p: argparse.ArgumentParser) -> None:
         "--db",
         default=os.environ.get("MDSEEK_INDEX") or None,
         metavar="FILE",
-        help="index file; default: $MDSEEK_INDEX, else the default location "
-        "(`mdseek status DIR` prints it)",
+        help="index file; default: $MDSEEK_INDEX, else a private folder in your cache "
+        "(~/.cache/mdseek/indexes/<folder>-<hash>/index.sqlite), or DIR/.mdseek/index.sqlite "
+        "if that file exists (`mdseek status DIR` prints it)",
     )
     p.add_argument(
         "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, metavar="BYTES",
@@ -203,9 +205,14 @@ def _engine(args: argparse.Namespace, need_files: bool = True):
             "Give the folder that holds your notes, or other globs with --include"
         )
     try:
-        return Engine(root, index_path=args.db, model=args.model, file_filter=flt)
+        eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt)
     except IndexFileError as exc:
         raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot create the index: {exc}") from exc
+    for note in eng.notices:
+        print(f"mdseek: warning: {note}", file=sys.stderr)
+    return eng
 
 
 def shown(path: Path | str) -> str:
@@ -232,6 +239,12 @@ class _Progress:
         self.last: dict[str, tuple[float, float]] = {}  # stage -> (started, last printed)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage == "wait":  # said even without a bar: otherwise the command seems stuck
+            print(
+                "mdseek: another mdseek process is embedding this index; waiting to reuse its vectors",
+                file=sys.stderr,
+            )
+            return
         if not self.enabled or total <= 0:
             return
         label, unit = self.LABELS.get(stage, (stage, "items"))
@@ -531,6 +544,11 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `mdseek search ... | head`: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except sqlite3.Error as exc:  # the index failed under us (a full disk, damage found mid-run)
+        if args.verbose:
+            raise
+        print(f"mdseek: error: the index failed: {exc} (run again with -v for details)", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("mdseek: interrupted; the index is consistent, run again to finish", file=sys.stderr)
         return 130

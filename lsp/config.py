@@ -8,8 +8,9 @@ problem so the server can say so once, in one message.
 
     model        sentence-transformers model name or local path ("" = bundled default)
     indexPath    index file; relative paths are relative to each workspace folder,
-                 "" = <folder>/.mdseek/index.sqlite. With several folders and an
-                 absolute file, each folder gets <stem>-<hash of folder><suffix>.
+                 "" = the user cache (<cache>/mdseek/indexes/<folder>-<hash>/index.sqlite),
+                 or <folder>/.mdseek/index.sqlite if that file exists. With several
+                 folders and an absolute file, each folder gets <stem>-<hash of folder><suffix>.
     include      globs of files to index (default **/*.md, **/*.markdown)
     exclude      globs never indexed (always added to the built-in ones: .git,
                  node_modules, .mdseek, .venv)

@@ -22,7 +22,7 @@ from pygls.workspace.position_codec import PositionCodec
 def uri_to_path(uri: str) -> Path | None:
     """The absolute, resolved filesystem path of a ``file:`` URI (None otherwise)."""
     p = to_fs_path(uri)
-    if not p:
+    if not p or "\x00" in p:  # no file has a NUL in its name
         return None
     try:
         return Path(p).resolve()

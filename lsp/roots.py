@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -115,7 +116,8 @@ class Root:
         threading.Thread(
             target=self._load_model, args=(eng,), name="mdseek-model-load", daemon=True
         ).start()
-        return eng, note
+        notes = [f"mdseek: {n}" for n in eng.notices] + ([note] if note else [])
+        return eng, "; ".join(notes) or None
 
     @staticmethod
     def _load_model(eng: Engine) -> bool:
@@ -126,7 +128,7 @@ class Root:
         """Create the engine (off the loop); returns a message for the user, if any."""
         try:
             self.engine, note = await self.write(self._make_engine)
-        except (IndexFileError, OSError, ModelUnavailable) as exc:
+        except (IndexFileError, OSError, sqlite3.Error, ModelUnavailable) as exc:
             self.state = "error"
             self.message = f"mdseek: cannot open the index of {self.path}: {exc}"
             log.error("%s", self.message)
@@ -139,6 +141,8 @@ class Root:
             h.cancel()
         self._timers.clear()
         eng = self.engine
+        if eng is not None:
+            eng.cancel()  # now, not after the writer's queue: a long embedding stops at its next batch
 
         def _close() -> None:
             if eng is not None:

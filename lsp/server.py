@@ -47,6 +47,7 @@ from .convert import Positions, uri_to_path
 from .diagnostics import Diagnostics
 from .indexing import Indexing
 from .params import InvalidParams, SearchParams, structure
+from .transport import MdseekProtocol, serve_stdio
 from .workspace import Workspace
 
 log = logging.getLogger("mdseek.lsp")
@@ -58,13 +59,22 @@ REINDEX = "mdseek/reindex"
 
 class MdseekServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("mdseek", __version__)
+        super().__init__("mdseek", __version__, protocol_cls=MdseekProtocol)
         self.ws = Workspace()
         self.tasks = Tasks()
         self.diagnostics = Diagnostics(self.ws, self.text_document_publish_diagnostics, self.tasks)
         self.indexing = Indexing(self, self.ws, self.tasks, on_indexed=self.diagnostics.refresh)
         self.init_options: Any = None
         self.started = time.monotonic()
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve on stdio with :mod:`.transport`'s read loop (resynchronises after
+        a framing error, answers invalid params)."""
+        serve_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    @property
+    def shutdown_received(self) -> bool:
+        return bool(getattr(self.protocol, "_shutdown", False))
 
     # -- settings -------------------------------------------------------------
 
@@ -124,6 +134,10 @@ def build_server() -> MdseekServer:
     @ls.feature(types.SHUTDOWN)
     def shutdown(ls: MdseekServer, params: None) -> None:
         ls.indexing.close()
+
+    @ls.feature(types.EXIT)
+    def exit_(ls: MdseekServer, params: None) -> None:
+        _exit_now(ls, 0 if ls.shutdown_received else 1)
 
     # -- documents ------------------------------------------------------------------
 
@@ -284,18 +298,29 @@ def _quiet_pygls() -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def _exit_now(ls: MdseekServer, code: int) -> None:
+    """End the process now, whatever it is doing: engines stop between batches,
+    and work in flight cannot corrupt the index (every write is one SQLite
+    transaction; the rest is redone on the next start). At most one line on stderr."""
+    interrupted = ls.indexing.close()
+    if interrupted:
+        log.warning("exiting while indexing %s; the rest is indexed on the next start",
+                    ", ".join(interrupted))
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def run() -> int:
     """Serve LSP over stdin/stdout until the client says exit (or goes away)."""
     _quiet_pygls()
     ls = build_server()
-    code = 0
     try:
         ls.start_io()
-    finally:
-        ls.indexing.close()
-        logging.shutdown()
-        sys.stderr.flush()
-        # Engine work in flight cannot corrupt the index (every write is one SQLite
-        # transaction), so do not wait for a long embedding run to finish.
-        os._exit(code)
-    return code
+    finally:  # stdin closed (the client went away) or the loop stopped
+        _exit_now(ls, 0 if ls.shutdown_received else 1)
+    return 0

@@ -29,8 +29,8 @@
 --                                 sections ranked by meaning, then file names;
 --                                 after '#': the target's headings
 --   warnings for broken links in every indexed file, opened or not
--- The index lives outside your files (`mdseek status <root>` prints where) and
--- follows your saves.
+-- The index lives in ~/.cache/mdseek/indexes/ (or <root>/.mdseek/index.sqlite if
+-- that exists) and follows your saves; `mdseek status <root>` says where.
 return {
   cmd = { 'mdseek', 'serve' },
   filetypes = { 'markdown' },
