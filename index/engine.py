@@ -19,7 +19,7 @@ import numpy as np
 from . import retrieve
 from .chunk import Chunk, Chunker
 from .dense import DenseIndex
-from .embed import Embedder
+from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, relpath, scan
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
@@ -102,6 +102,7 @@ class Engine:
         file_filter: FileFilter | None = None,
         chunk_budget: int | None = None,
         chunk_floor: int | None = None,
+        embed: EmbedSettings | None = None,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
@@ -111,7 +112,7 @@ class Engine:
             _ensure_self_ignoring(Path(index_path).parent)
         self.index_path = Path(index_path).expanduser().resolve()
         self.filter = file_filter or FileFilter()
-        self.embedder = Embedder(model)
+        self.embedder = Embedder(model, settings=embed)
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
@@ -268,8 +269,9 @@ class Engine:
         pending = self.store.pending_chunks(self.model_id)
         if not pending:
             return 0
-        # Similar lengths in one batch pad less (the store returns hash order).
-        pending.sort(key=lambda p: len(p[1]))
+        # Similar token counts in one batch pad less (the store returns hash order).
+        counts = self.embedder.token_counts([t for _, t in pending])
+        pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]
         try:
             self.embedder.load()
         except ModelUnavailable as exc:
