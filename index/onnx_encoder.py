@@ -1,7 +1,7 @@
 """Run a cached ONNX export of a sentence-transformers model: no torch.
 
 An export folder (written by :mod:`mdseek.index.onnx_export`) holds
-``model.onnx`` (the whole sentence-transformers pipeline in one graph:
+``model.onnx`` with its weights in ``model.onnx.data`` (the whole sentence-transformers pipeline in one graph:
 transformer, pooling as the model's modules specify, any dense layer,
 normalise), the model's own fast tokenizer (``tokenizer.json``), its window
 (``sentence_bert_config.json``) and ``manifest.json`` (what was exported from
@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 MANIFEST = "manifest.json"
-FORMAT = 2  # bump when the folder layout or the graph's contract changes
+FORMAT = 3  # bump when the folder layout or the graph's contract changes
 
 
 def read_manifest(folder: Path) -> dict | None:

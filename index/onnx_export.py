@@ -14,7 +14,9 @@ A failed check (or a model that cannot be traced) is cached too, as a manifest
 with ``status: "rejected"`` and the reason, so later runs use torch without
 exporting again and say why.
 
-Only this module imports torch for ONNX, and only when a folder is missing.
+The graph is saved with its weights in a side file (``model.onnx.data``), which
+onnxruntime maps rather than parses. Only this module imports torch for ONNX,
+and only when a folder is missing.
 Concurrent first exports (an editor's server and a CLI run) are serialised by
 an advisory lock file; each export is written to a temp folder and renamed into
 place, so a reader never sees a half-written folder.
@@ -164,6 +166,22 @@ def _trace(st, dest: Path) -> list[str]:
     return names
 
 
+def _external_weights(src: Path, dest: Path) -> None:
+    """Rewrite ``src`` as ``dest`` + ``dest.data`` (weights outside the protobuf):
+    onnxruntime then maps the weights instead of parsing and copying them, which
+    halves the CPU time of opening a session and saves their size in memory."""
+    import onnx
+
+    model = onnx.load(str(src))
+    onnx.save_model(
+        model, str(dest), save_as_external_data=True, all_tensors_to_one_file=True,
+        location=dest.name + ".data", size_threshold=1024,
+    )  # fmt: skip
+    src.unlink()
+    for f in (dest, dest.with_name(dest.name + ".data")):
+        os.chmod(f, 0o644)
+
+
 def _save_tokenizer(st, folder: Path) -> int:
     """The tokenizer the model really uses, truncating at its window; returns the window."""
     backend = getattr(st.tokenizer, "backend_tokenizer", None)
@@ -190,7 +208,8 @@ def export_fp32(resolved: str, model_id: str, folder: Path, min_cosine: float = 
     try:
         try:
             window = _save_tokenizer(st, tmp)
-            inputs = _trace(st, tmp / "model.onnx")
+            inputs = _trace(st, tmp / "traced.onnx")
+            _external_weights(tmp / "traced.onnx", tmp / "model.onnx")
             getter = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
             _write_manifest(tmp, {**base, "status": "ok", "file": "model.onnx", "dim": int(getter()), "window": window})
             enc = OnnxEncoder(tmp, threads=1)

@@ -19,7 +19,6 @@ import os
 import sys
 from pathlib import Path
 
-from mdseek.index.coverage import Coverage, window_coverage
 from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, scan
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.store import IndexFileError
@@ -38,6 +37,14 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
             default=os.environ.get("MDSEEK_MODEL") or None,
             help="sentence-transformers model name or path (default: bundled all-MiniLM-L6-v2)",
         )
+        p.add_argument(
+            "--backend", choices=["onnx", "torch"], default=None,
+            help="run the model on ONNX Runtime (default; exported once per model) or torch ($MDSEEK_BACKEND)",
+        )  # fmt: skip
+        p.add_argument(
+            "--threads", type=int, default=None,
+            help="threads per model call (default: half the cores; $MDSEEK_THREADS)",
+        )  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens (stderr)")
 
 
@@ -103,13 +110,18 @@ def _filter(args: argparse.Namespace) -> FileFilter:
 
 
 def _engine(args: argparse.Namespace):
+    from mdseek.index.embed import EmbedSettings
     from mdseek.index.engine import Engine
 
     root = Path(args.dir)
     if not root.is_dir():
         raise CliError(f"{args.dir}: no such folder")
     try:
-        return Engine(root, index_path=args.db, model=args.model, file_filter=_filter(args))
+        embed = EmbedSettings.from_env(args.backend, args.threads)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        return Engine(root, index_path=args.db, model=args.model, file_filter=_filter(args), embed=embed)
     except IndexFileError as exc:
         raise CliError(str(exc)) from exc
 
@@ -226,6 +238,7 @@ def cmd_chunks(args: argparse.Namespace) -> int:
 
 def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
     from mdseek.index.chunk import Chunker
+    from mdseek.index.coverage import Coverage, window_coverage
     from mdseek.index.parse import parse_bytes
 
     chunker = Chunker(tok)
