@@ -92,6 +92,7 @@ class TorchEncoder:
         self.resolved = resolved
         getter = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
         self.dim = int(getter())
+        self.max_seq_length = int(self.st.max_seq_length)
 
     def token_counts(self, texts: list[str]) -> list[int]:
         return load_tokenizer(self.resolved).count_many(texts)

@@ -66,7 +66,7 @@ class OnnxEncoder:
             raise FileNotFoundError(f"no usable ONNX export in {self.folder}")
         self.manifest = manifest
         self.dim = int(manifest["dim"])
-        self.window = int(manifest["window"])
+        self.window = self.max_seq_length = int(manifest["window"])
         self.precision = str(manifest.get("precision", "fp32"))
         self.tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
         self.tok.no_padding()
