@@ -16,6 +16,8 @@ problem so the server can say so once, in one message.
     maxFileSize  bytes; larger files are skipped
     searchLimit  results of workspace/symbol and mdseek/search (default 20)
     hoverRelated related sections listed in a heading's hover (default 5, 0 = none)
+    backend      "onnx" (ONNX Runtime, the default) or "torch" ($MDSEEK_BACKEND when unset)
+    threads      threads per model call, 0 = half the cores ($MDSEEK_THREADS when unset)
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ class Settings:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     search_limit: int = 20
     hover_related: int = 5
+    backend: str | None = None
+    threads: int | None = None
 
     def file_filter(self) -> FileFilter:
         exclude = tuple(dict.fromkeys(DEFAULT_EXCLUDE + self.exclude))
@@ -47,7 +51,13 @@ class Settings:
 
     def engine_key(self) -> tuple:
         """Settings that need a new Engine when they change."""
-        return (self.model, self.index_path, self.include, self.exclude, self.max_file_size)
+        return (self.model, self.index_path, self.include, self.exclude, self.max_file_size,
+                self.backend, self.threads)  # fmt: skip
+
+    def embed_settings(self):
+        from mdseek.index.embed import EmbedSettings
+
+        return EmbedSettings.from_env(self.backend, self.threads)
 
     def index_file_for(self, root: Path, n_roots: int) -> Path | None:
         if not self.index_path:
@@ -85,6 +95,17 @@ def _globs(name: str, empty_ok: bool):
     return check
 
 
+def _choice(name: str, choices: tuple[str, ...]):
+    def check(v: Any) -> tuple[Any, str | None]:
+        if v is None or v == "":
+            return None, None
+        if isinstance(v, str) and v.strip() in choices:
+            return v.strip(), None
+        return None, f"{name} must be one of {', '.join(choices)} (got {v!r})"
+
+    return check
+
+
 def _int(name: str, minimum: int):
     def check(v: Any) -> tuple[Any, str | None]:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < minimum:
@@ -102,6 +123,8 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "maxFileSize": ("max_file_size", _int("maxFileSize", 1)),
     "searchLimit": ("search_limit", _int("searchLimit", 1)),
     "hoverRelated": ("hover_related", _int("hoverRelated", 0)),
+    "backend": ("backend", _choice("backend", ("onnx", "torch"))),
+    "threads": ("threads", _int("threads", 0)),
 }
 
 

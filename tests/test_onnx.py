@@ -137,3 +137,15 @@ def test_thread_setting(monkeypatch):
         EmbedSettings.from_env()
     with pytest.raises(ValueError, match="backend"):
         EmbedSettings(backend="tpu")
+
+
+def test_server_settings_choose_backend_and_threads(monkeypatch):
+    from mdseek.lsp.config import parse_settings
+
+    monkeypatch.delenv("MDSEEK_THREADS", raising=False)
+    monkeypatch.delenv("MDSEEK_BACKEND", raising=False)
+    s, problems = parse_settings({"mdseek": {"backend": "torch", "threads": 1}})
+    assert problems == [] and s.embed_settings() == EmbedSettings("torch", 1)
+    s, problems = parse_settings({"backend": "gpu", "threads": -2})
+    assert len(problems) == 2 and s.embed_settings() == EmbedSettings()
+    assert parse_settings({"threads": 2})[0].engine_key() != parse_settings({})[0].engine_key()
