@@ -230,6 +230,17 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
         sf_eng.close()
 
     if "speed" in parts:
+        log("speed: embedding backends side by side (torch, ONNX Runtime)")
+        res["speed"]["backends"] = speed.backends(
+            docs_root, docs_index, rh_qrels, work, log, rounds=1 if quick else 2,
+            n_queries=10 if quick else 30, max_texts=32 if quick else 192,
+        )  # fmt: skip
+        log("speed: int8 quantisation study")
+        res["speed"]["int8"] = speed.int8_study(docs_index, work, log, max_texts=24 if quick else 200)
+        log("speed: cold command line")
+        res["speed"]["cold_cli"] = speed.cold_cli(
+            docs_root, docs_index, "how do I configure the database connection", log, n=3 if quick else 7
+        )
         log("speed: incremental reindex")
         res["speed"]["incremental"] = speed.incremental(docs_root, docs_index, work / "incremental", log)
         sizes = [300] if quick else [1000, 10000, 100000]
