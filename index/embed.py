@@ -37,6 +37,21 @@ log = logging.getLogger(__name__)
 
 BACKENDS = ("onnx", "torch")
 _said: set[str] = set()  # fallback reasons already logged in this process
+# One ONNX session per (export folder, threads) in a process: the engines of a
+# multi-root workspace share it (sessions are thread-safe).
+_sessions: dict[tuple[str, int], Any] = {}
+_sessions_lock = threading.Lock()
+
+
+def _onnx_encoder(folder: Any, threads: int) -> Any:
+    from .onnx_encoder import OnnxEncoder
+
+    key = (str(folder), threads)
+    with _sessions_lock:
+        enc = _sessions.get(key)
+        if enc is None:
+            enc = _sessions[key] = OnnxEncoder(folder, threads)
+        return enc
 
 
 def _say_once(msg: str) -> None:
@@ -148,11 +163,10 @@ class Embedder:
     def _open(self) -> Any:
         threads = self.settings.n_threads
         if self.settings.backend == "onnx":
-            from .onnx_encoder import OnnxEncoder
             from .onnx_export import ExportRejected, ensure_fp32
 
             try:
-                return OnnxEncoder(ensure_fp32(self.resolved, self.model_id), threads)
+                return _onnx_encoder(ensure_fp32(self.resolved, self.model_id), threads)
             except ModelUnavailable:
                 raise
             except ExportRejected as exc:

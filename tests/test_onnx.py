@@ -149,3 +149,8 @@ def test_server_settings_choose_backend_and_threads(monkeypatch):
     s, problems = parse_settings({"backend": "gpu", "threads": -2})
     assert len(problems) == 2 and s.embed_settings() == EmbedSettings()
     assert parse_settings({"threads": 2})[0].engine_key() != parse_settings({})[0].engine_key()
+
+
+def test_engines_of_one_process_share_the_onnx_session(onnx_embedder):
+    other = Embedder(settings=EmbedSettings(backend="onnx", threads=onnx_embedder.settings.n_threads))
+    assert other.load() is onnx_embedder.load()
