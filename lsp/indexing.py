@@ -1,0 +1,201 @@
+"""Keeping every folder's index in line with the files: opening and closing
+folders, reconciling them (one at a time) with work-done progress, and file
+events from the client (watchers, saves) scheduled as debounced reindexing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from mdseek.index.links import MARKDOWN_SUFFIXES
+
+from .client import Tasks, supports, tell
+from .roots import Root
+from .workspace import Workspace
+
+log = logging.getLogger("mdseek.lsp")
+
+WATCH_ID = "mdseek-watch-markdown"
+
+Report = Callable[[str, int, int], None]
+Finish = Callable[[str], None]
+
+
+class Indexing:
+    def __init__(
+        self,
+        server: LanguageServer,
+        ws: Workspace,
+        tasks: Tasks,
+        on_indexed: Callable[[Root], None],
+    ) -> None:
+        self.server = server
+        self.ws = ws
+        self.tasks = tasks
+        self.on_indexed = on_indexed  # a folder's index changed (reconcile or a file update)
+        self.folders: list[Path] = []  # the client's workspace folders
+        self._progress_n = 0
+        self._lock: asyncio.Lock | None = None
+
+    # -- folders ----------------------------------------------------------------
+
+    def add_root(self, folder: Path, start: bool = True) -> Root | None:
+        folder = folder.resolve()
+        if not folder.is_dir() or any(r.path == folder for r in self.ws.roots):
+            return None
+        root = Root(folder, self.ws.settings, max(1, len(self.folders)), asyncio.get_event_loop())
+        root.on_updated = lambda r, keys: self.on_indexed(r)
+        self.ws.roots.append(root)
+        if start:
+            self.tasks.spawn(self.start_root(root))
+        return root
+
+    async def start_root(self, root: Root) -> None:
+        note = await root.open()
+        if note:
+            tell(self.server, note)
+        if root.engine is not None:
+            await self.reconcile(root)
+            if root.state == "lexical-only":
+                tell(
+                    self.server,
+                    f"mdseek: semantic search is unavailable ({root.message}); keyword search only",
+                )
+
+    def remove_root(self, folder: Path) -> None:
+        folder = folder.resolve()
+        for r in [r for r in self.ws.roots if r.path == folder]:
+            self.ws.roots.remove(r)
+            r.close()
+
+    def folders_changed(self, added: list[Path], removed: list[Path]) -> None:
+        for p in removed:
+            self.folders = [x for x in self.folders if x != p]
+            self.remove_root(p)
+        for p in added:
+            if p not in self.folders:
+                self.folders.append(p)
+                self.add_root(p)
+
+    async def rebuild_roots(self) -> None:
+        """Close every folder's engine and open them again (index settings changed)."""
+        old = self.ws.roots
+        self.ws.roots = []
+        for r in old:
+            r.close()
+        for f in self.folders:
+            self.add_root(f)
+
+    def close(self) -> None:
+        for r in self.ws.roots:
+            r.close()
+
+    # -- reconciling --------------------------------------------------------------
+
+    async def reconcile(self, root: Root) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # one at a time: one model load, fair on small machines
+            if root.closed:
+                return
+            progress, finish = await self.progress(f"mdseek: indexing {root.name}")
+            rep = None
+            try:
+                rep = await root.reconcile(progress)
+            finally:
+                if rep is not None:
+                    finish(
+                        f"{rep.files} files, {rep.chunks} chunks ({rep.indexed} indexed, "
+                        f"{rep.removed} removed, {rep.embedded} embedded)"
+                    )
+                else:
+                    finish(root.message or "stopped")
+            self.on_indexed(root)
+
+    async def reconcile_all(self) -> None:
+        for r in list(self.ws.roots):
+            if r.engine is not None:
+                await self.reconcile(r)
+
+    async def progress(self, title: str) -> tuple[Report | None, Finish]:
+        """Work-done progress (when the client supports it): a thread-safe report
+        callback for the engine and a function that ends it."""
+        if not supports(self.server, "window", "work_done_progress"):
+            return None, lambda msg: None
+        self._progress_n += 1
+        token = f"mdseek-index-{os.getpid()}-{self._progress_n}"
+        wdp = self.server.work_done_progress
+        try:
+            await wdp.create_async(token)
+        except Exception as exc:
+            log.info("window/workDoneProgress/create failed: %s", exc)
+            return None, lambda msg: None
+        wdp.begin(token, types.WorkDoneProgressBegin(title=title, message="scanning files", percentage=0))
+        loop = asyncio.get_running_loop()
+        last = [0.0]
+        labels = {"parse": "files parsed", "embed": "chunks embedded"}
+
+        def report(stage: str, done: int, total: int) -> None:  # called in the writer thread
+            now = time.monotonic()
+            if stage != "model" and done < total and now - last[0] < 0.1:
+                return
+            last[0] = now
+            if stage == "model":
+                msg, pct = "loading the embedding model", 30
+            else:
+                msg = f"{done}/{total} {labels.get(stage, stage)}"
+                frac = done / total if total else 1.0
+                pct = int(frac * 30) if stage == "parse" else 30 + int(frac * 70)
+            value = types.WorkDoneProgressReport(message=msg, percentage=pct)
+            loop.call_soon_threadsafe(wdp.report, token, value)
+
+        def finish(message: str) -> None:
+            wdp.end(token, types.WorkDoneProgressEnd(message=message))
+
+        return report, finish
+
+    # -- file events ------------------------------------------------------------------
+
+    async def register_watchers(self) -> None:
+        if not supports(self.server, "workspace", "did_change_watched_files", "dynamic_registration"):
+            return
+        try:
+            opts = types.DidChangeWatchedFilesRegistrationOptions(
+                watchers=[types.FileSystemWatcher(glob_pattern=f"**/*{s}") for s in MARKDOWN_SUFFIXES]
+            )
+            await self.server.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id=WATCH_ID,
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=opts,
+                        )
+                    ]
+                )
+            )
+        except Exception as exc:  # the client may not answer or refuse: saves still work
+            log.info("could not register file watchers: %s", exc)
+
+    def file_changed(self, path: Path) -> None:
+        """A file or folder changed on disk: reindex it (debounced)."""
+        root = self.ws.root_for(path)
+        if root is None:
+            return
+        if path.suffix.lower() in MARKDOWN_SUFFIXES:
+            root.schedule_file(path)
+        else:  # a folder (git checkout, rm -r) or something else: reconcile it all
+            root.schedule_reconcile()
+
+    def file_saved(self, path: Path) -> None:
+        root = self.ws.root_for(path)
+        if root is not None:
+            root.schedule_file(path)

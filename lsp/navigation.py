@@ -1,0 +1,183 @@
+"""Moving around the workspace: outline (documentSymbol), go to definition,
+references, hover, and anchor completion after ``#`` in a link.
+
+The ``*_sync`` functions parse files and run in a worker thread
+(``asyncio.to_thread``); :func:`hover` also asks the engine for related
+sections (on the folder's reader thread).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+
+from mdseek.index.engine import SearchResult
+from mdseek.index.links import (
+    anchor_context,
+    anchor_link,
+    find_heading,
+    find_links,
+    link_at,
+    resolve,
+)
+from mdseek.index.parse import Heading
+
+from . import features as F
+from .convert import start_range
+from .roots import Root
+from .workspace import Workspace
+
+
+def outline(ws: Workspace, uri: str) -> list[types.DocumentSymbol]:
+    found = ws.doc_for_uri(uri)
+    return F.document_symbols(found[1], ws.pos) if found else []
+
+
+def definition_sync(ws: Workspace, uri: str, position: types.Position) -> types.Location | None:
+    cur = ws.cursor(uri, position)
+    if cur is None:
+        return None
+    link = link_at(find_links(cur.doc), cur.line, cur.col)
+    if link is None:
+        return None
+    found = ws.link_target(ws.root_for(cur.path), cur.path, link)
+    if found is None:
+        return None
+    tpath, tdoc, h = found
+    rng = F.heading_range(ws.pos, tdoc.lines(), h) if h else start_range()
+    return types.Location(uri=ws.uri_for(tpath), range=rng)
+
+
+def references_sync(
+    ws: Workspace, uri: str, position: types.Position, include_decl: bool
+) -> list[types.Location]:
+    """Links anywhere in the folder to the heading under the cursor (or to the
+    target of the link under the cursor); a document's title stands for the file."""
+    cur = ws.cursor(uri, position)
+    if cur is None:
+        return []
+    path, doc = cur.path, cur.doc
+    root = ws.root_for(path)
+    if root is None:
+        return []
+    heading = ws.heading_at(doc, cur.line)
+    target_path, target_doc = path, doc
+    link = link_at(find_links(doc), cur.line, cur.col) if heading is None else None
+    if link is not None:  # references of what the link points to
+        t = ws.resolve_link(root, path, link)
+        found = ws.target_doc(root, path, t)
+        if found is None:
+            return []
+        target_path, target_doc = found
+        heading = find_heading(target_doc, t.anchor, t.by_text) if t.anchor else None
+    elif heading is None:
+        return []
+    is_title = heading is None or (
+        target_doc.headings and heading == target_doc.headings[0] and heading.level == 1
+    )
+    want_rel = root.rel(target_path)
+    out: list[types.Location] = []
+    if include_decl and heading is not None:
+        out.append(
+            types.Location(
+                uri=ws.uri_for(target_path),
+                range=F.heading_range(ws.pos, target_doc.lines(), heading),
+            )
+        )
+    for rel in root.markdown_files():
+        p = root.path / rel
+        d = ws.docs.parsed(p, rel, ws.root_paths)
+        if d is None:
+            continue
+        lines = None
+        for lk in find_links(d):
+            t = resolve(lk, rel, root.exists, root.markdown_files() if lk.kind == "wiki" else ())
+            if t.path != want_rel or not t.exists:
+                continue
+            if t.anchor:
+                if heading is None or find_heading(target_doc, t.anchor, t.by_text) != heading:
+                    continue
+            elif not is_title:
+                continue
+            lines = lines or d.lines()
+            out.append(types.Location(uri=ws.uri_for(p), range=F.link_range(ws.pos, lines, lk)))
+    return out
+
+
+@dataclass
+class HeadingHover:
+    """A hover on a heading: what to ask the engine for related sections."""
+
+    root: Root | None
+    path: Path
+    heading: Heading
+    breadcrumb: str
+    range: types.Range
+
+
+def hover_sync(ws: Workspace, uri: str, position: types.Position) -> types.Hover | HeadingHover | None:
+    """A finished Hover for links; for a heading, what to ask the engine."""
+    cur = ws.cursor(uri, position)
+    if cur is None:
+        return None
+    path, doc = cur.path, cur.doc
+    root = ws.root_for(path)
+    link = link_at(find_links(doc), cur.line, cur.col)
+    if link is not None:
+        found = ws.link_target(root, path, link)
+        if found is None:
+            return None
+        tpath, tdoc, h = found
+        rel = root.rel(tpath) if root else tpath.name
+        hov = F.hover_section(tdoc, h, rel, ws.uri_for(tpath))
+        hov.range = F.link_range(ws.pos, doc.lines(), link)
+        return hov
+    h = ws.heading_at(doc, cur.line)
+    if h is None:
+        return None
+    sec = next((s for s in doc.sections if s.heading == h), None)
+    crumb = sec.breadcrumb if sec else h.text
+    rng = F.heading_range(ws.pos, doc.lines(), h)
+    return HeadingHover(root, path, h, crumb, rng)
+
+
+async def hover(ws: Workspace, uri: str, position: types.Position) -> types.Hover | None:
+    """A link's target previewed; a heading's breadcrumb and related sections."""
+    res = await asyncio.to_thread(hover_sync, ws, uri, position)
+    if not isinstance(res, HeadingHover):
+        return res
+    root, path, h = res.root, res.path, res.heading
+    related: list[tuple[SearchResult, str]] = []
+    note = None
+    limit = ws.settings.hover_related
+    if root is not None and root.engine is not None and limit > 0:
+        resp = await root.read(root.related_sync, root.rel(path), h.slug, h.line, limit)
+        related = [(r, ws.uri_for(root.path / r.path)) for r in resp.results]
+        note = resp.note
+    return F.hover_heading(res.breadcrumb, related, note, res.range)
+
+
+def anchor_completion_sync(
+    ws: Workspace, uri: str, position: types.Position
+) -> list[types.CompletionItem]:
+    """Headings of the link's target file after ``#`` (slugs, or heading text in wiki links)."""
+    cur = ws.cursor(uri, position)
+    if cur is None:
+        return []
+    path, doc, line, col = cur.path, cur.doc, cur.line, cur.col
+    if any(b.kind in ("fence", "code_block") and b.start_line <= line < b.end_line for b in doc.blocks):
+        return []
+    lines = doc.lines()
+    ctx = anchor_context(lines[line] if line < len(lines) else "", col)
+    if ctx is None:
+        return []
+    root = ws.root_for(path)
+    target = ws.resolve_link(root, path, anchor_link(ctx.kind, ctx.path))
+    found = ws.target_doc(root, path, target) if ctx.path else (path, doc)
+    if found is None:
+        return []
+    rng = ws.pos.range(lines, line, ctx.start, line, col)
+    return F.anchor_items(found[1], ctx.kind, rng, ctx.prefix)

@@ -1,0 +1,70 @@
+"""Typed params of the custom ``mdseek/*`` requests.
+
+pygls structures the params of standard LSP methods into lsprotocol types; for
+methods it does not know it hands over nested namedtuples (or whatever JSON
+came). :func:`structure` turns that into one of the attrs classes below, whose
+converters and validators check each field; unknown keys are ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import attrs
+
+T = TypeVar("T")
+
+
+class InvalidParams(ValueError):
+    """The params of a request do not have the documented shape."""
+
+
+def plain(obj: Any) -> Any:
+    """Nested namedtuples (pygls' view of unknown JSON) back to dicts and lists."""
+    if hasattr(obj, "_asdict"):
+        return {k: plain(v) for k, v in obj._asdict().items()}
+    if isinstance(obj, dict):
+        return {k: plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [plain(v) for v in obj]
+    return obj
+
+
+def structure(raw: Any, cls: type[T]) -> T:
+    """``raw`` params as ``cls``; ``None`` gives the defaults. Raises InvalidParams."""
+    data = plain(raw)
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise InvalidParams(f"params must be an object, not {type(data).__name__}")
+    names = {a.name for a in attrs.fields(cls)}  # type: ignore[arg-type]
+    data = {k: v for k, v in data.items() if k in names}
+    try:
+        return cls(**data)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParams(str(exc)) from exc
+
+
+def _lenient_limit(value: Any) -> int | None:
+    """A positive int, or None (= the configured default) for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return None
+
+
+def _lenient_text(value: Any) -> str:
+    return str(value or "")
+
+
+@attrs.define
+class SearchParams:
+    """``mdseek/search``: ``query`` (text), ``limit`` (1..200; default: the
+    ``searchLimit`` setting). A limit that is not a positive integer means the default."""
+
+    query: str = attrs.field(default="", converter=_lenient_text)
+    limit: int | None = attrs.field(default=None, converter=_lenient_limit)
+
+
+@attrs.define
+class NoParams:
+    """``mdseek/status`` and ``mdseek/reindex`` take no params (any given are ignored)."""
