@@ -243,7 +243,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
         )
         log("speed: incremental reindex")
         res["speed"]["incremental"] = speed.incremental(docs_root, docs_index, work / "incremental", log)
-        sizes = [300] if quick else [1000, 10000, 100000]
+        sizes = [300] if quick else [int(x) for x in args.sizes.split(",")]
         log(f"speed: scale corpora {sizes}")
         tiers = speed.build_tiers(docs_root, docs_index, work / "scale", sizes, log)
         if rh_qrels is not None:
@@ -304,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="comma list of parts: quality,speed,lsp")
     ap.add_argument("--no-readme", action="store_true", help="do not update benchmarks/README.md")
     ap.add_argument("--no-install", action="store_true", help="never npm-install VS Code's server")
+    ap.add_argument("--sizes", default="1000,10000,100000", help="chunks of the scale corpora (speed)")
     args = ap.parse_args(argv)
     out = args.out or RESULTS
     out.mkdir(parents=True, exist_ok=True)

@@ -153,6 +153,7 @@ def backends(
 
     base = Engine(root, index_path=index)
     resolved, base_id = base.embedder.resolved, base.model_id
+    built_with = base.embedder.settings.backend  # the backend that embedded ``index``
     texts = [
         r[0] for r in base.store.db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")
     ]
@@ -210,8 +211,9 @@ def backends(
             backup(index, copy)
             settings = EmbedSettings(backend="torch" if name.startswith("torch") else "onnx")
             eng = Engine(root, index_path=copy, embed=settings)
-            eng.store.db.execute("DELETE FROM vectors WHERE model = ?", (eng.model_id,))
-            eng.store.db.commit()
+            if settings.backend != built_with:  # the index's own vectors serve its backend
+                eng.store.db.execute("DELETE FROM vectors WHERE model = ?", (eng.model_id,))
+                eng.store.db.commit()
             t0 = time.perf_counter()
             rep = eng.index()
             out = {"embed_seconds": round(time.perf_counter() - t0, 1), "embedded": rep.embedded}
@@ -226,7 +228,7 @@ def backends(
             eng.close()
             res["variants"][name]["quality"] = out
             log(
-                f"  {name}: re-embedded {rep.embedded} chunks in {out['embed_seconds']}s; test nDCG@10 dense"
+                f"  {name}: embedded {rep.embedded} chunks in {out['embed_seconds']}s; test nDCG@10 dense"
                 f" {out['dense/test']['doc_ndcg@10']}, hybrid {out['hybrid/test']['doc_ndcg@10']}"
             )
     return res
@@ -698,9 +700,35 @@ def _main(argv: list[str] | None = None) -> int:
     w.add_argument("--queries", required=True)
     w.add_argument("--n", type=int, default=100)
     w.add_argument("--brute", type=int, default=20)
+    for name in ("backends", "cold-cli"):
+        b = sub.add_parser(name, help=f"the {name} part alone on an indexed folder (JSON on stdout)")
+        b.add_argument("--root", required=True)
+        b.add_argument("--index", required=True)
+        b.add_argument("--work", required=True)
+        b.add_argument("--rounds", type=int, default=2)
+        b.add_argument("--texts", type=int, default=192)
     args = ap.parse_args(argv)
-    queries = json.loads(Path(args.queries).read_text())
-    res = worker(Path(args.root), Path(args.index), queries, args.n, args.brute)
+    if args.cmd == "worker":
+        queries = json.loads(Path(args.queries).read_text())
+        res = worker(Path(args.root), Path(args.index), queries, args.n, args.brute)
+    else:
+        from .data import DataMissing, data_dir, load_rhdh
+
+        def log(msg: str) -> None:
+            print(msg, file=sys.stderr, flush=True)
+
+        root, index, work = Path(args.root), Path(args.index), Path(args.work)
+        if args.cmd == "cold-cli":
+            res = cold_cli(root, index, "how do I configure the database connection", log)
+        else:
+            qrels = None
+            try:
+                d = data_dir()
+                qrels = load_rhdh(d)[1] if d else None
+            except DataMissing:
+                pass
+            res = backends(root, index, qrels, work, log, rounds=args.rounds, max_texts=args.texts)
+            res["int8"] = int8_study(index, work, log)
     print(json.dumps(res))
     return 0
 
