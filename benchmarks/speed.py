@@ -141,6 +141,26 @@ def _variants(resolved: str, base_id: str, log: Log) -> list[tuple[str, str, Cal
     return out
 
 
+def padding_share(texts: list[str], counts: list[int], batch: int = 32) -> dict:
+    """Share of the tokens fed to the model that are padding, batches of ``batch``
+    formed after sorting by characters (what sentence-transformers does) or by tokens."""
+
+    def share(order: list[int]) -> float:
+        pad = total = 0
+        for i in range(0, len(order), batch):
+            lens = [counts[j] for j in order[i : i + batch]]
+            total += max(lens) * len(lens)
+            pad += max(lens) * len(lens) - sum(lens)
+        return round(pad / total, 4) if total else 0.0
+
+    idx = range(len(texts))
+    return {
+        "by_characters": share(sorted(idx, key=lambda i: -len(texts[i]))),
+        "by_tokens": share(sorted(idx, key=lambda i: -counts[i])),
+        "batch": batch,
+    }
+
+
 def backends(
     root: Path, index: Path, qrels, work: Path, log: Log, rounds: int = 3, n_queries: int = 30,
     max_texts: int | None = None,
@@ -157,6 +177,11 @@ def backends(
     texts = [
         r[0] for r in base.store.db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")
     ]
+    from mdseek.index.model import load_tokenizer
+
+    tok = load_tokenizer(resolved)
+    counts = [min(c, tok.window) for c in tok.count_many(texts)]
+    pad = padding_share(texts, counts)
     base.close()
     if max_texts:
         texts = texts[:: max(1, len(texts) // max_texts)][:max_texts]
@@ -164,7 +189,11 @@ def backends(
     variants = _variants(resolved, base_id, log)
     threads = sorted({1, _cores()})
     encs = {(name, n): make(n) for name, _, make in variants for n in threads}
-    res: dict = {"texts": len(texts), "queries": len(queries), "threads": threads, "rounds": rounds, "variants": {}}
+    res: dict = {
+        "texts": len(texts), "queries": len(queries), "threads": threads, "rounds": rounds,
+        "padding_share": pad, "variants": {},
+    }  # fmt: skip
+    log(f"  padding in batches of 32: sorted by characters {pad['by_characters']:.1%}, by tokens {pad['by_tokens']:.1%}")
     tp: dict = {}
     ql: dict = {}
     for enc in encs.values():
@@ -780,6 +809,12 @@ def render_backends_and_cli(sp: dict) -> list[str]:
             "Same process, same texts, batches of 32 sorted by token count; nDCG@10 (document level) from each"
             " backend's own vectors of every chunk, on the dev and held-out test halves of the product-docs queries."
         )
+        pad = be.get("padding_share")
+        if pad:
+            L.append(
+                f"Padding in batches of {pad['batch']} over every chunk: {pad['by_characters']:.1%} of the tokens"
+                f" when sorted by characters, {pad['by_tokens']:.1%} when sorted by tokens (what mdseek does)."
+            )
         L.append("")
     q8 = sp.get("int8")
     if q8:

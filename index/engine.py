@@ -416,6 +416,8 @@ class Engine:
             "index_path": str(self.index_path),
             "model": self.model_id,
             "model_loaded": self.embedder.loaded,
+            "model_backend": self.embedder.backend,
+            "model_backend_note": self.embedder.fallback_reason,
             "model_error": str(err) if err else None,
             "window": self.tokenizer.window,
             "pending_embeds": self.store.pending_count(self.model_id),
