@@ -182,6 +182,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     eng = _engine(args)
+    if args.mode != "lexical":
+        eng.embedder.preload()  # the model opens while the index is reconciled
     rep = eng.index(progress=_Bar(not args.json and sys.stderr.isatty()))
     resp = eng.search(args.query, limit=args.limit, mode=args.mode)
     if args.json:
