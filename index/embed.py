@@ -217,7 +217,9 @@ class Embedder:
         return int(self.load().dim)
 
     def token_counts(self, texts: list[str]) -> list[int]:
-        """Tokens per text as the model counts them (the tokenizer only: no model load)."""
+        """Tokens per text as the model counts them (its tokenizer; the model need not be loaded)."""
+        if self._model is not None:
+            return self._model.token_counts(texts)
         return load_tokenizer(self.resolved).count_many(texts)
 
     def torch_model(self) -> Any:

@@ -269,14 +269,14 @@ class Engine:
         pending = self.store.pending_chunks(self.model_id)
         if not pending:
             return 0
-        # Similar token counts in one batch pad less (the store returns hash order).
-        counts = self.embedder.token_counts([t for _, t in pending])
-        pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]
         try:
             self.embedder.load()
         except ModelUnavailable as exc:
             rep.lexical_only_reason = str(exc)
             return 0
+        # Similar token counts in one batch pad less (the store returns hash order).
+        counts = self.embedder.token_counts([t for _, t in pending])
+        pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]
         t0 = time.perf_counter()
         done = 0
         for i in range(0, len(pending), self.embed_batch):
