@@ -163,6 +163,8 @@ def load_tokenizer(resolved: str) -> ModelTokenizer:
 @lru_cache(maxsize=4)
 def load_sentence_transformer(resolved: str) -> Any:
     """The torch model (imports torch: seconds; once per process and model)."""
+    if Path(resolved).is_absolute() and not Path(resolved).exists():  # a path, not a hub name
+        raise ModelUnavailable(f"cannot load embedding model {resolved!r}: no such folder")
     offline_env()
     try:
         from sentence_transformers import SentenceTransformer
