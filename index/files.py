@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -95,6 +96,8 @@ def scan(root: Path, flt: FileFilter, skipped: list[tuple[str, str]] | None = No
 
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         d = Path(dirpath)
+        base = relpath(root, d)
+        prefix = "" if base == "." else base + "/"
         keep = []
         for name in sorted(dirnames):
             rel_dir = relpath(root, d / name) + "/"
@@ -107,11 +110,10 @@ def scan(root: Path, flt: FileFilter, skipped: list[tuple[str, str]] | None = No
             keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
-            p = d / name
-            rel = relpath(root, p)
+            rel = prefix + name
             if not flt.wants(rel):
                 continue
-            found = check_file(root, p, flt, skip)
+            found = _check(root, d / name, rel, flt, skip)
             if found is not None:
                 yield found
 
@@ -120,6 +122,11 @@ def check_file(root: Path, p: Path, flt: FileFilter, skip=None) -> FoundFile | N
     """A FoundFile for ``p`` if it may be indexed, else None (reason given to ``skip``)."""
     root = root.resolve()
     rel = relpath(root, p) if p.is_absolute() else p.as_posix()
+    return _check(root, p, rel, flt, skip)
+
+
+def _check(root: Path, p: Path, rel: str, flt: FileFilter, skip=None) -> FoundFile | None:
+    """check_file with ``root`` already resolved and ``rel`` known (the scan's hot path)."""
     skip = skip or (lambda r, why: log.info("skipping %s: %s", r, why))
     if p.is_symlink() and not inside(root, p):
         skip(rel, "symlink to a target outside the workspace")
@@ -129,7 +136,7 @@ def check_file(root: Path, p: Path, flt: FileFilter, skip=None) -> FoundFile | N
     except OSError as exc:
         skip(rel, f"cannot stat ({exc.strerror})")
         return None
-    if not p.is_file():
+    if not stat.S_ISREG(st.st_mode):
         return None
     if st.st_size > flt.max_file_size:
         skip(rel, f"{st.st_size:,} bytes is over the {flt.max_file_size:,}-byte limit")

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
@@ -370,3 +370,37 @@ def anchor_link(kind: str, path: str) -> Link:
     """A stand-in link to ``path`` (as typed) for resolving a completion's file."""
     p = path if kind == "wiki" else unquote(path)
     return Link(kind, path, p, None, "", 0, 0, 0, 0)
+
+
+# -- writing links ------------------------------------------------------------------
+
+_DEST_ESCAPE = frozenset(' ()<>%"\\`[]{}|^')  # %-encoded in a destination (and controls)
+
+
+def _dest(text: str) -> str:
+    return "".join(
+        quote(ch, safe="") if ch in _DEST_ESCAPE or ord(ch) < 32 or ord(ch) == 127 else ch
+        for ch in text
+    )
+
+
+def link_destination(source: str, target: str, anchor: str | None = None) -> str:
+    """The destination of a markdown link written in ``source`` (workspace path)
+    to ``target`` (and its heading ``anchor``, a slug): relative, %-encoded where
+    a destination needs it (spaces, parentheses; non-ASCII stays readable), so
+    :func:`resolve` leads back to ``target``."""
+    frag = f"#{_dest(anchor)}" if anchor else ""
+    if target == source:
+        return frag or posixpath.basename(target)
+    rel = posixpath.relpath(target, posixpath.dirname(source) or ".")
+    return _dest(rel) + frag
+
+
+def wiki_name(target: str, files: Iterable[str]) -> str:
+    """How ``[[...]]`` names ``target``: its file name without extension when no
+    other file has that name, else its workspace path without extension."""
+    stem = posixpath.splitext(posixpath.basename(target))[0]
+    clash = any(
+        f != target and posixpath.splitext(posixpath.basename(f))[0].lower() == stem.lower() for f in files
+    )
+    return posixpath.splitext(target)[0] if clash else stem

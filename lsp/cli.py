@@ -6,6 +6,7 @@
     mdseek coverage DIR              share of body tokens inside a vector's window
     mdseek status DIR                what the index holds
     mdseek serve [--stdio]           the language server over stdio
+    mdseek mcp [DIR ...]             the MCP server (tools for AI agents) over stdio
 
 Errors go to stderr with exit code 2 (usage) or 1 (anything else).
 """
@@ -97,6 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="run the language server on stdio")
     p.add_argument("--stdio", action="store_true", help="accepted and ignored (stdio is the default)")
     _add_common(p, model=False)
+
+    p = sub.add_parser("mcp", help="run the MCP server (search tools for AI agents) on stdio")
+    p.add_argument("dirs", nargs="*", metavar="DIR", help="folders to serve (default: the current folder)")
+    p.add_argument(
+        "--db",
+        default=os.environ.get("MDSEEK_INDEX") or None,
+        help="index file, with one DIR (default: DIR/.mdseek/index.sqlite, the language server's)",
+    )
+    p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="bytes")
+    p.add_argument("--include", action="append", help="glob to index (repeatable)")
+    p.add_argument("--exclude", action="append", help="glob to skip (repeatable)")
+    _add_common(p)
     return ap
 
 
@@ -309,6 +322,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return run()
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from mdseek.lsp.mcp_server import open_folders, serve
+
+    dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
+    try:
+        folders = open_folders(dirs, args.db, args.model, _filter(args))
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    return serve(folders)
+
+
 COMMANDS = {
     "index": cmd_index,
     "search": cmd_search,
@@ -316,6 +340,7 @@ COMMANDS = {
     "coverage": cmd_coverage,
     "status": cmd_status,
     "serve": cmd_serve,
+    "mcp": cmd_mcp,
 }
 
 

@@ -142,6 +142,8 @@ def plain(obj: Any) -> Any:
 def _section(raw: Any) -> Mapping[str, Any] | None:
     """Accept {"mdseek": {...}} as well as the bare section."""
     raw = plain(raw)
+    if raw == []:  # an empty Lua table (Neovim's init_options = {}) is sent as []
+        return {}
     if not isinstance(raw, Mapping):
         return None
     inner = raw.get(SECTION)

@@ -58,6 +58,7 @@ class Diagnostics:
         self._publish = publish
         self._tasks = tasks
         self._timers: dict[Path, asyncio.TimerHandle] = {}
+        self._sent: dict[str, list[types.Diagnostic]] = {}  # uri -> last published
 
     def refresh(self, root: Root | None = None) -> None:
         """Recheck every open document (of ``root``, or of all folders)."""
@@ -82,4 +83,13 @@ class Diagnostics:
         diags = await asyncio.to_thread(link_diagnostics, self.ws, path)
         if diags is None or self.ws.docs.uri_of(path) is None:
             return
+        if self._sent.get(uri) == diags:
+            return  # unchanged: no marker churn in the client (it re-asks for code actions)
+        self._sent[uri] = diags
         self._publish(types.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
+
+    def forget(self, path: Path) -> None:
+        """A document closed: publish afresh when it opens again."""
+        uri = self.ws.docs.uri_of(path)
+        if uri is not None:
+            self._sent.pop(uri, None)

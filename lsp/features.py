@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from lsprotocol import types
 
 from mdseek.index.engine import SearchResult
+from mdseek.index.facade import outline
 from mdseek.index.links import Link
 from mdseek.index.parse import Heading, ParsedDocument
 
@@ -37,25 +38,19 @@ def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.Document
     or a higher level (so it covers its subsections), its selection range is
     the heading line."""
     lines = doc.lines()
-    hs = doc.headings
     roots: list[types.DocumentSymbol] = []
     stack: list[tuple[int, types.DocumentSymbol]] = []
-    crumbs = {s.heading.line: s.breadcrumb for s in doc.sections if s.heading}
-    for i, h in enumerate(hs):
-        end = doc.line_count
-        for later in hs[i + 1 :]:
-            if later.level <= h.level:
-                end = later.line
-                break
+    for e in outline(doc):
+        line = lines[e.line] if e.line < len(lines) else ""
         sym = types.DocumentSymbol(
-            name=h.text or "(untitled)",
-            detail=crumbs.get(h.line, ""),
-            kind=symbol_kind(h.level),
-            range=pos.lines_range(lines, h.line, max(end, h.end_line)),
-            selection_range=heading_range(pos, lines, h),
+            name=e.text or "(untitled)",
+            detail=e.breadcrumb,
+            kind=symbol_kind(e.level),
+            range=pos.lines_range(lines, e.line, e.end_line),
+            selection_range=pos.range(lines, e.line, 0, e.line, len(line)),
             children=[],
         )
-        while stack and stack[-1][0] >= h.level:
+        while stack and stack[-1][0] >= e.level:
             stack.pop()
         if stack:
             parent = stack[-1][1]
@@ -63,7 +58,7 @@ def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.Document
             parent.children.append(sym)
         else:
             roots.append(sym)
-        stack.append((h.level, sym))
+        stack.append((e.level, sym))
     return roots
 
 

@@ -23,10 +23,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from mdseek.index import facade
 from mdseek.index.engine import Engine, IndexReport, SearchResponse
 from mdseek.index.files import scan
 from mdseek.index.model import ModelUnavailable
-from mdseek.index.stats import window_fraction
 from mdseek.index.store import IndexFileError
 
 from .config import Settings
@@ -290,16 +290,14 @@ class Root:
         return resp
 
     def related_sync(self, rel: str, slug: str, start_line: int, limit: int) -> SearchResponse:
-        eng = self.engine
-        if eng is None or limit <= 0:
+        if self.engine is None:
             return SearchResponse([], "lexical")
-        sections = eng.store.document_sections(rel)
-        match = [s for s in sections if slug and s.slug == slug] or [
-            s for s in sections if s.start_line == start_line
-        ]
-        if not match:
-            return SearchResponse([], "lexical", "section not indexed yet")
-        return eng.related(rel, match[0].ordinal, limit=limit)
+        return facade.related(self.engine, rel, slug, start_line, limit)
+
+    def sections_like_sync(self, text: str, exclude_rel: str | None, limit: int) -> SearchResponse:
+        if self.engine is None or not text.strip():
+            return SearchResponse([], "lexical", self.message)
+        return facade.sections_like(self.engine, text, limit, exclude_rel, dense=self.state == "ready")
 
     def status_sync(self) -> dict:
         eng = self.engine
@@ -307,8 +305,7 @@ class Root:
             return {"root": str(self.path), "state": self.state, "files": 0, "chunks": 0,
                     "pending_embeds": 0, "coverage": 1.0, "model": self.settings.model or "",
                     "embedded_total": 0, "message": self.message}
-        st = eng.status()
-        st["coverage"] = window_fraction(eng)
+        st = facade.status(eng)
         st["state"] = self.state
         st["message"] = self.message
         st["embedded_total"] = eng.embedder.texts_embedded

@@ -4,6 +4,7 @@ Each handler parses its params (lsprotocol types; :mod:`.params` for the custom
 requests) and calls the module that owns the feature:
 
   :mod:`.navigation`   outline, definition, references, hover, anchor completion
+  :mod:`.links`        linking by meaning: the code action, target completion
   :mod:`.search`       workspace/symbol, mdseek/search, mdseek/status
   :mod:`.diagnostics`  broken links of the open documents
   :mod:`.indexing`     folders, reconciling with progress, file events
@@ -39,7 +40,7 @@ from pygls.lsp.server import LanguageServer
 
 from mdseek import __version__
 
-from . import navigation, search
+from . import links, navigation, search
 from .client import Tasks, supports, tell
 from .config import SECTION, Settings, parse_settings, settings_message
 from .convert import Positions, uri_to_path
@@ -144,6 +145,7 @@ def build_server() -> MdseekServer:
     def did_close(ls: MdseekServer, params: types.DidCloseTextDocumentParams) -> None:
         path = uri_to_path(params.text_document.uri)
         if path is not None:
+            ls.diagnostics.forget(path)
             ls.ws.docs.close(path)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
@@ -206,12 +208,23 @@ def build_server() -> MdseekServer:
             params.context.include_declaration,
         )
 
-    @ls.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["#"]))
+    @ls.feature(
+        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["#", "(", "["])
+    )
     async def completion(ls: MdseekServer, params: types.CompletionParams) -> types.CompletionList:
-        items = await asyncio.to_thread(
-            navigation.anchor_completion_sync, ls.ws, params.text_document.uri, params.position
-        )
+        uri, pos = params.text_document.uri, params.position
+        items = await asyncio.to_thread(navigation.anchor_completion_sync, ls.ws, uri, pos)
+        if not items:
+            targets = await links.target_completion(ls.ws, uri, pos)
+            if targets is not None:
+                return targets
         return types.CompletionList(is_incomplete=False, items=items)
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[links.KIND])
+    )
+    async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return await links.code_actions(ls.ws, params)
 
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: MdseekServer, params: types.HoverParams) -> types.Hover | None:

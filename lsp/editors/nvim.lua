@@ -17,7 +17,13 @@
 --                                 on a heading: the sections most related to it
 --   gO / vim.lsp.buf.document_symbol()  the heading outline
 --   grr / vim.lsp.buf.references() on a heading: the links that point to it
---   completion after '#' in links, and warnings for broken links
+--   gra / vim.lsp.buf.code_action() on a paragraph or a selection:
+--                                 "Link to related section: ..." inserts a link
+--                                 to a section elsewhere about the same thing
+--   completion (<C-x><C-o>, or your completion plugin) after '](' and '[[':
+--                                 sections ranked by meaning, then file names;
+--                                 after '#': the target's headings
+--   warnings for broken links
 -- The index lives in <root>/.mdseek/index.sqlite and follows your saves.
 
 vim.lsp.config('mdseek', {

@@ -677,6 +677,31 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
   return out;
 }
 
+// ---------------------------------------------------------------- links by meaning
+
+/**
+ * VS Code does not fire completion trigger characters in Markdown (its quick
+ * suggestions are off there), so the server's link targets by meaning would
+ * only come with Ctrl+Space. Open the suggestions when `](` or `[[` has just
+ * been typed instead (setting `mdseek.suggestLinksWhileTyping`).
+ */
+function registerLinkSuggestions(context: vscode.ExtensionContext): void {
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeTextDocument((e) => {
+      const editor = vscode.window.activeTextEditor;
+      const last = e.contentChanges[e.contentChanges.length - 1];
+      if (!editor || e.document !== editor.document || e.document.languageId !== 'markdown' || !last) return;
+      if (!['(', '()', '[', '[]'].includes(last.text) || e.contentChanges.length !== 1) return;
+      if (!vscode.workspace.getConfiguration('mdseek').get<boolean>('suggestLinksWhileTyping', true)) return;
+      const at = last.range.start;
+      const before = e.document.lineAt(at.line).text.slice(0, at.character + 1);
+      if (before.endsWith('](') || before.endsWith('[[')) {
+        void vscode.commands.executeCommand('editor.action.triggerSuggest');
+      }
+    }),
+  );
+}
+
 // ---------------------------------------------------------------- activation
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -697,6 +722,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     }),
     { dispose: () => stopPolling() },
   );
+
+  registerLinkSuggestions(context);
 
   // Do not block activation on the server: commands and the status bar are
   // already usable and report the server state themselves.

@@ -376,6 +376,145 @@ async function gotoLine(line1, col1 = 1) {
   }, 5000);
 }
 
+// ------------------------------------------------------------------ links by meaning
+// (self-contained: the "Link to related section" code action and completion by
+// meaning after '](' , each applied through the real UI and followed with F12)
+
+/** The first inline link `[text](dest)` on `lineText` whose dest contains `want`: {text, dest, col}. */
+function linkOn(lineText, want) {
+  const m = [...lineText.matchAll(/\[([^\]]*)\]\(([^)]*)\)/g)].find((x) => !want || x[2].includes(want));
+  return m ? { text: m[1], dest: m[2], col: m.index } : null;
+}
+
+/** 0-based line of the heading whose GitHub anchor the server wrote, found through the outline API-free way: the slug of each heading text. */
+function headingLineOfSlug(file, slug) {
+  const lines = fs.readFileSync(file, 'utf8').split(/\r?\n/);
+  const seen = new Map();
+  let fence = null;
+  for (let i = 0; i < lines.length; i++) {
+    const f = /^\s{0,3}(`{3,}|~{3,})/.exec(lines[i]);
+    if (f) { if (!fence) fence = f[1][0]; else if (f[1][0] === fence) fence = null; continue; }
+    if (fence) continue;
+    const m = /^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(lines[i]);
+    if (!m) continue;
+    const base = m[1].replace(/[*_`]/g, '').toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+    const n = seen.get(base);
+    const s = n === undefined ? base : `${base}-${n + 1}`;
+    seen.set(base, n === undefined ? 0 : n + 1);
+    if (s === decodeURIComponent(slug)) return i;
+  }
+  throw new Error(`no heading with anchor #${slug} in ${file}`);
+}
+
+/** F12 on `rel`:`line`:`col` (0-based) must land on `target` at `wantLine`. */
+async function followLink(rel, line, col, target, wantLine) {
+  await openFile(rel);
+  await gotoLine(line + 1, col + 1);
+  await page.keyboard.press('F12');
+  await waitFor(`editor ${path.basename(target)}`, async () => ((await activeTabLabel()) || '').includes(path.basename(target)), 10000);
+  const cur = await waitFor(`cursor on line ${wantLine + 1}`, async () => {
+    const k = await editorCursor();
+    return k && k.line === wantLine + 1 ? k : null;
+  }, 5000).catch(async () => { throw new Error(`F12 landed at ${JSON.stringify(await editorCursor())}, expected Ln ${wantLine + 1}`); });
+  return cur.text;
+}
+
+async function widgetShot(selector, name) {
+  const box = await page.locator(selector).first().boundingBox().catch(() => null);
+  const editor = await page.locator('.editor-group-container.active').first().boundingBox().catch(() => null);
+  if (!box || !editor) return;
+  const x = Math.max(0, editor.x);
+  const y = Math.max(0, Math.min(box.y, editor.y) - 4);
+  const w = Math.min(editor.width, 1100);
+  const h = Math.min(Math.max(box.y + box.height, editor.y + 160) - y + 8, 520);
+  await page.screenshot({ path: path.join(OUT, name), clip: { x, y, width: w, height: h } });
+}
+
+async function linkByMeaning(ws, L) {
+  const rel = L.draft;
+  const abs = path.join(ws, rel);
+  fs.mkdirSync(path.dirname(abs), { recursive: true });
+  fs.writeFileSync(abs, L.text);
+  const lines = L.text.split('\n');
+
+  await check(`code action "Link to related section" on a paragraph links to ${L.actionWants}, and F12 follows it`, async () => {
+    // the draft is new on disk: let the server index it (file watcher) before asking
+    await waitFor('the server to index the draft', async () => {
+      const st = await selfTest({});
+      return st.status && st.status.updates_done > 0 && st.status.updates_pending === 0 && st.status.state === 'ready';
+    }, 30000, 500);
+    await openFile(rel);
+    await gotoLine(L.line + 1, lines[L.line].length + 1);
+    const row = page.locator('.action-widget .monaco-list-row', { hasText: 'Link to related section' }).first();
+    let titles = [];
+    for (let attempt = 0; ; attempt++) { // Ctrl+. ("Quick Fix..."), as a person would, again if need be
+      await page.keyboard.press('Control+.');
+      try {
+        await row.waitFor({ state: 'visible', timeout: 10000 });
+        break;
+      } catch (e) {
+        if (attempt >= 2) throw e;
+        await page.keyboard.press('Escape');
+      }
+    }
+    await sleep(400); // the menu's fade-in, for the picture
+    titles = await page.evaluate(() => [...document.querySelectorAll('.action-widget .monaco-list-row')]
+      .map((r) => r.textContent.trim()).filter((t) => t.startsWith('Link to related section')));
+    await shot('link-action-menu');
+    await widgetShot('.action-widget', 'readme-link-action.png');
+    const idx = titles.findIndex((t) => t.includes(L.actionWants));
+    if (idx < 0) throw new Error(`no action links to ${L.actionWants}: ${JSON.stringify(titles)}`);
+    for (let i = 0; i < idx; i++) await page.keyboard.press('ArrowDown');
+    await sleep(150);
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Control+S');
+    const saved = await waitFor('the link in the saved draft', () => {
+      const t = fs.readFileSync(abs, 'utf8').split('\n')[L.line];
+      return linkOn(t, path.basename(L.actionWants)) ? t : null;
+    }, 10000);
+    await shot('link-action-applied');
+    const link = linkOn(saved, path.basename(L.actionWants));
+    const [dest, anchor] = link.dest.split('#');
+    const target = path.resolve(path.dirname(abs), decodeURIComponent(dest));
+    if (target !== path.join(ws, L.actionWants)) throw new Error(`link points at ${target}`);
+    const wantLine = headingLineOfSlug(target, anchor);
+    const where = await followLink(rel, L.line, link.col + 1, target, wantLine);
+    await shot('link-action-followed');
+    return `${titles.length} actions; inserted [${link.text}](${link.dest}); F12 → ${where}`;
+  });
+
+  await check('completion after "](" offers sections by meaning; the accepted one resolves with F12', async () => {
+    await openFile(rel);
+    const last = L.line + 1;
+    await gotoLine(last + 1, 1);
+    await page.keyboard.press('End');
+    await page.keyboard.type(' See [the steps](', { delay: 30 });
+    const rows = '.suggest-widget.visible .monaco-list-row';
+    const ours = await waitFor('mdseek section suggestions', async () => {
+      const r = await page.evaluate((sel) => [...document.querySelectorAll(sel)].map((e) => e.textContent.replace(/\s+/g, ' ').trim()), rows);
+      return r.some((t) => t.includes('handbook/')) ? r : null;
+    }, 30000); // opened by the extension when '](' is typed (VS Code alone would not)
+    await sleep(400);
+    await shot('link-completion');
+    await widgetShot('.suggest-widget.visible', 'readme-link-completion.png');
+    const idx = ours.findIndex((t) => t.includes('handbook/'));
+    await page.locator(rows).nth(idx).click(); // a click accepts a suggestion
+    await page.keyboard.press('Control+S');
+    const saved = await waitFor('the completed link in the saved draft', () => {
+      const t = fs.readFileSync(abs, 'utf8').split('\n')[last];
+      const l = linkOn(t || '', '#');
+      return l && l.text === 'the steps' ? t : null;
+    }, 10000);
+    const link = linkOn(saved, '#');
+    const [dest, anchor] = link.dest.split('#');
+    const target = path.resolve(path.dirname(abs), decodeURIComponent(dest));
+    const wantLine = headingLineOfSlug(target, anchor);
+    const where = await followLink(rel, last, link.col + 1, target, wantLine);
+    await shot('link-completion-followed');
+    return `offered ${JSON.stringify(ours.slice(0, 4))}; accepted "${ours[idx]}" → [${link.text}](${link.dest}); F12 → ${where}`;
+  });
+}
+
 // ------------------------------------------------------------------ main
 async function main() {
   fs.mkdirSync(OUT, { recursive: true });
@@ -747,6 +886,9 @@ async function main() {
       return `${syms.length} symbols`;
     });
   }
+
+  // ---- 7b. writing links by meaning: code action + completion, followed with F12
+  if (spec.links) await linkByMeaning(ws, spec.links);
 
   // ---- 8. the server dies: the client restarts it and search works again
   if (spec.crashRestart !== false) {

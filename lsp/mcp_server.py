@@ -1,0 +1,446 @@
+"""``mdseek mcp``: the index as MCP tools for AI agents (official Python SDK, stdio).
+
+A second thin protocol layer beside the language server: every answer comes
+from :mod:`mdseek.index.facade` (search, outline, a section's text, related
+sections, status), the code the language server uses too.
+
+One process serves the folders given on the command line (or the current
+folder), each with the same SQLite index as the CLI and ``mdseek serve``
+(``<folder>/.mdseek/index.sqlite``; WAL, so they can run at once). With one
+folder, paths are relative to it; with several, a path starts with the
+folder's name (``docs/setup.md`` in folder ``docs``).
+
+Freshness: each folder reconciles in a background thread on start (chunks
+first, then vectors); before every tool call an mtime scan notices edits
+(skipped for a moment after the last one: 20 times its duration, at most
+``FRESH_SECONDS``), and changed files are rechunked before the answer (lexical
+search sees them at once), their vectors computed in the background.
+
+Lines in tool answers are 1-based with inclusive ends, as editors show them.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Literal
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from mdseek import __version__
+from mdseek.index import facade
+from mdseek.index.engine import Engine, SearchResult
+from mdseek.index.files import FileFilter
+from mdseek.index.model import ModelUnavailable
+from mdseek.index.parse import ParsedDocument, Section
+from mdseek.index.store import IndexFileError
+
+log = logging.getLogger("mdseek.mcp")
+
+FRESH_SECONDS = 1.0  # the longest an mtime scan is skipped for (big folders)
+SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
+MAX_LIMIT = 50
+
+INSTRUCTIONS = """\
+mdseek finds sections of the markdown files in the served folder(s) by meaning
+(hybrid keyword + semantic search). Use `search` first; then `get_section` with a
+result's path and anchor to read that section's exact markdown, `outline` for a
+file's headings, and `related` for sections elsewhere about the same topic.
+Lines are 1-based and inclusive."""
+
+
+# -- folders ------------------------------------------------------------------------
+
+
+class Folder:
+    """One served folder: its engine and the background thread that keeps its
+    index in line with the files."""
+
+    def __init__(self, name: str, engine: Engine):
+        self.name = name
+        self.engine = engine
+        self.state = "starting"  # -> indexing -> ready | lexical-only | error
+        self.message: str | None = None
+        self._wake = threading.Event()
+        self._checked = 0.0
+        self._scan_seconds = 0.0
+        self._fresh = threading.Lock()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name=f"mdseek-mcp-{name}", daemon=True)
+
+    def start(self) -> None:
+        self._wake.set()
+        self._thread.start()
+
+    def close(self) -> None:
+        self._closed = True
+        self._wake.set()
+
+    def _run(self) -> None:
+        eng = self.engine
+        while not self._closed:
+            self._wake.wait()
+            self._wake.clear()
+            if self._closed:
+                return
+            try:
+                if self.state == "starting":
+                    self.state = "indexing"
+                eng.index(embed=False)  # chunks first: lexical search is complete at once
+                eng.embed_pending()
+                if eng.embedder.error is not None:
+                    self.state, self.message = "lexical-only", str(eng.embedder.error)
+                else:
+                    eng.store.sweep_vectors(eng.model_id)
+                    self.state, self.message = "ready", None
+            except Exception as exc:  # keep serving what the index holds
+                log.exception("indexing %s failed", eng.root)
+                self.state, self.message = "error", f"indexing failed: {exc}"
+
+    def refresh(self) -> None:
+        """Rechunk changed files now (cheap) and embed them in the background."""
+        with self._fresh:
+            now = time.monotonic()
+            if now - self._checked < min(FRESH_SECONDS, SCAN_SHARE * self._scan_seconds):
+                return
+            changed = facade.stale(self.engine)
+            self._checked = time.monotonic()
+            self._scan_seconds = self._checked - now
+            if not changed:
+                return
+            self.engine.index(embed=False)
+        self._wake.set()
+
+
+class Folders:
+    """The served folders and the paths clients see (prefixed with the folder's
+    name when there are several)."""
+
+    def __init__(self, folders: list[Folder]):
+        self.all = folders
+
+    def shown(self, folder: Folder, rel: str) -> str:
+        return rel if len(self.all) == 1 else f"{folder.name}/{rel}"
+
+    def locate(self, path: str) -> tuple[Folder, str]:
+        """(folder, path within it) of a path a client gave; ToolError if none fits."""
+        if not isinstance(path, str) or not path.strip():
+            raise ToolError("path is empty: give a markdown file's path as search or outline shows it")
+        p = path.strip()
+        if Path(p).is_absolute():  # facade.confine checks it (symlinks resolved)
+            inner = sorted(self.all, key=lambda f: -len(str(f.engine.root)))
+            return next((f for f in inner if Path(p).is_relative_to(f.engine.root)), inner[0]), p
+        if len(self.all) == 1:
+            return self.all[0], p
+        head, _, rest = p.replace("\\", "/").partition("/")
+        for f in self.all:
+            if f.name == head and rest:
+                return f, rest
+        names = ", ".join(f.name for f in self.all)
+        raise ToolError(f"{path}: start the path with a served folder's name ({names})")
+
+    def document(self, path: str) -> tuple[Folder, ParsedDocument]:
+        folder, p = self.locate(path)
+        folder.refresh()
+        try:
+            return folder, facade.read_document(folder.engine, p)
+        except (facade.OutsideRoot, facade.NotIndexed) as exc:
+            raise ToolError(str(exc)) from None
+
+
+def open_folders(
+    dirs: list[Path], index_path: str | None, model: str | None, file_filter: FileFilter | None
+) -> Folders:
+    roots = [d.expanduser().resolve() for d in dirs]
+    for d in roots:
+        if not d.is_dir():
+            raise ValueError(f"{d}: no such folder")
+    if index_path and len(roots) > 1:
+        raise ValueError("--db names one index file: give one folder with it")
+    names: dict[str, int] = {}
+    out = []
+    for d in dict.fromkeys(roots):
+        base = d.name or "root"
+        names[base] = names.get(base, 0) + 1
+        name = base if names[base] == 1 else f"{base}-{names[base]}"
+        try:
+            eng = Engine(d, index_path=index_path, model=model, file_filter=file_filter)
+        except (IndexFileError, ModelUnavailable, OSError) as exc:
+            raise ValueError(f"cannot open the index of {d}: {exc}") from exc
+        out.append(Folder(name, eng))
+    return Folders(out)
+
+
+# -- answers --------------------------------------------------------------------------
+
+
+class Hit(BaseModel):
+    path: str = Field(description="file path (as get_section and outline take it)")
+    heading: str = Field(description="the section's heading ('' for text before the first heading)")
+    anchor: str = Field(description="the heading's GitHub anchor (slug), for links and get_section")
+    breadcrumb: str = Field(description="document title > parent headings > heading")
+    start_line: int = Field(description="first line of the section (1-based)")
+    end_line: int = Field(description="last line of the section (1-based, inclusive)")
+    score: float = Field(description="fused rank score (higher is better)")
+    snippet: str = Field(description="the best-matching passage, shortened")
+
+
+class SearchAnswer(BaseModel):
+    mode: str = Field(description="hybrid, lexical or dense: what actually ranked")
+    note: str | None = Field(default=None, description="why results are lexical only, if they are")
+    results: list[Hit]
+
+
+class SectionAnswer(BaseModel):
+    path: str
+    heading: str
+    anchor: str
+    breadcrumb: str
+    start_line: int = Field(description="1-based")
+    end_line: int = Field(description="1-based, inclusive")
+    markdown: str = Field(description="the section's exact markdown (heading line included)")
+
+
+class HeadingEntry(BaseModel):
+    level: int
+    heading: str
+    anchor: str
+    line: int = Field(description="the heading's line (1-based)")
+    end_line: int = Field(description="last line of the section with its subsections (1-based)")
+
+
+class OutlineAnswer(BaseModel):
+    path: str
+    title: str
+    headings: list[HeadingEntry]
+
+
+class RelatedAnswer(BaseModel):
+    path: str
+    heading: str
+    note: str | None = None
+    results: list[Hit]
+
+
+class FolderStatus(BaseModel):
+    name: str
+    path: str
+    state: str = Field(description="indexing, ready, lexical-only or error")
+    message: str | None = None
+    files: int
+    chunks: int
+    pending_embeds: int
+    coverage: float
+    model: str
+    index_path: str
+
+
+class StatusAnswer(BaseModel):
+    state: str
+    files: int
+    chunks: int
+    pending_embeds: int = Field(description="chunks still without a vector (semantic search grows as they go)")
+    coverage: float = Field(description="share of chunks whose text fits the model's window")
+    model: str
+    folders: list[FolderStatus]
+
+
+def _hit(folders: Folders, folder: Folder, r: SearchResult) -> Hit:
+    return Hit(
+        path=folders.shown(folder, r.path),
+        heading=r.heading,
+        anchor=r.slug,
+        breadcrumb=r.breadcrumb,
+        start_line=r.start_line + 1,
+        end_line=max(r.start_line + 1, r.end_line),
+        score=r.score,
+        snippet=r.snippet,
+    )
+
+
+def _section(
+    folders: Folders,
+    folder: Folder,
+    doc: ParsedDocument,
+    heading: str | None,
+    anchor: str | None,
+    line: int | None,
+) -> Section:
+    try:
+        return facade.find_section(doc, heading=heading, anchor=anchor, line=None if line is None else line - 1)
+    except facade.NoSuchSection as exc:
+        raise ToolError(str(exc).replace(doc.path, folders.shown(folder, doc.path))) from None
+
+
+# -- the server ------------------------------------------------------------------------
+
+PathArg = Annotated[str, Field(description="a markdown file's path, as search or outline shows it")]
+HeadingArg = Annotated[
+    str | None, Field(description="the section's heading text (or its breadcrumb 'A > B')")
+]
+AnchorArg = Annotated[str | None, Field(description="the heading's anchor (slug), '#' optional")]
+LineArg = Annotated[int | None, Field(ge=1, description="any line of the section (1-based)")]
+
+
+def build_server(folders: Folders) -> MCPServer:
+    server = MCPServer("mdseek", version=__version__, instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def search(
+        query: Annotated[str, Field(min_length=1, description="what to find, in words")],
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="results to return")] = 10,
+        mode: Annotated[
+            Literal["hybrid", "lexical", "dense"],
+            Field(description="hybrid (default), lexical (keywords only) or dense (meaning only)"),
+        ] = "hybrid",
+        path: Annotated[
+            str | None,
+            Field(description="only files matching this glob, e.g. 'runbooks/**' or '*.md'"),
+        ] = None,
+    ) -> SearchAnswer:
+        """Find the sections of the served markdown files that best answer a query,
+        by meaning and keywords. Each result names a section: path, heading, anchor,
+        breadcrumb, line range, score and a snippet."""
+        if not query.strip():
+            raise ToolError("query is empty")
+        rows: list[tuple[Folder, SearchResult]] = []
+        modes, notes = set(), []
+        for f in folders.all:
+            f.refresh()
+            glob = path
+            if glob and len(folders.all) > 1:
+                head, _, rest = glob.partition("/")
+                if head != f.name and head not in ("*", "**"):
+                    continue
+                glob = rest or "**"
+            resp = facade.search(f.engine, query, limit=limit, mode=mode, path_glob=glob)
+            rows += [(f, r) for r in resp.results]
+            modes.add(resp.mode)
+            if resp.note:
+                notes.append(resp.note)
+        rows.sort(key=lambda t: -t[1].score)
+        return SearchAnswer(
+            mode=(modes.pop() if len(modes) == 1 else "lexical") if modes else mode,
+            note="; ".join(dict.fromkeys(notes)) or None,
+            results=[_hit(folders, f, r) for f, r in rows[:limit]],
+        )
+
+    @server.tool()
+    def get_section(
+        path: PathArg,
+        heading: HeadingArg = None,
+        anchor: AnchorArg = None,
+        line: LineArg = None,
+        include_subsections: Annotated[
+            bool, Field(description="also return the subsections under the heading")
+        ] = False,
+    ) -> SectionAnswer:
+        """The exact markdown of one section of a file, named by exactly one of
+        heading, anchor or line. An unknown heading is an error listing the file's
+        real headings."""
+        folder, doc = folders.document(path)
+        sec = _section(folders, folder, doc, heading, anchor, line)
+        end = facade.section_end(doc, sec, include_subsections)
+        text = facade.section_text(doc, sec.start_line, end)
+        return SectionAnswer(
+            path=folders.shown(folder, doc.path),
+            heading=sec.heading.text if sec.heading else "",
+            anchor=sec.heading.slug if sec.heading else "",
+            breadcrumb=sec.breadcrumb,
+            start_line=sec.start_line + 1,
+            end_line=sec.start_line + max(1, text.count("\n") + 1),
+            markdown=text,
+        )
+
+    @server.tool()
+    def related(
+        path: PathArg,
+        heading: HeadingArg = None,
+        anchor: AnchorArg = None,
+        line: LineArg = None,
+        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 5,
+    ) -> RelatedAnswer:
+        """Sections in other files about the same thing as one section (named by
+        exactly one of heading, anchor or line)."""
+        folder, doc = folders.document(path)
+        sec = _section(folders, folder, doc, heading, anchor, line)
+        slug = sec.heading.slug if sec.heading else None
+        resp = facade.related(folder.engine, doc.path, slug, sec.start_line, limit)
+        return RelatedAnswer(
+            path=folders.shown(folder, doc.path),
+            heading=sec.heading.text if sec.heading else "",
+            note=resp.note,
+            results=[_hit(folders, folder, r) for r in resp.results],
+        )
+
+    @server.tool()
+    def outline(path: PathArg) -> OutlineAnswer:
+        """A file's headings in order: level, text, anchor and line range."""
+        folder, doc = folders.document(path)
+        return OutlineAnswer(
+            path=folders.shown(folder, doc.path),
+            title=doc.title,
+            headings=[
+                HeadingEntry(level=e.level, heading=e.text, anchor=e.slug, line=e.line + 1, end_line=max(e.line + 1, e.end_line))
+                for e in facade.outline(doc)
+            ],
+        )
+
+    @server.tool()
+    def status() -> StatusAnswer:
+        """What the index holds: files, chunks, chunks still waiting for a vector,
+        window coverage, the embedding model, and each folder's state."""
+        per = []
+        for f in folders.all:
+            f.refresh()
+            st = facade.status(f.engine)
+            per.append(
+                FolderStatus(
+                    name=f.name,
+                    path=str(f.engine.root),
+                    state=f.state,
+                    message=f.message,
+                    files=st["files"],
+                    chunks=st["chunks"],
+                    pending_embeds=st["pending_embeds"],
+                    coverage=st["coverage"],
+                    model=st["model"],
+                    index_path=st["index_path"],
+                )
+            )
+        states = {p.state for p in per}
+        chunks = sum(p.chunks for p in per)
+        return StatusAnswer(
+            state="indexing" if states & {"starting", "indexing"} else "ready" if states == {"ready"} else "lexical-only",
+            files=sum(p.files for p in per),
+            chunks=chunks,
+            pending_embeds=sum(p.pending_embeds for p in per),
+            coverage=round(sum(p.coverage * p.chunks for p in per) / chunks, 6) if chunks else 1.0,
+            model=", ".join(dict.fromkeys(p.model for p in per)),
+            folders=per,
+        )
+
+    return server
+
+
+def serve(folders: Folders) -> int:
+    """Serve MCP over stdin/stdout until the client closes it."""
+    for f in folders.all:
+        f.start()
+    try:
+        build_server(folders).run("stdio")
+    finally:
+        for f in folders.all:
+            f.close()
+        logging.shutdown()
+        sys.stderr.flush()
+        # A background embed in flight cannot corrupt the index (each write is one
+        # SQLite transaction): exit now rather than wait for it (or for torch's threads).
+        os._exit(0)
+    return 0

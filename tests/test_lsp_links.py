@@ -1,0 +1,279 @@
+"""Linking by meaning, end to end over stdio (pytest-lsp): the "Link to related
+section" code action and target completion after ``](`` and ``[[`` insert links
+that go-to-definition resolves to the suggested heading."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsp_support import (
+    config,
+    indexed_copy,
+    initialize,
+    open_doc,
+    status,
+    uri,
+    wait_ready,
+    wait_updates,
+)
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+from mdseek.index.parse import parse_text
+
+pytestmark = pytest.mark.slow
+
+WS: dict = {}
+FAILOVER = "handbook/runbooks/database-failover.md"
+DRAFT = (
+    "# Draft\n"
+    "\n"
+    "When the main database machine dies and nothing took over by itself, we choose\n"
+    "the most caught-up standby copy and make it the new writer for the cluster.\n"
+    "\n"
+    "```\n"
+    "the database machine died, pick a standby\n"
+    "```\n"
+)
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory, request) -> Path:
+    return indexed_copy(tmp_path_factory, "links", request)
+
+
+@pytest_lsp.fixture(scope="module", config=config())
+async def client(lsp_client: LanguageClient, ws: Path):
+    WS["ws"] = ws
+    await initialize(lsp_client, ws)
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.fixture(scope="module")
+async def ready(client: LanguageClient) -> dict:
+    return await wait_ready(client)
+
+
+def utf16_to_col(line: str, units: int) -> int:
+    n = 0
+    for i, ch in enumerate(line):
+        if n >= units:
+            return i
+        n += 2 if ord(ch) > 0xFFFF else 1
+    return len(line)
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    lines = text.split("\n")
+
+    def offset(p: types.Position) -> int:
+        return sum(len(ln) + 1 for ln in lines[: p.line]) + utf16_to_col(lines[p.line], p.character)
+
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        a, b = offset(e.range.start), offset(e.range.end)
+        text = text[:a] + e.new_text + text[b:]
+    return text
+
+
+def change(client: LanguageClient, u: str, text: str, version: int) -> None:
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=u, version=version),
+            content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+        )
+    )
+
+
+async def actions(
+    client: LanguageClient, u: str, start: tuple[int, int], end: tuple[int, int] | None = None, trigger=types.CodeActionTriggerKind.Invoked, only=None
+) -> list[types.CodeAction]:
+    end = end or start
+    res = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=u),
+            range=types.Range(
+                start=types.Position(line=start[0], character=start[1]),
+                end=types.Position(line=end[0], character=end[1]),
+            ),
+            context=types.CodeActionContext(diagnostics=[], trigger_kind=trigger, only=only),
+        )
+    )
+    return [a for a in res or [] if isinstance(a, types.CodeAction)]
+
+
+async def definition_at(client: LanguageClient, u: str, line: int, col: int) -> types.Location:
+    loc = await client.text_document_definition_async(
+        types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=u), position=types.Position(line=line, character=col)
+        )
+    )
+    assert isinstance(loc, types.Location), loc
+    return loc
+
+
+def heading_line(path: Path, slug: str) -> int:
+    doc = parse_text(path.read_text(), path.name)
+    return next(h.line for h in doc.headings if h.slug == slug)
+
+
+async def test_code_action_inserts_a_link_that_resolves(client: LanguageClient, ready: dict):
+    ws = WS["ws"]
+    doc = ws / "handbook/notes/draft.md"
+    doc.write_text(DRAFT)
+    u = open_doc(client, doc, DRAFT)
+    line3 = DRAFT.split("\n")[3]
+    found = await actions(client, u, (3, len(line3)))
+    assert 1 <= len(found) <= 5
+    assert all(a.title.startswith("Link to related section: ") and a.kind == "refactor.rewrite" for a in found)
+    assert all("handbook/notes/draft.md" not in a.title for a in found)  # elsewhere only
+    act = next(a for a in found if FAILOVER in a.title)  # the section this paragraph is about
+    (edit,) = act.edit.changes[u]
+    assert edit.range.start == edit.range.end == types.Position(line=3, character=len(line3))
+    assert edit.new_text.startswith(" [") and "](../runbooks/database-failover.md#" in edit.new_text
+    new = apply(DRAFT, [edit])
+    change(client, u, new, 2)
+    ln = new.split("\n")[3]
+    slug = edit.new_text.split("#", 1)[1].rstrip(")")
+    loc = await definition_at(client, u, 3, ln.index("](") - 2)
+    assert loc.uri == uri(ws / FAILOVER)
+    assert loc.range.start.line == heading_line(ws / FAILOVER, slug)
+    # the paragraph now links there: that section is not offered again
+    again = await actions(client, u, (3, 0))
+    assert all(a.edit.changes[u][0].new_text != edit.new_text for a in again)
+
+
+async def test_code_action_wraps_a_selection(client: LanguageClient, ready: dict):
+    ws = WS["ws"]
+    doc = ws / "handbook/notes/draft2.md"
+    doc.write_text(DRAFT)
+    u = open_doc(client, doc, DRAFT)
+    line3 = DRAFT.split("\n")[3]
+    a, b = line3.index("standby copy"), line3.index("standby copy") + len("standby copy")
+    found = await actions(client, u, (3, a), (3, b))
+    act = next(x for x in found if FAILOVER in x.title)
+    (edit,) = act.edit.changes[u]
+    assert edit.new_text.startswith("[standby copy](../runbooks/database-failover.md#")
+    new = apply(DRAFT, [edit])
+    change(client, u, new, 2)
+    loc = await definition_at(client, u, 3, a + 2)
+    assert loc.uri == uri(ws / FAILOVER)
+    slug = edit.new_text.split("#", 1)[1].rstrip(")")
+    assert loc.range.start.line == heading_line(ws / FAILOVER, slug)
+
+
+async def test_code_action_only_when_asked_and_only_in_prose(client: LanguageClient, ready: dict):
+    ws = WS["ws"]
+    u = open_doc(client, ws / "handbook/notes/draft3.md", DRAFT)
+    assert await actions(client, u, (3, 5), trigger=types.CodeActionTriggerKind.Automatic) == []
+    assert await actions(client, u, (3, 5), only=[types.CodeActionKind.QuickFix]) == []
+    assert await actions(client, u, (3, 5), only=[types.CodeActionKind.Refactor])
+    assert await actions(client, u, (6, 3)) == []  # inside a code fence
+    assert await actions(client, u, (0, 3)) == []  # on a heading
+    assert await actions(client, u, (1, 0)) == []  # on a blank line
+
+
+async def complete(client: LanguageClient, u: str, line: int, col: int) -> types.CompletionList:
+    res = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=u),
+            position=types.Position(line=line, character=col),
+            context=types.CompletionContext(trigger_kind=types.CompletionTriggerKind.TriggerCharacter, trigger_character="("),
+        )
+    )
+    assert isinstance(res, types.CompletionList)
+    return res
+
+
+async def test_completion_by_meaning_after_link_opener(client: LanguageClient, ready: dict):
+    ws = WS["ws"]
+    doc = ws / "handbook/notes/draft4.md"
+    text = (
+        "# Draft\n\nIf the new release misbehaves in production, undo it first and look into it\n"
+        "afterwards: see [the rollback steps]()\n"
+    )
+    doc.write_text(text)
+    u = open_doc(client, doc, text)
+    ln = text.split("\n")[3]
+    col = ln.index("]()") + 2
+    res = await complete(client, u, 3, col)
+    assert res.is_incomplete  # ranked by meaning: asked again as the user types
+    kinds = [i.kind for i in res.items]
+    sections = [i for i in res.items if i.kind == types.CompletionItemKind.Reference]
+    assert sections and kinds.index(types.CompletionItemKind.File) > kinds.index(types.CompletionItemKind.Reference)
+    assert all(i.text_edit.new_text.count("#") == 1 for i in sections)
+    files = {i.text_edit.new_text for i in res.items if i.kind == types.CompletionItemKind.File}
+    assert "../howto/releasing.md" in files and "draft4.md" not in files
+    top = next(i for i in sections if "howto/releasing.md" in i.text_edit.new_text)
+    assert sections.index(top) < 3
+    edit = top.text_edit
+    assert edit.range.start.character == col and edit.range.end.character == col
+    new = apply(text, [edit])
+    change(client, u, new, 2)
+    slug = edit.new_text.split("#", 1)[1]
+    loc = await definition_at(client, u, 3, new.split("\n")[3].index("[the") + 2)
+    assert loc.uri == uri(ws / "handbook/howto/releasing.md")
+    assert loc.range.start.line == heading_line(ws / "handbook/howto/releasing.md", slug)
+    # typed words steer the ranking; the typed prefix is what gets replaced
+    new2 = text.replace("]()", "](rollback)")
+    change(client, u, new2, 3)
+    col2 = new2.split("\n")[3].index("rollback)") + len("rollback")
+    res2 = await complete(client, u, 3, col2)
+    sec2 = [i for i in res2.items if i.kind == types.CompletionItemKind.Reference]
+    assert sec2 and all(i.filter_text == "rollback" and i.text_edit.range.start.character == col2 - 8 for i in sec2)
+
+
+async def test_completion_by_meaning_in_wiki_links(client: LanguageClient, ready: dict):
+    ws = WS["ws"]
+    doc = ws / "handbook/notes/draft5.md"
+    text = "# Draft\n\nThe main database machine died and no standby took over: [[\n"
+    doc.write_text(text)
+    u = open_doc(client, doc, text)
+    res = await complete(client, u, 2, len(text.split("\n")[2]))
+    sections = [i for i in res.items if i.kind == types.CompletionItemKind.Reference]
+    item = next(i for i in sections if i.text_edit.new_text.startswith("database-failover#"))
+    assert item.text_edit.new_text.endswith("]]")  # closes the link
+    new = apply(text, [item.text_edit])
+    change(client, u, new, 2)
+    ln = new.split("\n")[2]
+    loc = await definition_at(client, u, 2, ln.index("[[") + 3)
+    heading = item.text_edit.new_text.split("#", 1)[1][:-2]
+    assert loc.uri == uri(ws / FAILOVER)
+    doc_t = parse_text((ws / FAILOVER).read_text(), FAILOVER)
+    assert loc.range.start.line == next(h.line for h in doc_t.headings if h.text == heading)
+    files = {i.text_edit.new_text for i in res.items if i.kind == types.CompletionItemKind.File}
+    assert "releasing]]" in files
+
+
+async def test_links_to_non_ascii_headings_use_the_index_slug(client: LanguageClient, ready: dict):
+    ws = WS["ws"]
+    target = ws / "handbook/café notes/über.md"
+    target.parent.mkdir()
+    target.write_text(
+        "# Über\n\n## Crème brûlée für Käsekuchen-Fans\n\n"
+        "Caramelise the custard with a blowtorch until the sugar crackles; chill the ramekins first.\n"
+    )
+    st0 = await status(client)
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri(target))))
+    await wait_updates(client, st0["updates_done"])
+    deadline = time.monotonic() + 60
+    while (await status(client))["pending_embeds"] and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    doc = ws / "handbook/notes/dessert.md"
+    text = "# Dessert\n\nFor the custard, caramelise the sugar with a blowtorch until it crackles.\n"
+    doc.write_text(text)
+    u = open_doc(client, doc, text)
+    found = await actions(client, u, (2, 10))
+    act = next(a for a in found if "Crème brûlée" in a.title)
+    (edit,) = act.edit.changes[u]
+    want_slug = parse_text(target.read_text(), "über.md").headings[1].slug
+    assert edit.new_text == f" [Crème brûlée für Käsekuchen-Fans](../café%20notes/über.md#{want_slug})"
+    new = apply(text, [edit])
+    change(client, u, new, 2)
+    ln = new.split("\n")[2]
+    loc = await definition_at(client, u, 2, ln.index(" [") + 3)
+    assert loc.uri == uri(target) and loc.range.start.line == 2

@@ -1,0 +1,307 @@
+"""``mdseek mcp`` driven by the MCP SDK's own client over stdio: the tools, their
+errors, confinement to the served folders, freshness, and sharing the index
+with a running language server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import sys
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsp_support import (
+    SERVER_CMD,
+    fixture_queries,
+    indexed_copy,
+    initialize,
+    make_client,
+    request,
+    uri,
+    wait_ready,
+    wait_updates,
+)
+from lsprotocol import types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+pytestmark = pytest.mark.slow
+
+TOOLS = {"search", "get_section", "related", "outline", "status"}
+SECRET = "zebracorn-outside-secret"
+
+
+@asynccontextmanager
+async def mcp_client(*dirs: Path, args: tuple[str, ...] = ()):
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mdseek", "mcp", *map(str, dirs), *args],
+        env={"HF_HUB_OFFLINE": "1"},
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        yield client
+
+
+async def call(client: Client, tool: str, args: dict[str, Any] | None = None) -> dict:
+    res = await client.call_tool(tool, args or {})
+    assert not res.is_error, res.content
+    assert res.structured_content is not None
+    return res.structured_content
+
+
+async def error(client: Client, tool: str, args: dict[str, Any]) -> str:
+    res = await client.call_tool(tool, args)
+    assert res.is_error, res.structured_content
+    return res.content[0].text  # type: ignore[union-attr]
+
+
+async def wait_mcp_ready(client: Client, timeout: float = 120) -> dict:
+    deadline = time.monotonic() + timeout
+    st: dict = {}
+    while time.monotonic() < deadline:
+        st = await call(client, "status")
+        if st["state"] in ("ready", "lexical-only"):
+            return st
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"not ready: {st}")
+
+
+@pytest.fixture
+def ws(tmp_path_factory, request) -> Path:
+    return indexed_copy(tmp_path_factory, "mcp", request)
+
+
+async def test_tools_answer_from_the_index(ws: Path):
+    async with mcp_client(ws) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for t in tools.values():  # documented: a description and typed arguments
+            assert t.description and t.output_schema
+            for prop in t.input_schema.get("properties", {}).values():
+                assert prop.get("description") or prop.get("type") == "integer"
+        assert tools["search"].input_schema["required"] == ["query"]
+
+        st = await wait_mcp_ready(client)
+        assert st["files"] == len(list(ws.rglob("*.md"))) and st["pending_embeds"] == 0
+        assert st["chunks"] > 0 and st["coverage"] == 1.0 and st["model"]
+
+        # search: the right section in the top 3 for every keyword query ...
+        qs = [q for q in fixture_queries()["queries"] if q["kind"] == "keyword"]
+        for q in qs:
+            res = await call(client, "search", {"query": q["query"], "limit": 3})
+            assert res["mode"] == "hybrid" and res["note"] is None
+            assert (q["path"], q["heading"]) in [(r["path"], r["heading"]) for r in res["results"]], q
+        # ... and, for any query, exactly the engine's ranking (one code path)
+        from mdseek.index.engine import Engine
+
+        eng = Engine(ws)
+        try:
+            for q in fixture_queries()["queries"][:3]:
+                want = eng.search(q["query"], limit=5).results
+                res = await call(client, "search", {"query": q["query"], "limit": 5})
+                assert [(r["path"], r["anchor"], r["start_line"]) for r in res["results"]] == [
+                    (r.path, r.slug, r.start_line + 1) for r in want
+                ]
+        finally:
+            eng.close()
+
+        res = await call(client, "search", {"query": qs[0]["query"], "limit": 3})
+        top = res["results"][0]
+        assert set(top) >= {"path", "heading", "anchor", "breadcrumb", "start_line", "end_line", "score", "snippet"}
+
+        # get_section: exactly that section's lines of the file
+        sec = await call(client, "get_section", {"path": top["path"], "anchor": top["anchor"]})
+        lines = (ws / top["path"]).read_text().split("\n")
+        assert sec["start_line"] == top["start_line"]
+        assert sec["markdown"] == "\n".join(lines[sec["start_line"] - 1 : sec["end_line"]])
+        assert sec["markdown"].startswith("#") and top["heading"] in sec["markdown"].split("\n")[0]
+        assert sec["end_line"] <= top["end_line"]
+        by_heading = await call(client, "get_section", {"path": top["path"], "heading": top["heading"]})
+        by_line = await call(client, "get_section", {"path": top["path"], "line": top["start_line"] + 1})
+        assert by_heading["markdown"] == by_line["markdown"] == sec["markdown"]
+        whole = await call(
+            client, "get_section", {"path": top["path"], "anchor": top["anchor"], "include_subsections": True}
+        )
+        assert whole["markdown"].startswith(sec["markdown"])
+
+        # outline: every heading of the file with its line
+        out = await call(client, "outline", {"path": top["path"]})
+        from mdseek.index.parse import parse_text
+
+        doc = parse_text((ws / top["path"]).read_text(), top["path"])
+        assert [(h["line"], h["heading"], h["anchor"]) for h in out["headings"]] == [
+            (h.line + 1, h.text, h.slug) for h in doc.headings
+        ]
+        assert all(lines[h["line"] - 1].startswith("#") for h in out["headings"])
+        assert any(h["anchor"] == top["anchor"] for h in out["headings"])
+
+        # related: sections of other files
+        rel = await call(client, "related", {"path": top["path"], "anchor": top["anchor"], "limit": 4})
+        assert rel["results"] and all(r["path"] != top["path"] for r in rel["results"])
+
+        # a path glob keeps results inside it
+        res = await call(client, "search", {"query": "rollback", "limit": 5, "path": "howto/**"})
+        assert res["results"] == []  # a glob with a folder is relative to the served folder
+        res = await call(client, "search", {"query": "rollback", "limit": 5, "path": "handbook/howto/**"})
+        assert res["results"] and all(r["path"].startswith("handbook/howto/") for r in res["results"])
+        res = await call(client, "search", {"query": "rollback", "limit": 5, "path": "releasing.md"})
+        assert res["results"] and {r["path"] for r in res["results"]} == {"handbook/howto/releasing.md"}
+
+
+async def test_bad_arguments_are_clear_tool_errors(ws: Path):
+    async with mcp_client(ws) as client:
+        path = "handbook/runbooks/database-failover.md"
+        msg = await error(client, "get_section", {"path": path, "heading": "No such heading here"})
+        assert "No such heading here" in msg and "'Promote the replica'" in msg  # the real headings
+        msg = await error(client, "get_section", {"path": path})
+        assert "exactly one of heading, anchor or line" in msg
+        msg = await error(client, "get_section", {"path": path, "heading": "Overview", "line": 3})
+        assert "exactly one" in msg
+        assert "line 100000" in await error(client, "get_section", {"path": path, "line": 100000})
+        assert "query" in await error(client, "search", {"query": ""})
+        assert "limit" in await error(client, "search", {"query": "x", "limit": "lots"})
+        assert "limit" in await error(client, "search", {"query": "x", "limit": 0})
+        assert "mode" in await error(client, "search", {"query": "x", "mode": "psychic"})
+        assert "query" in await error(client, "search", {})
+        assert "no such markdown file" in await error(client, "outline", {"path": "handbook/nope.md"})
+        res = await client.call_tool("no_such_tool", {})
+        assert res.is_error
+        # the server is still fine afterwards
+        assert (await call(client, "outline", {"path": path}))["headings"]
+
+
+async def test_nothing_outside_the_served_folder(ws: Path, tmp_path: Path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text(f"# Secret\n\n## Keys\n\n{SECRET} lives here.\n")
+    (ws / "handbook" / "link-to-secret.md").symlink_to(outside / "secret.md")
+    (ws / "handbook" / "outside-dir").symlink_to(outside, target_is_directory=True)
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text(f"[core]\n# {SECRET}\n")
+    (ws / "notes.txt").write_text(f"{SECRET}\n")
+    rel_up = os.path.relpath(outside / "secret.md", ws)
+    probes = [
+        rel_up,  # ../../outside/secret.md
+        "handbook/../" + rel_up,
+        str(outside / "secret.md"),  # absolute
+        "handbook/link-to-secret.md",  # symlinked file
+        "handbook/outside-dir/secret.md",  # through a symlinked folder
+        "/etc/passwd",
+        "/etc/hostname",
+        ".git/config",  # inside, but not a served markdown file
+        "notes.txt",
+        ".mdseek/index.sqlite",
+        "",
+    ]
+    async with mcp_client(ws) as client:
+        await wait_mcp_ready(client)
+        for p in probes:
+            for tool, args in (
+                ("outline", {"path": p}),
+                ("get_section", {"path": p, "line": 1}),
+                ("get_section", {"path": p, "heading": "Keys"}),
+                ("related", {"path": p, "line": 1}),
+            ):
+                res = await client.call_tool(tool, args)
+                text = " ".join(getattr(c, "text", "") for c in res.content)
+                assert res.is_error, (tool, p, text)
+                assert SECRET not in text and "root:" not in text, (tool, p)
+        res = await call(client, "search", {"query": SECRET, "limit": 20})
+        assert all(SECRET not in r["snippet"] for r in res["results"])
+        assert all("secret.md" not in r["path"] and "outside" not in r["path"] for r in res["results"])
+
+
+async def test_fresh_without_an_editor(ws: Path):
+    async with mcp_client(ws) as client:
+        await wait_mcp_ready(client)
+        path = ws / "handbook/policies/travel.md"
+        path.write_text(path.read_text() + "\n## Okapi allowance\n\nThe quillwhistle stipend covers okapi rides.\n")
+        await asyncio.sleep(1.1)  # the longest an mtime scan waits after the last one
+        res = await call(client, "search", {"query": "quillwhistle", "limit": 3, "mode": "lexical"})
+        assert res["results"][0]["heading"] == "Okapi allowance"  # rechunked before the answer
+        sec = await call(client, "get_section", {"path": "handbook/policies/travel.md", "anchor": "okapi-allowance"})
+        assert "quillwhistle stipend" in sec["markdown"]
+        # vectors follow in the background: the status says when
+        deadline = time.monotonic() + 60
+        while (st := await call(client, "status"))["pending_embeds"] and time.monotonic() < deadline:
+            await asyncio.sleep(0.1)
+        assert st["pending_embeds"] == 0
+        res = await call(client, "search", {"query": "stipend for okapi rides", "limit": 3, "mode": "dense"})
+        assert res["results"][0]["heading"] == "Okapi allowance"  # by meaning too
+        # a deleted file leaves the index at the next call
+        gone = ws / "handbook/policies/leave.md"
+        gone.unlink()
+        await asyncio.sleep(1.1)  # the mtime scan runs at most once a second
+        res = await call(client, "search", {"query": "parental leave", "limit": 20})
+        assert all(r["path"] != "handbook/policies/leave.md" for r in res["results"])
+        assert "no such markdown file" in await error(client, "outline", {"path": "handbook/policies/leave.md"})
+
+
+async def test_two_folders_prefix_paths(ws: Path, tmp_path: Path):
+    other = tmp_path / "notes"
+    other.mkdir()
+    (other / "garden.md").write_text("# Garden\n\n## Compost\n\nTurn the marrowbloom compost weekly.\n")
+    async with mcp_client(ws, other) as client:
+        await wait_mcp_ready(client)
+        res = await call(client, "search", {"query": "marrowbloom compost", "limit": 3})
+        assert res["results"][0]["path"] == "notes/garden.md"
+        sec = await call(client, "get_section", {"path": "notes/garden.md", "heading": "Compost"})
+        assert sec["markdown"] == "## Compost\n\nTurn the marrowbloom compost weekly."
+        out = await call(client, "outline", {"path": "ws/handbook/policies/travel.md"})
+        assert out["path"] == "ws/handbook/policies/travel.md" and out["headings"]
+        msg = await error(client, "outline", {"path": "handbook/policies/travel.md"})
+        assert "ws" in msg and "notes" in msg
+
+
+async def test_beside_a_running_language_server(ws: Path):
+    """mdseek serve and mdseek mcp on one index: each sees the other's writes,
+    and the index stays sound."""
+    lsp = make_client()
+    await lsp.start_io(*SERVER_CMD)
+    try:
+        await initialize(lsp, ws)
+        async with mcp_client(ws) as client:
+            await asyncio.gather(wait_ready(lsp), wait_mcp_ready(client))
+            # an edit the language server indexes on save is found through MCP
+            a = ws / "handbook/policies/expenses.md"
+            a.write_text(a.read_text() + "\n## Shared index check\n\nThe wombatcrossing rule applies.\n")
+            st0 = await request(lsp, "mdseek/status", {})
+            lsp.text_document_did_save(
+                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri(a)))
+            )
+            await wait_updates(lsp, st0["updates_done"])
+            res = await call(client, "search", {"query": "wombatcrossing", "limit": 3})
+            assert res["results"][0]["heading"] == "Shared index check"
+            # an edit MCP indexes (on its own mtime scan) is found by the language server
+            b = ws / "handbook/policies/security.md"
+            b.write_text(b.read_text() + "\n## Second writer\n\nThe pangolinferry key is rotated.\n")
+            await asyncio.sleep(1.1)
+            res = await call(client, "search", {"query": "pangolinferry", "limit": 3, "mode": "lexical"})
+            assert res["results"][0]["heading"] == "Second writer"
+            while (await call(client, "status"))["pending_embeds"]:  # its vector, in the background
+                await asyncio.sleep(0.1)
+            found = await request(lsp, "mdseek/search", {"query": "is the pangolinferry key rotated", "limit": 3})
+            assert found["results"] and found["results"][0]["heading"] == "Second writer"
+            # both keep searching while the other writes
+            await asyncio.gather(
+                *(call(client, "search", {"query": q["query"]}) for q in fixture_queries()["queries"][:4]),
+                *(request(lsp, "mdseek/search", {"query": q["query"]}) for q in fixture_queries()["queries"][:4]),
+            )
+    finally:
+        try:
+            await asyncio.wait_for(lsp.shutdown_session(), 20)
+        except Exception:
+            pass
+        await lsp.stop()
+    db = sqlite3.connect(ws / ".mdseek/index.sqlite")
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        dup = db.execute("SELECT count(*) FROM (SELECT path FROM documents GROUP BY path HAVING count(*) > 1)").fetchone()[0]
+        assert dup == 0
+        assert db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    finally:
+        db.close()
