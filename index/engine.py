@@ -22,7 +22,7 @@ from filelock import FileLock, Timeout
 from . import retrieve
 from .chunk import Chunk, Chunker
 from .dense import DenseIndex
-from .embed import Embedder
+from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, relpath, scan
 from .location import FILE_MODE, locate, prepare
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
@@ -107,6 +107,7 @@ class Engine:
         file_filter: FileFilter | None = None,
         chunk_budget: int | None = None,
         chunk_floor: int | None = None,
+        embed: EmbedSettings | None = None,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
@@ -115,7 +116,7 @@ class Engine:
         prepare(self.location)  # no symlinks; a private folder
         self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
-        self.embedder = Embedder(model)
+        self.embedder = Embedder(model, settings=embed)
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
@@ -305,8 +306,9 @@ class Engine:
 
     def _embed_batches(self, progress: Progress | None, rep: IndexReport) -> int:
         pending = self.store.pending_chunks(self.model_id)  # after any wait: what is left
-        # Similar lengths in one batch pad less (the store returns hash order).
-        pending.sort(key=lambda p: len(p[1]))
+        # Similar token counts in one batch pad less (the store returns hash order).
+        counts = self.embedder.token_counts([t for _, t in pending])
+        pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]
         t0 = time.perf_counter()
         done = 0
         for i in range(0, len(pending), self.embed_batch):
@@ -481,6 +483,8 @@ class Engine:
             "index_location": self.location.kind,  # "cache", "workspace" or "explicit"
             "model": self.model_id,
             "model_loaded": self.embedder.loaded,
+            "model_backend": self.embedder.backend,
+            "model_backend_note": self.embedder.fallback_reason,
             "model_error": str(err) if err else None,
             "window": self.tokenizer.window,
             "pending_embeds": self.store.pending_count(self.model_id),

@@ -6,7 +6,13 @@ weights: for a local sentence-transformers folder both are read from files
 (``tokenizer.json``, ``sentence_bert_config.json``) with the fast ``tokenizers``
 library, which costs milliseconds, not the seconds of loading torch. For a hub
 name that is not a local folder we load the model through sentence-transformers
-(the hub cache works offline; a name that is not cached fails with a clear error).
+(the hub cache works offline; a name that is not cached fails with a clear error),
+unless an ONNX export of it is cached (:mod:`mdseek.index.onnx_export`), whose
+folder holds the tokenizer and window too.
+
+Loading the torch model (:func:`load_sentence_transformer`) lives here, with the
+rest of "which model": :mod:`mdseek.index.embed` imports this module, never the
+other way round.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+CACHE_ENV = "MDSEEK_CACHE_DIR"
 
 
 class ModelUnavailable(RuntimeError):
@@ -73,6 +80,22 @@ def model_id(resolved: str) -> str:
     return f"{base}@{h.hexdigest()[:12]}"
 
 
+def cache_dir() -> Path:
+    """mdseek's per-user cache: $MDSEEK_CACHE_DIR, else $XDG_CACHE_HOME/mdseek, else ~/.cache/mdseek."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "mdseek"
+
+
+def model_cache_dir(vector_model_id: str) -> Path:
+    """Where derived files of one model id live (e.g. its ONNX export):
+    ``<cache>/models/<id with path separators replaced>``."""
+    safe = "".join(c if c.isalnum() or c in "-_.@#" else "__" if c == "/" else "_" for c in vector_model_id)
+    return cache_dir() / "models" / safe
+
+
 @dataclass
 class ModelTokenizer:
     """Counts tokens exactly as the embedding model does (special tokens included)."""
@@ -119,7 +142,10 @@ def _window_from_files(p: Path) -> int | None:
 @lru_cache(maxsize=8)
 def load_tokenizer(resolved: str) -> ModelTokenizer:
     p = Path(resolved)
-    if p.is_dir() and (p / "tokenizer.json").exists():
+    if not (p.is_dir() and (p / "tokenizer.json").exists()):
+        # A hub name: its ONNX export (if cached) carries the tokenizer and window.
+        p = model_cache_dir(model_id(resolved))
+    if (p / "tokenizer.json").exists():
         window = _window_from_files(p)
         if window is not None:
             from tokenizers import Tokenizer
@@ -129,11 +155,23 @@ def load_tokenizer(resolved: str) -> ModelTokenizer:
             tok.no_padding()
             return ModelTokenizer(resolved, window, tok, True)
     # Anything else: let sentence-transformers tell us the truth.
-    from .embed import load_sentence_transformer
-
     st = load_sentence_transformer(resolved)
     window = int(st.max_seq_length)
     return ModelTokenizer(resolved, window, st.tokenizer, False)
+
+
+@lru_cache(maxsize=4)
+def load_sentence_transformer(resolved: str) -> Any:
+    """The torch model (imports torch: seconds; once per process and model)."""
+    if Path(resolved).is_absolute() and not Path(resolved).exists():  # a path, not a hub name
+        raise ModelUnavailable(f"cannot load embedding model {resolved!r}: no such folder")
+    offline_env()
+    try:
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(resolved, device="cpu")
+    except Exception as exc:  # any failure to load is reported, not raised raw
+        raise ModelUnavailable(f"cannot load embedding model {resolved!r}: {exc}") from exc
 
 
 def offline_env() -> None:

@@ -23,12 +23,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 import regex
-import yaml
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from mdit_py_plugins.front_matter import front_matter_plugin
+
+if TYPE_CHECKING:  # markdown-it and yaml load on first parse: a search of an up-to-date index needs neither
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,9 @@ class ParsedDocument:
 
 @lru_cache(maxsize=1)
 def markdown_parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
     return MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
 
 
@@ -192,6 +196,8 @@ def title_from_path(path: str) -> str:
 
 
 def _front_matter_title(content: str, path: str) -> tuple[dict[str, object], str | None]:
+    import yaml
+
     try:
         data = yaml.safe_load(content)
     except yaml.YAMLError as exc:

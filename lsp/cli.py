@@ -22,7 +22,6 @@ import sys
 import time
 from pathlib import Path
 
-from mdseek.index.coverage import Coverage, window_coverage
 from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, scan
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.store import IndexFileError
@@ -43,6 +42,14 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
             help="sentence-transformers model folder or (cached) name; default: $MDSEEK_MODEL, "
             "else the bundled all-MiniLM-L6-v2",
         )
+        p.add_argument(
+            "--backend", choices=["onnx", "torch"], default=None,
+            help="run the model on ONNX Runtime (default; exported once per model) or torch ($MDSEEK_BACKEND)",
+        )  # fmt: skip
+        p.add_argument(
+            "--threads", type=int, default=None,
+            help="threads per model call (default: half the cores; $MDSEEK_THREADS)",
+        )  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens (stderr)")
 
 
@@ -193,6 +200,7 @@ def _has_markdown(root: Path, flt: FileFilter) -> bool:
 
 
 def _engine(args: argparse.Namespace, need_files: bool = True):
+    from mdseek.index.embed import EmbedSettings
     from mdseek.index.engine import Engine
 
     root = _folder(args.dir)
@@ -205,7 +213,11 @@ def _engine(args: argparse.Namespace, need_files: bool = True):
             "Give the folder that holds your notes, or other globs with --include"
         )
     try:
-        eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt)
+        embed = EmbedSettings.from_env(args.backend, args.threads)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt, embed=embed)
     except IndexFileError as exc:
         raise CliError(str(exc)) from exc
     except OSError as exc:
@@ -313,6 +325,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     eng = _engine(args)
+    if args.mode != "lexical":
+        eng.embedder.preload()  # the model opens while the index is reconciled
     bar = _Progress(not args.no_progress and not args.json)
     try:
         eng.index(progress=bar)
@@ -374,6 +388,7 @@ def cmd_chunks(args: argparse.Namespace) -> int:
 
 def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
     from mdseek.index.chunk import Chunker
+    from mdseek.index.coverage import Coverage, window_coverage
     from mdseek.index.parse import parse_bytes
 
     chunker = Chunker(tok)

@@ -20,6 +20,8 @@ problem so the server can say so once, in one message.
     documentSymbols  answer textDocument/documentSymbol (default true). The VS Code
                  extension sends false while VS Code's built-in markdown outline is
                  active, so the outline and breadcrumbs are not shown twice.
+    backend      "onnx" (ONNX Runtime, the default) or "torch" ($MDSEEK_BACKEND when unset)
+    threads      threads per model call, 0 = half the cores ($MDSEEK_THREADS when unset)
 
 An empty list, an empty string or null in place of the settings object means
 "no settings" (Neovim encodes an empty Lua table as ``[]``), silently.
@@ -48,6 +50,8 @@ class Settings:
     search_limit: int = 20
     hover_related: int = 5
     document_symbols: bool = True
+    backend: str | None = None
+    threads: int | None = None
 
     def file_filter(self) -> FileFilter:
         exclude = tuple(dict.fromkeys(DEFAULT_EXCLUDE + self.exclude))
@@ -55,7 +59,13 @@ class Settings:
 
     def engine_key(self) -> tuple:
         """Settings that need a new Engine when they change."""
-        return (self.model, self.index_path, self.include, self.exclude, self.max_file_size)
+        return (self.model, self.index_path, self.include, self.exclude, self.max_file_size,
+                self.backend, self.threads)  # fmt: skip
+
+    def embed_settings(self):
+        from mdseek.index.embed import EmbedSettings
+
+        return EmbedSettings.from_env(self.backend, self.threads)
 
     def index_file_for(self, root: Path, n_roots: int) -> Path | None:
         if not self.index_path:
@@ -93,6 +103,17 @@ def _globs(name: str, empty_ok: bool):
     return check
 
 
+def _choice(name: str, choices: tuple[str, ...]):
+    def check(v: Any) -> tuple[Any, str | None]:
+        if v is None or v == "":
+            return None, None
+        if isinstance(v, str) and v.strip() in choices:
+            return v.strip(), None
+        return None, f"{name} must be one of {', '.join(choices)} (got {v!r})"
+
+    return check
+
+
 def _int(name: str, minimum: int):
     def check(v: Any) -> tuple[Any, str | None]:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < minimum:
@@ -120,6 +141,8 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "searchLimit": ("search_limit", _int("searchLimit", 1)),
     "hoverRelated": ("hover_related", _int("hoverRelated", 0)),
     "documentSymbols": ("document_symbols", _bool("documentSymbols")),
+    "backend": ("backend", _choice("backend", ("onnx", "torch"))),
+    "threads": ("threads", _int("threads", 0)),
 }
 
 

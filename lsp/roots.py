@@ -99,7 +99,8 @@ class Root:
     def _make_engine(self) -> tuple[Engine, str | None]:
         s = self.settings
         index_file = s.index_file_for(self.path, self.n_roots)
-        eng = Engine(self.path, index_path=index_file, model=s.model, file_filter=s.file_filter())
+        eng = Engine(self.path, index_path=index_file, model=s.model, file_filter=s.file_filter(),
+                     embed=s.embed_settings())  # fmt: skip
         note = None
         problem: Exception | None = None
         try:
@@ -111,7 +112,8 @@ class Root:
             eng.close()
             note = f"mdseek: model {s.model!r} cannot be used ({problem}); using the bundled default model"
             log.warning("%s", note)
-            eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter())
+            eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter(),
+                         embed=s.embed_settings())  # fmt: skip
             eng.chunker  # noqa: B018
         threading.Thread(
             target=self._load_model, args=(eng,), name="mdseek-model-load", daemon=True

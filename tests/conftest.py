@@ -5,9 +5,22 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# The ONNX export of the model is made once per test session, for real, in a
+# temp cache (servers the tests start inherit it). Set MDSEEK_CACHE_DIR to keep
+# one between sessions.
+_OWN_CACHE = None
+if not os.environ.get("MDSEEK_CACHE_DIR"):
+    _OWN_CACHE = os.environ["MDSEEK_CACHE_DIR"] = tempfile.mkdtemp(prefix="mdseek-test-cache-")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _OWN_CACHE:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
