@@ -113,7 +113,29 @@ class ParsedDocument:
 
 @lru_cache(maxsize=1)
 def markdown_parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    """Block structure only: inline markup is parsed for headings alone
+    (:func:`heading_text`), which keeps parsing linear and cheap on any input
+    (inline link parsing of a run of brackets costs ~50 µs per character)."""
+    md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    md.disable("inline")
+    return md
+
+
+@lru_cache(maxsize=1)
+def _inline_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+MAX_INLINE_HEADING = 2000  # characters; a longer heading is shown as written
+
+
+def heading_text(content: str, env: dict) -> str:
+    """Plain text of a heading's inline content (``env`` holds the document's
+    link reference definitions, so ``[x][ref]`` reads as ``x``)."""
+    if len(content) > MAX_INLINE_HEADING:
+        return content.strip()
+    tokens = _inline_parser().parseInline(content, env)
+    return inline_plain_text(tokens[0]) if tokens else content.strip()
 
 
 def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
@@ -201,7 +223,8 @@ def _front_matter_title(content: str, path: str) -> tuple[dict[str, object], str
 
 def parse_text(text: str, path: str = "untitled.md", decode_errors: int = 0) -> ParsedDocument:
     text = normalise(text)
-    tokens = markdown_parser().parse(text)
+    env: dict = {}
+    tokens = markdown_parser().parse(text, env)
     line_starts = [0]
     for m in re.finditer("\n", text):
         line_starts.append(m.end())
@@ -231,8 +254,7 @@ def parse_text(text: str, path: str = "untitled.md", decode_errors: int = 0) -> 
         kind = tok.type[:-5] if tok.type.endswith("_open") else tok.type
         start, end = tok.map
         if tok.type == "heading_open":
-            inline = tokens[i + 1]
-            htext = inline_plain_text(inline)
+            htext = heading_text(tokens[i + 1].content, env)
             headings.append(
                 Heading(
                     level=int(tok.tag[1]),
