@@ -19,7 +19,7 @@ import os
 import sys
 from pathlib import Path
 
-from mdseek.index.coverage import Coverage, window_coverage
+from mdseek.index.coverage import Coverage, chunk_coverage
 from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, scan
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.store import IndexFileError
@@ -234,11 +234,7 @@ def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
     for f in scan(root, flt):
         doc = parse_bytes(f.path.read_bytes(), f.rel)
         chunks = chunker.chunk(doc)
-        pieces = []
-        for c in chunks:
-            prefix = c.breadcrumb + "\n\n"
-            pieces.append((prefix, c.embedding_text[len(prefix) :]))
-        cov = window_coverage(tok, pieces)
+        cov = chunk_coverage(tok, chunks)
         total.add(cov)
         files[f.rel] = {
             "coverage": round(cov.fraction, 6),

@@ -17,6 +17,7 @@ fences right after headings, setext headings, tables, lists and quotes.
 from __future__ import annotations
 
 import base64
+import os
 import random
 import time
 
@@ -156,13 +157,17 @@ def check(md: str, chunker: Chunker, tok) -> list:
     return chunks
 
 
-@settings(max_examples=120, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+# A deeper run: MDSEEK_FUZZ_EXAMPLES=5000 pytest tests/test_chunk_fuzz.py -k generated
+EXAMPLES = int(os.environ.get("MDSEEK_FUZZ_EXAMPLES", "120"))
+
+
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(md=document())
 def test_generated_markdown_invariants(md, chunker, tokenizer):
     check(md, chunker, tokenizer)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=max(40, EXAMPLES // 3), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(md=document())
 def test_generated_markdown_invariants_floor_zero(md, tokenizer):
     check(md, Chunker(tokenizer, floor=0), tokenizer)
