@@ -2,9 +2,20 @@
 
 Globs match the path relative to the root with ``/`` separators; ``**`` spans
 any number of folders (``**/*.md`` matches ``a.md`` and ``x/y/a.md``), ``*`` and
-``?`` stay inside one folder. A symlink is followed only when its target is
-inside the root (and symlinked folders are not descended, so there is no cycle
-and no file is seen twice).
+``?`` stay inside one folder. Globs ignore case (``**/*.md`` also indexes
+``NOTES.MD``; ``**/*.markdown`` indexes ``x.Markdown``), as on the file systems of
+macOS and Windows. A symlink is followed only when its target is inside the
+root (and symlinked folders are not descended, so there is no cycle and no file
+is seen twice).
+
+Size limit (a policy, not a crutch: chunking is linear in any input): a file
+over ``max_file_size`` bytes (default 5 MB, ``--max-file-size`` or the
+``maxFileSize`` setting) is skipped with one log line saying so; a text that
+large is a data dump or a log more often than notes.
+
+Paths are ``str`` as ``os`` gives them: a name that is not valid UTF-8 carries
+surrogate escapes (``os.fsdecode``), so it still opens; ``display_path`` shows it
+with U+FFFD for the bad bytes.
 """
 
 from __future__ import annotations
@@ -22,6 +33,15 @@ log = logging.getLogger(__name__)
 DEFAULT_INCLUDE = ("**/*.md", "**/*.markdown")
 DEFAULT_EXCLUDE = ("**/.git/**", "**/node_modules/**", "**/.mdseek/**", "**/.venv/**")
 DEFAULT_MAX_FILE_SIZE = 5_000_000
+
+
+def display_path(path: str) -> str:
+    """``path`` as shown to people: bytes that are not UTF-8 become U+FFFD."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "replace")
 
 
 @lru_cache(maxsize=256)
@@ -45,7 +65,7 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out.append(re.escape(p[i]))
             i += 1
-    return re.compile("".join(out) + r"\Z")
+    return re.compile("".join(out) + r"\Z", re.IGNORECASE)
 
 
 def matches(rel: str, patterns: tuple[str, ...] | list[str]) -> bool:
@@ -89,11 +109,15 @@ def scan(root: Path, flt: FileFilter, skipped: list[tuple[str, str]] | None = No
     root = root.resolve()
 
     def skip(rel: str, why: str) -> None:
-        log.info("skipping %s: %s", rel, why)
+        log.info("skipping %s: %s", display_path(rel), why)
         if skipped is not None:
             skipped.append((rel, why))
 
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    def walk_error(exc: OSError) -> None:
+        where = relpath(root, Path(exc.filename)) if exc.filename else "."
+        skip(where + "/", f"cannot list ({exc.strerror or exc})")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=walk_error, followlinks=False):
         d = Path(dirpath)
         keep = []
         for name in sorted(dirnames):
@@ -120,7 +144,7 @@ def check_file(root: Path, p: Path, flt: FileFilter, skip=None) -> FoundFile | N
     """A FoundFile for ``p`` if it may be indexed, else None (reason given to ``skip``)."""
     root = root.resolve()
     rel = relpath(root, p) if p.is_absolute() else p.as_posix()
-    skip = skip or (lambda r, why: log.info("skipping %s: %s", r, why))
+    skip = skip or (lambda r, why: log.info("skipping %s: %s", display_path(r), why))
     if p.is_symlink() and not inside(root, p):
         skip(rel, "symlink to a target outside the workspace")
         return None

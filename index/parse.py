@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -203,15 +204,27 @@ def inline_plain_text(token: Token) -> str:
 
 
 def title_from_path(path: str) -> str:
+    """The file name without its suffix. A name that is not valid UTF-8 (surrogate
+    escapes from ``os.fsdecode``) reads with U+FFFD for the bad bytes."""
+    path = os.fsencode(path).decode("utf-8", "replace") if _has_surrogates(path) else path
     stem = PurePosixPath(path.replace("\\", "/")).stem
     return stem or path
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
 
 
 def _front_matter_title(content: str, path: str) -> tuple[dict[str, object], str | None]:
     try:
         data = yaml.safe_load(content)
-    except yaml.YAMLError as exc:
-        log.warning("%s: front matter is not valid YAML (%s); ignoring it", path, exc)
+    except Exception as exc:  # YAMLError, or a RecursionError on absurd nesting
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        log.warning("%s: front matter is not valid YAML (%s); ignoring it", path, reason)
         return {}, None
     if not isinstance(data, dict):
         return {}, None
