@@ -67,6 +67,7 @@ class Root:
         self.updates_pending = 0  # file updates debounced or queued
         self.updates_done = 0
         self.last_report: IndexReport | None = None
+        self.last_update: dict | None = None  # timings of the last file update
         self._files: tuple[float, list[str]] | None = None
         self._files_lock = threading.Lock()
         self.on_updated: Callable[[Root, list[str]], None] | None = None
@@ -246,10 +247,20 @@ class Root:
             return
         rep = fut.result()
         if isinstance(rep, IndexReport):
+            ms = (time.perf_counter() - t0) * 1000
+            self.last_update = {
+                "ms": round(ms, 1),
+                "chunk_ms": round(rep.chunk_seconds * 1000, 1),
+                "write_ms": round(rep.write_seconds * 1000, 1),
+                "embed_ms": round(rep.embed_seconds * 1000, 1),
+                "non_embed_ms": round(ms - rep.embed_seconds * 1000, 1),
+                "chunks_written": rep.chunks_written,
+                "embedded": rep.embedded,
+            }
             log.info(
                 "reindexed %s in %.0f ms (%d chunks written, %d embedded)",
                 key,
-                (time.perf_counter() - t0) * 1000,
+                ms,
                 rep.chunks_written,
                 rep.embedded,
             )
@@ -312,6 +323,7 @@ class Root:
         st["embedded_total"] = eng.embedder.texts_embedded
         st["updates_pending"] = self.updates_pending
         st["updates_done"] = self.updates_done
+        st["last_update"] = self.last_update
         return st
 
     # -- workspace files (for wiki links and link checks) ---------------------

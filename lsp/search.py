@@ -101,7 +101,7 @@ async def status(ws: Workspace) -> dict:
     if not roots:
         messages.append("no workspace folder is open")
     models = dict.fromkeys(str(s.get("model", "")) for s in per)
-    keys = ("files", "chunks", "model", "pending_embeds", "index_path")
+    keys = ("files", "chunks", "model", "pending_embeds", "index_path", "last_update")
     out: dict[str, Any] = {
         "state": state,
         "files": sum(s.get("files", 0) for s in per),
