@@ -121,7 +121,7 @@ class Engine:
         self.dense = DenseIndex()
         self._dense_version: int | None = None  # data_version the matrix reflects
         self._write = threading.RLock()
-        self._failed: dict[str, tuple[int, int]] = {}  # rel -> (size, mtime) that failed
+        self._failed: dict[str, tuple[int, int, int]] = {}  # rel -> (size, mtime, ctime) that failed
         self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
         self._warned_lexical = False
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
@@ -204,7 +204,7 @@ class Engine:
         ):
             rep.unchanged += 1
             return False
-        if data is None and self._failed.get(f.rel) == (f.size, f.mtime_ns):
+        if data is None and self._failed.get(f.rel) == (f.size, f.mtime_ns, f.ctime_ns):
             rep.errors.append((f.rel, "unchanged since it failed (retried when it changes)"))
             return False
         try:
@@ -240,7 +240,7 @@ class Engine:
         shown = display_path(f.rel)
         log.warning("skipping %s: %s", shown, reason)
         log.debug("skipping %s", shown, exc_info=exc)
-        self._failed[f.rel] = (f.size, f.mtime_ns)
+        self._failed[f.rel] = (f.size, f.mtime_ns, f.ctime_ns)
         rep.errors.append((f.rel, reason))
 
     def _write_doc(
@@ -290,16 +290,25 @@ class Engine:
                 rep.files = 1
                 self._index_found(found, old, rep)
             self.store.drop_orphan_vectors(orphans)
+            hashes = {c.text_hash for c in self.store.document_chunks(rel)}
             if embed:
-                self.embed_pending(None, rep)
-            rep.pending = self.store.pending_count(self.model_id)
+                self.embed_pending(None, rep, only=hashes)
+            rep.pending = len(self.store.pending_for(self.model_id, hashes))
         rep.seconds = time.perf_counter() - t0
         return rep
 
-    def embed_pending(self, progress: Progress | None = None, rep: IndexReport | None = None) -> int:
-        """Embed every chunk that has no vector for the current model."""
+    def embed_pending(
+        self, progress: Progress | None = None, rep: IndexReport | None = None, only: set[str] | None = None
+    ) -> int:
+        """Embed every chunk that has no vector for the current model (given
+        ``only``, the chunks of those text hashes: a saved file's, which is
+        quicker to find than all pending chunks of a big index)."""
         rep = rep or IndexReport()
-        pending = self.store.pending_chunks(self.model_id)
+        pending = (
+            self.store.pending_chunks(self.model_id)
+            if only is None
+            else self.store.pending_for(self.model_id, only)
+        )
         if not pending:
             return 0
         # Similar lengths in one batch pad less (the store returns hash order).

@@ -20,9 +20,11 @@ with U+FFFD for the bad bytes.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
@@ -89,6 +91,7 @@ class FoundFile:
     path: Path  # absolute path (inside the root)
     size: int
     mtime_ns: int
+    ctime_ns: int = 0  # changes with permissions too (a file made readable again)
 
 
 def relpath(root: Path, path: Path) -> str:
@@ -99,7 +102,7 @@ def inside(root: Path, path: Path) -> bool:
     try:
         path.resolve().relative_to(root.resolve())
         return True
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # outside, or a symlink loop
         return False
 
 
@@ -145,17 +148,27 @@ def check_file(root: Path, p: Path, flt: FileFilter, skip=None) -> FoundFile | N
     root = root.resolve()
     rel = relpath(root, p) if p.is_absolute() else p.as_posix()
     skip = skip or (lambda r, why: log.info("skipping %s: %s", display_path(r), why))
-    if p.is_symlink() and not inside(root, p):
-        skip(rel, "symlink to a target outside the workspace")
-        return None
+    if p.is_symlink():
+        try:
+            target = p.resolve(strict=True)
+        except RuntimeError:  # Python 3.11-3.12 say a loop this way
+            skip(rel, "symlink loop")
+            return None
+        except OSError as exc:
+            why = "symlink loop" if exc.errno == errno.ELOOP else "broken symlink"
+            skip(rel, f"{why} ({exc.strerror or exc})")
+            return None
+        if not inside(root, target):
+            skip(rel, "symlink to a target outside the workspace")
+            return None
     try:
         st = p.stat()
     except OSError as exc:
-        skip(rel, f"cannot stat ({exc.strerror})")
+        skip(rel, f"cannot stat ({exc.strerror or exc})")
         return None
-    if not p.is_file():
+    if not stat.S_ISREG(st.st_mode):
         return None
     if st.st_size > flt.max_file_size:
         skip(rel, f"{st.st_size:,} bytes is over the {flt.max_file_size:,}-byte limit")
         return None
-    return FoundFile(rel, p, st.st_size, st.st_mtime_ns)
+    return FoundFile(rel, p, st.st_size, st.st_mtime_ns, st.st_ctime_ns)

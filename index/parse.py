@@ -159,6 +159,7 @@ def normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
 
 
@@ -230,7 +231,8 @@ def _front_matter_title(content: str, path: str) -> tuple[dict[str, object], str
         return {}, None
     title = data.get("title")
     if isinstance(title, (str, int, float)) and str(title).strip():
-        return data, str(title).strip()
+        # YAML escapes can spell a lone surrogate ("\ud800"), which no encoder takes.
+        return data, _SURROGATE.sub("\ufffd", str(title).strip())
     return data, None
 
 

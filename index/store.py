@@ -559,6 +559,25 @@ class Store:
         with self.lock:
             return [(r[0], r[1]) for r in self.db.execute(q, args)]
 
+    def pending_for(self, model: str, hashes: Iterable[str]) -> list[tuple[str, str]]:
+        """Like ``pending_chunks``, among the chunks with one of ``hashes``."""
+        hashes = list(hashes)
+        out: list[tuple[str, str]] = []
+        with self.lock:
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                out.extend(
+                    (r[0], r[1])
+                    for r in self.db.execute(
+                        "SELECT c.text_hash, min(c.embedding_text) FROM chunks c"
+                        f" WHERE c.text_hash IN ({','.join('?' * len(part))}) AND NOT EXISTS"
+                        " (SELECT 1 FROM vectors v WHERE v.model = ? AND v.text_hash = c.text_hash)"
+                        " GROUP BY c.text_hash",
+                        (*part, model),
+                    )
+                )
+        return out
+
     def pending_count(self, model: str) -> int:
         with self.lock:
             return int(

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from mdseek.index.coverage import Coverage, chunk_coverage
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, scan
+from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, display_path, scan
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.store import IndexFileError
 
@@ -146,7 +146,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if args.json:
-        print(json.dumps(rep.to_dict(), indent=2))
+        out = rep.to_dict()
+        for key in ("skipped", "errors"):
+            out[key] = [(display_path(rel), why) for rel, why in out[key]]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         rate = rep.chunks_written / rep.seconds if rep.seconds else 0.0
         erate = rep.embedded / rep.embed_seconds if rep.embed_seconds else 0.0
@@ -160,9 +163,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             + ")"
         )
         for rel, why in rep.skipped:
-            print(f"  skipped {rel}: {why}", file=sys.stderr)
-        for rel, why in rep.errors:
-            print(f"  error {rel}: {why}", file=sys.stderr)
+            print(f"  skipped {display_path(rel)}: {why}", file=sys.stderr)
+        # Files that failed were each logged on one line (path and reason).
         if rep.lexical_only_reason:
             print(f"warning: {rep.lexical_only_reason}; lexical search only", file=sys.stderr)
     return 0
@@ -173,7 +175,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     rep = eng.index(progress=_Bar(not args.json and sys.stderr.isatty()))
     resp = eng.search(args.query, limit=args.limit, mode=args.mode)
     if args.json:
-        print(json.dumps([r.to_dict() for r in resp.results], indent=2, ensure_ascii=False))
+        rows = [{**r.to_dict(), "path": display_path(r.path)} for r in resp.results]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         if resp.note:
             print(f"note: {resp.note}", file=sys.stderr)
@@ -182,7 +185,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         for n, r in enumerate(resp.results, 1):
             ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
             print(f"{n:2}. {r.breadcrumb}")
-            print(f"    {r.path}:{r.start_line + 1}-{r.end_line}  score {r.score:.4f} ({ranks})")
+            print(f"    {display_path(r.path)}:{r.start_line + 1}-{r.end_line}  score {r.score:.4f} ({ranks})")
             if r.snippet:
                 print(f"    {r.snippet}")
     del rep
@@ -232,11 +235,15 @@ def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
     total = Coverage()
     files = {}
     for f in scan(root, flt):
-        doc = parse_bytes(f.path.read_bytes(), f.rel)
-        chunks = chunker.chunk(doc)
+        try:
+            doc = parse_bytes(f.path.read_bytes(), f.rel)
+            chunks = chunker.chunk(doc)
+        except Exception as exc:  # one bad file costs only itself
+            log.warning("skipping %s: %s", display_path(f.rel), exc)
+            continue
         cov = chunk_coverage(tok, chunks)
         total.add(cov)
-        files[f.rel] = {
+        files[display_path(f.rel)] = {
             "coverage": round(cov.fraction, 6),
             "body_tokens": cov.body_tokens,
             "covered_tokens": cov.covered_tokens,
@@ -269,7 +276,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         )
         for rel, f in sorted(out["files"].items()):
             if f["coverage"] < 1:
-                print(f"  {rel}: {f['coverage'] * 100:.2f}%")
+                print(f"  {display_path(rel)}: {f['coverage'] * 100:.2f}%")
     return 0
 
 

@@ -34,6 +34,7 @@ from .config import Settings
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.2
+SAVE_DELAY_SECONDS = 0.01
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
 Progress = Callable[[str, int, int], None]
 
@@ -64,6 +65,7 @@ class Root:
         self.writer = ThreadPoolExecutor(1, thread_name_prefix=f"mdseek-write-{self.name}")
         self.reader = ThreadPoolExecutor(1, thread_name_prefix=f"mdseek-read-{self.name}")
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._last_fire: dict[str, float] = {}  # key -> when its last update started
         self.updates_pending = 0  # file updates debounced or queued
         self.updates_done = 0
         self.last_report: IndexReport | None = None
@@ -206,6 +208,14 @@ class Root:
         """Reindex one file after ``delay`` of quiet (saves and file events coalesce)."""
         self._schedule(str(path), partial(self.engine_call, "index_file", path), delay)
 
+    def schedule_save(self, path: Path) -> None:
+        """A save is deliberate: a lone save is indexed at once (after a few ms,
+        which the file watcher's echo of it joins); saves in a burst (auto-save,
+        format-on-save, a script) coalesce after ``DEBOUNCE_SECONDS`` of quiet."""
+        key = str(path)
+        lone = key not in self._timers and time.monotonic() - self._last_fire.get(key, -1e9) >= DEBOUNCE_SECONDS
+        self.schedule_file(path, SAVE_DELAY_SECONDS if lone else DEBOUNCE_SECONDS)
+
     def schedule_reconcile(self, delay: float = DEBOUNCE_SECONDS) -> None:
         self._schedule("*", self._reconcile_sync_quiet, delay)
 
@@ -229,6 +239,7 @@ class Root:
 
     def _fire(self, key: str, job: Callable[[], Any]) -> None:
         self._timers.pop(key, None)
+        self._last_fire[key] = time.monotonic()
         if self.closed:
             return
         t0 = time.perf_counter()
