@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 INDEX_DIRNAME = ".mdseek"
 INDEX_FILENAME = "index.sqlite"
 EMBED_BATCH = 64
+PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -123,6 +124,7 @@ class Engine:
         self._write = threading.RLock()
         self._failed: dict[str, tuple[int, int, int]] = {}  # rel -> (size, mtime, ctime) that failed
         self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
+        self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
         self._warned_lexical = False
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
         self.rrf_k = retrieve.RRF_K
@@ -216,13 +218,16 @@ class Engine:
                 rep.unchanged += 1
                 return False
             t0 = time.perf_counter()
-            parsed = parse_bytes(data, f.rel)
+            parsed = parse_bytes(data, f.rel, previous=self._parsed.pop(f.rel, None))
             chunks = chunker.chunk(parsed)
             rep.chunk_seconds += time.perf_counter() - t0
         except Exception as exc:  # one bad file costs only itself
             self._file_failed(f, exc, rep)
             return False
         self._failed.pop(f.rel, None)
+        self._parsed[f.rel] = parsed  # the next save of this file parses only around its edit
+        while len(self._parsed) > PARSED_KEPT:
+            self._parsed.pop(next(iter(self._parsed)))
         t0 = time.perf_counter()
         written = self._write_doc(parsed, chunks, f.size, f.mtime_ns, digest)
         rep.write_seconds += time.perf_counter() - t0
@@ -290,7 +295,7 @@ class Engine:
                 rep.files = 1
                 self._index_found(found, old, rep)
             self.store.drop_orphan_vectors(orphans)
-            hashes = {c.text_hash for c in self.store.document_chunks(rel)}
+            hashes = self.store.document_hashes(rel)
             if embed:
                 self.embed_pending(None, rep, only=hashes)
             rep.pending = len(self.store.pending_for(self.model_id, hashes))

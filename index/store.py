@@ -391,6 +391,7 @@ class Store:
             old.setdefault(r[11], []).append(tuple(r))
         fresh: list[Chunk] = []
         changed: list[tuple] = []
+        moved: list[tuple] = []
         fts: list[tuple] = []
         for c in chunks:
             rows = old.get(c.text_hash)
@@ -400,7 +401,12 @@ class Store:
             row = rows.pop(0)
             vals = self._chunk_values(c)
             if row[1:] != vals:
-                changed.append((*vals, row[0]))
+                # The usual change: an edit above moved it (offsets, lines, ordinal).
+                same_content = (row[2], row[3], row[8], row[10]) == (vals[1], vals[2], vals[7], vals[9])
+                if same_content:
+                    moved.append((vals[0], vals[3], vals[4], vals[5], vals[6], vals[11], vals[12], row[0]))
+                else:
+                    changed.append((*vals, row[0]))
             if title != old_title or row[3] != vals[2] or row[8] != c.text:
                 fts.append((title, " ".join(c.heading_path[1:]), c.text, row[0]))
         removed = [(r[0], r[11]) for rows in old.values() for r in rows]
@@ -413,6 +419,12 @@ class Store:
                 " start_offset=?, end_offset=?, text=?, embedding_text=?, tokens=?, text_hash=?,"
                 " section_first=?, section_last=? WHERE id=?",
                 changed,
+            )
+        if moved:
+            db.executemany(
+                "UPDATE chunks SET ordinal=?, start_line=?, end_line=?, start_offset=?, end_offset=?,"
+                " section_first=?, section_last=? WHERE id=?",
+                moved,
             )
         if fts:
             db.executemany(
@@ -518,6 +530,17 @@ class Store:
                 self._CHUNK_SQL + " WHERE d.path=? ORDER BY c.ordinal", (_path_in(path),)
             ).fetchall()
         return [self._chunk(r) for r in rows]
+
+    def document_hashes(self, path: str) -> set[str]:
+        """Text hashes of one document's chunks."""
+        with self.lock:
+            return {
+                r[0]
+                for r in self.db.execute(
+                    "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path=?",
+                    (_path_in(path),),
+                )
+            }
 
     def counts(self) -> dict[str, int]:
         with self.lock:
