@@ -121,6 +121,7 @@ async def run(args) -> dict:
                     done = time.perf_counter() - s
                     break
                 await asyncio.sleep(0.005)
+            st = await status(client)  # the per-folder timings are read before the counters
             if not await search_finds(client, word, rel):
                 raise SystemExit(f"edit {n}: {word!r} not found in {rel} after the update")
             last = next((r.get("last_update") for r in st.get("roots", []) if r.get("last_update")), None) or {}
