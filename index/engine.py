@@ -23,7 +23,7 @@ from . import retrieve
 from .chunk import Chunk, Chunker
 from .dense import DenseIndex
 from .embed import Embedder, EmbedSettings
-from .files import FileFilter, FoundFile, check_file, relpath, scan
+from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from .location import FILE_MODE, locate, prepare
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
@@ -34,6 +34,7 @@ log = logging.getLogger(__name__)
 
 EMBED_BATCH = 64
 LOCK_POLL = 0.2  # seconds between checks for cancellation while waiting for the embed lock
+PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -52,6 +53,8 @@ class IndexReport:
     pending: int = 0  # chunks still without a vector
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    chunk_seconds: float = 0.0  # parsing and chunking
+    write_seconds: float = 0.0  # SQLite writes of documents
     lexical_only_reason: str | None = None
     interrupted: bool = False  # embedding was cancelled; the rest is pending
     lock_wait_seconds: float = 0.0  # waited for another process embedding into this index
@@ -132,6 +135,9 @@ class Engine:
         self.dense = DenseIndex()
         self._dense_version: int | None = None  # data_version the matrix reflects
         self._write = threading.RLock()
+        self._failed: dict[str, tuple[int, int, int]] = {}  # rel -> (size, mtime, ctime) that failed
+        self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
+        self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
         self._warned_lexical = False
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
         self.rrf_k = retrieve.RRF_K
@@ -190,7 +196,7 @@ class Engine:
             seen = {f.rel for f in found}
             gone = [p for p in known if p not in seen]
             if gone:
-                self._forget(self.store.delete_documents(gone))
+                self._delete(gone)
                 rep.removed = len(gone)
             for n, f in enumerate(found, 1):
                 if self.cancelled.is_set():
@@ -204,6 +210,7 @@ class Engine:
                 self.embed_pending(progress, rep)
                 if rep.lexical_only_reason is None:
                     self.store.sweep_vectors(self.model_id)
+                    self._orphans.clear()
             rep.pending = self.store.pending_count(self.model_id)
             rep.chunks = self.store.counts()["chunks"]
         rep.seconds = time.perf_counter() - t0
@@ -220,33 +227,53 @@ class Engine:
         ):
             rep.unchanged += 1
             return False
+        if data is None and self._failed.get(f.rel) == (f.size, f.mtime_ns, f.ctime_ns):
+            rep.errors.append((f.rel, "unchanged since it failed (retried when it changes)"))
+            return False
         try:
             if data is None:
                 data = f.path.read_bytes()
-        except OSError as exc:
-            log.warning("cannot read %s: %s", f.rel, exc)
-            rep.errors.append((f.rel, str(exc)))
-            return False
-        digest = hashlib.sha1(data).hexdigest()
-        if old is not None and old.hash == digest and old.chunker == chunker.signature:
-            self.store.touch_document(old.id, f.size, f.mtime_ns)
-            rep.unchanged += 1
-            return False
-        try:
-            parsed = parse_bytes(data, f.rel)
+            digest = hashlib.sha1(data).hexdigest()
+            if old is not None and old.hash == digest and old.chunker == chunker.signature:
+                self.store.touch_document(old.id, f.size, f.mtime_ns)
+                rep.unchanged += 1
+                return False
+            t0 = time.perf_counter()
+            parsed = parse_bytes(data, f.rel, previous=self._parsed.pop(f.rel, None))
             chunks = chunker.chunk(parsed)
-        except Exception as exc:  # never let one document stop the index
-            log.exception("cannot index %s", f.rel)
-            rep.errors.append((f.rel, f"{type(exc).__name__}: {exc}"))
+            rep.chunk_seconds += time.perf_counter() - t0
+        except Exception as exc:  # one bad file costs only itself
+            self._file_failed(f, exc, rep)
             return False
-        self._write_doc(parsed, chunks, f.size, f.mtime_ns, digest)
+        self._failed.pop(f.rel, None)
+        self._parsed[f.rel] = parsed  # the next save of this file parses only around its edit
+        while len(self._parsed) > PARSED_KEPT:
+            self._parsed.pop(next(iter(self._parsed)))
+        t0 = time.perf_counter()
+        written = self._write_doc(parsed, chunks, f.size, f.mtime_ns, digest)
+        rep.write_seconds += time.perf_counter() - t0
         rep.indexed += 1
-        rep.chunks_written += len(chunks)
+        rep.chunks_written += written
         return True
+
+    def _file_failed(self, f: FoundFile, exc: BaseException, rep: IndexReport) -> None:
+        """One log line (path and reason; the traceback only at debug level); the
+        file keeps its last indexed version and is retried when it changes."""
+        reason = (
+            f"cannot read: {exc.strerror or exc}" if isinstance(exc, OSError)
+            else f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+        )
+        shown = display_path(f.rel)
+        log.warning("skipping %s: %s", shown, reason)
+        log.debug("skipping %s", shown, exc_info=exc)
+        self._failed[f.rel] = (f.size, f.mtime_ns, f.ctime_ns)
+        rep.errors.append((f.rel, reason))
 
     def _write_doc(
         self, parsed: ParsedDocument, chunks: list[Chunk], size: int, mtime_ns: int, digest: str
-    ) -> None:
+    ) -> int:
+        """Write one document (its unchanged chunks keep their rows); returns the
+        number of chunk rows inserted."""
         removed, new_ids = self.store.replace_document(
             parsed, chunks, size, mtime_ns, digest, self.chunker.signature
         )
@@ -254,44 +281,61 @@ class Engine:
         if self._dense_version is not None and new_ids:
             ids, mat = self.store.chunk_vectors(self.model_id, new_ids)
             self.dense.add(ids, mat)
+        return len(new_ids)
 
     def _forget(self, chunk_ids: list[int]) -> None:
         if self._dense_version is not None:
             self.dense.remove(chunk_ids)
 
+    def _delete(self, paths: list[str]) -> None:
+        """Drop documents; their vectors stay until the next write or sweep (a
+        renamed file's new name finds them), then go if no chunk uses them."""
+        removed = self.store.delete_documents(paths)
+        self._forget([i for i, _ in removed])
+        self._orphans.update(h for _, h in removed)
+
     def index_file(self, path: str | Path, embed: bool = True) -> IndexReport:
-        """Reindex one file (e.g. on save); a file that is gone or excluded is removed."""
+        """Reindex one file (e.g. on save); a file that is gone or excluded is removed.
+        Vectors no chunk uses any more are dropped (those of this file's old
+        version at once, those of deleted files at the next write)."""
         t0 = time.perf_counter()
         rep = IndexReport()
         p = Path(path)
         if not p.is_absolute():
             p = self.root / p
         with self._write:
+            orphans, self._orphans = self._orphans, set()
             rel = self.rel(p)
             old = self.store.document(rel)
             found = check_file(self.root, p, self.filter, lambda r, why: rep.skipped.append((r, why)))
             if found is None or not self.filter.wants(rel):
                 if old is not None:
-                    self._forget(self.store.delete_documents([rel]))
+                    self._delete([rel])
                     rep.removed = 1
             else:
                 rep.files = 1
                 self._index_found(found, old, rep)
+            self.store.drop_orphan_vectors(orphans)
+            hashes = self.store.document_hashes(rel)
             if embed:
-                self.embed_pending(None, rep)
-            rep.pending = self.store.pending_count(self.model_id)
+                self.embed_pending(None, rep, only=hashes)
+            rep.pending = len(self.store.pending_for(self.model_id, hashes))
         rep.seconds = time.perf_counter() - t0
         return rep
 
-    def embed_pending(self, progress: Progress | None = None, rep: IndexReport | None = None) -> int:
-        """Embed every chunk that has no vector for the current model.
+    def embed_pending(
+        self, progress: Progress | None = None, rep: IndexReport | None = None, only: set[str] | None = None
+    ) -> int:
+        """Embed every chunk that has no vector for the current model (given
+        ``only``, the chunks of those text hashes: a saved file's, which is
+        quicker to find than all pending chunks of a big index).
 
         One process embeds into an index at a time (a lock file beside it): a
         second one waits, then embeds only what is still missing, so chunks the
         first one embedded are reused, never embedded twice. :meth:`cancel`
         stops the run between batches (what is committed stays)."""
         rep = rep or IndexReport()
-        if self.cancelled.is_set() or not self.store.pending_count(self.model_id):
+        if self.cancelled.is_set() or not self._pending(only):
             return 0
         try:
             self.embedder.load()
@@ -302,10 +346,15 @@ class Engine:
             if not turn:
                 rep.interrupted = True
                 return 0
-            return self._embed_batches(progress, rep)
+            return self._embed_batches(progress, rep, only)
 
-    def _embed_batches(self, progress: Progress | None, rep: IndexReport) -> int:
-        pending = self.store.pending_chunks(self.model_id)  # after any wait: what is left
+    def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
+        if only is None:
+            return self.store.pending_chunks(self.model_id)
+        return self.store.pending_for(self.model_id, only)
+
+    def _embed_batches(self, progress: Progress | None, rep: IndexReport, only: set[str] | None) -> int:
+        pending = self._pending(only)  # after any wait: what is left
         # Similar token counts in one batch pad less (the store returns hash order).
         counts = self.embedder.token_counts([t for _, t in pending])
         pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]

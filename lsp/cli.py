@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, scan
+from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, display_path, scan
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.store import IndexFileError
 
@@ -232,9 +232,9 @@ def shown(path: Path | str) -> str:
     the current folder when it lies inside it, else absolute."""
     p = Path(path).expanduser().resolve()
     try:
-        return str(p.relative_to(Path.cwd().resolve()))
+        return display_path(str(p.relative_to(Path.cwd().resolve())))
     except ValueError:
-        return str(p)
+        return display_path(str(p))
 
 
 class _Progress:
@@ -298,7 +298,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     if args.json:
-        print(json.dumps(rep.to_dict(), indent=2))
+        out = rep.to_dict()
+        for key in ("skipped", "errors"):
+            out[key] = [(display_path(rel), why) for rel, why in out[key]]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         erate = rep.embedded / rep.embed_seconds if rep.embed_seconds >= 0.5 else None
         load = eng.embedder.load_seconds
@@ -316,8 +319,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(f"index: {shown(eng.index_path)}")
         for rel, why in rep.skipped:
             print(f"  skipped {shown(eng.root / rel)}: {why}", file=sys.stderr)
-        for rel, why in rep.errors:
-            print(f"  error {shown(eng.root / rel)}: {why}", file=sys.stderr)
+        # Files that failed were each logged on one line (path and reason).
         if rep.lexical_only_reason:
             print(f"warning: {rep.lexical_only_reason}; lexical search only", file=sys.stderr)
     return 0
@@ -334,7 +336,8 @@ def cmd_search(args: argparse.Namespace) -> int:
         bar.close()
     resp = eng.search(args.query, limit=args.limit, mode=args.mode)
     if args.json:
-        print(json.dumps([r.to_dict() for r in resp.results], indent=2, ensure_ascii=False))
+        rows = [{**r.to_dict(), "path": display_path(r.path)} for r in resp.results]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
     if resp.note:
         print(f"note: {resp.note}", file=sys.stderr)
@@ -388,22 +391,22 @@ def cmd_chunks(args: argparse.Namespace) -> int:
 
 def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
     from mdseek.index.chunk import Chunker
-    from mdseek.index.coverage import Coverage, window_coverage
+    from mdseek.index.coverage import Coverage, chunk_coverage
     from mdseek.index.parse import parse_bytes
 
     chunker = Chunker(tok)
     total = Coverage()
     files = {}
     for f in scan(root, flt):
-        doc = parse_bytes(f.path.read_bytes(), f.rel)
-        chunks = chunker.chunk(doc)
-        pieces = []
-        for c in chunks:
-            prefix = c.breadcrumb + "\n\n"
-            pieces.append((prefix, c.embedding_text[len(prefix) :]))
-        cov = window_coverage(tok, pieces)
+        try:
+            doc = parse_bytes(f.path.read_bytes(), f.rel)
+            chunks = chunker.chunk(doc)
+        except Exception as exc:  # one bad file costs only itself
+            log.warning("skipping %s: %s", display_path(f.rel), exc)
+            continue
+        cov = chunk_coverage(tok, chunks)
         total.add(cov)
-        files[f.rel] = {
+        files[display_path(f.rel)] = {
             "coverage": round(cov.fraction, 6),
             "body_tokens": cov.body_tokens,
             "covered_tokens": cov.covered_tokens,
@@ -434,7 +437,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         )
         for rel, f in sorted(out["files"].items()):
             if f["coverage"] < 1:
-                print(f"  {rel}: {f['coverage'] * 100:.2f}%")
+                print(f"  {display_path(rel)}: {f['coverage'] * 100:.2f}%")
     return 0
 
 

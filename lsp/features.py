@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from mdseek.index.engine import SearchResult
 from mdseek.index.facade import outline
+from mdseek.index.files import display_path
 from mdseek.index.links import Link
 from mdseek.index.parse import Heading, ParsedDocument
 
@@ -93,7 +94,7 @@ def result_range(pos: Positions, lines: Sequence[str] | None, r: SearchResult) -
 
 def symbol_information(r: SearchResult, uri: str, rng: types.Range) -> types.SymbolInformation:
     return types.SymbolInformation(
-        name=shorten(r.heading, SYMBOL_NAME_MAX) or r.path,
+        name=shorten(r.heading, SYMBOL_NAME_MAX) or display_path(r.path),
         kind=symbol_kind(r.level),
         location=types.Location(uri=uri, range=rng),
         container_name=short_crumb(r.breadcrumb),
@@ -111,7 +112,7 @@ def search_result_json(r: SearchResult, uri: str, rng: types.Range) -> dict:
     """One result of ``mdseek/search`` (the VS Code client depends on exactly these keys)."""
     return {
         "uri": uri,
-        "path": r.path,
+        "path": display_path(r.path),
         "heading": r.heading,
         "breadcrumb": r.breadcrumb,
         "range": range_json(rng),
@@ -201,7 +202,7 @@ def hover_heading(
         items = []
         for r, uri in related:
             target = markdown_link_target(uri_at_line(uri, r.heading_line))
-            items.append(f"- [{_escape_inline(r.breadcrumb)}]({target}) — `{r.path}:{r.heading_line + 1}`")
+            items.append(f"- [{_escape_inline(r.breadcrumb)}]({target}) — `{display_path(r.path)}:{r.heading_line + 1}`")
         parts.append("\n".join(items))
     elif note:
         parts.append(f"_{_escape_inline(note)}_")

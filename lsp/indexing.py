@@ -204,4 +204,4 @@ class Indexing:
     def file_saved(self, path: Path) -> None:
         root = self.ws.root_for(path)
         if root is not None:
-            root.schedule_file(path)
+            root.schedule_save(path)

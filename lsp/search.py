@@ -104,7 +104,7 @@ async def status(ws: Workspace) -> dict:
     if not roots:
         messages.append("no workspace folder is open")
     models = dict.fromkeys(str(s.get("model", "")) for s in per)
-    keys = ("files", "chunks", "model", "pending_embeds", "index_path", "index_location")
+    keys = ("files", "chunks", "model", "pending_embeds", "index_path", "index_location", "last_update")
     out: dict[str, Any] = {
         "state": state,
         "files": sum(s.get("files", 0) for s in per),

@@ -69,7 +69,7 @@ def test_default_index_is_in_the_user_cache_not_the_workspace(notes, tmp_path):
     eng2.close()
     # The CLI says where the index is.
     st = cli("status", str(notes))
-    assert st.returncode == 0 and f"index_path: {eng.index_path}" in st.stdout, st.stderr
+    assert st.returncode == 0 and f"index file:                  {eng.index_path}" in st.stdout, st.stderr
 
 
 def test_workspace_index_used_when_present_and_explicit_path_wins(notes, tmp_path):
