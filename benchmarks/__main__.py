@@ -225,9 +225,20 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
             c.engine.close()
 
     if "speed" in parts:
+        log("speed: embedding backends side by side (torch, ONNX Runtime)")
+        res["speed"]["backends"] = speed.backends(
+            docs_root, docs_index, rh_qrels, work, log, rounds=1 if quick else 2,
+            n_queries=10 if quick else 30, max_texts=32 if quick else 192,
+        )  # fmt: skip
+        log("speed: int8 quantisation study")
+        res["speed"]["int8"] = speed.int8_study(docs_index, work, log, max_texts=24 if quick else 200)
+        log("speed: cold command line")
+        res["speed"]["cold_cli"] = speed.cold_cli(
+            docs_root, docs_index, "how do I configure the database connection", log, n=3 if quick else 7
+        )
         log("speed: incremental reindex")
         res["speed"]["incremental"] = speed.incremental(docs_root, docs_index, work / "incremental", log)
-        sizes = [300] if quick else [1000, 10000, 100000]
+        sizes = [300] if quick else [int(x) for x in args.sizes.split(",")]
         log(f"speed: scale corpora {sizes}")
         tiers = speed.build_tiers(docs_root, docs_index, work / "scale", sizes, log)
         if rh_qrels is not None:
@@ -288,6 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", default=None, help="comma list of parts: quality,speed,lsp")
     ap.add_argument("--no-readme", action="store_true", help="do not update benchmarks/README.md")
     ap.add_argument("--no-install", action="store_true", help="never npm-install VS Code's server")
+    ap.add_argument("--sizes", default="1000,10000,100000", help="chunks of the scale corpora (speed)")
     args = ap.parse_args(argv)
     out = args.out or RESULTS
     out.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import statistics
 import sys
@@ -98,6 +99,7 @@ async def main() -> None:
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="mdseek-bench-"))
+    os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")  # the index (and the server's) stay in tmp
     ws = tmp / "ws"
     shutil.copytree(FIXTURES, ws, ignore=shutil.ignore_patterns(".mdseek"))
     if not args.fresh:

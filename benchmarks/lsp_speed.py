@@ -4,7 +4,8 @@ One harness drives both over stdio (JSON-RPC with Content-Length framing) on
 the same copy of the same files:
 
 * time from process start to the first ``workspace/symbol`` answer (and to the
-  first non-empty one), mdseek with an existing index;
+  first non-empty one), mdseek with an existing index; for mdseek also to the
+  first ``mdseek/search`` answered in hybrid mode (model loaded);
 * ``textDocument/documentSymbol`` latency over every open file (first request
   per file, then warm rounds);
 * ``workspace/symbol`` latency over a fixed list of short queries.
@@ -328,6 +329,15 @@ def measure(
         srv.notify("initialized", {})
         first, _ = srv.request("workspace/symbol", {"query": queries[0]}, timeout=300)
         t_first = time.perf_counter() - t0
+        t_hybrid = None
+        if name == "mdseek":  # its own search request says which mode answered
+            deadline = time.perf_counter() + 120
+            while t_hybrid is None and time.perf_counter() < deadline:
+                res, _ = srv.request("mdseek/search", {"query": queries[0], "limit": 10}, timeout=300)
+                if isinstance(res, dict) and res.get("mode") == "hybrid":
+                    t_hybrid = time.perf_counter() - t0
+                else:
+                    time.sleep(0.02)
         t_nonempty = t_first if _count(first) else None
         deadline = time.perf_counter() + 120
         while t_nonempty is None and time.perf_counter() < deadline:
@@ -358,6 +368,7 @@ def measure(
             "initialize_seconds": round(t_init, 3),
             "start_to_first_workspace_symbol_seconds": round(t_first, 3),
             "first_answer_results": _count(first),
+            "start_to_first_hybrid_search_seconds": round(t_hybrid, 3) if t_hybrid else None,
             "start_to_first_nonempty_workspace_symbol_seconds": round(t_nonempty, 3) if t_nonempty else None,
             "document_symbol_first": ms_stats(cold),
             "document_symbol_warm": ms_stats(warm),

@@ -173,7 +173,7 @@ def render(res: dict) -> str:
         L.append("### Index throughput and incremental reindex")
         L.append("")
         rows = [
-            ["full index (chunks/s)", f"{tp['chunks_per_s']:.1f} ({tp['chunks']} chunks, {tp['index_seconds']:.0f} s; parse+chunk+store {tp['parse_chunk_store_seconds']:.1f} s)", f"{tp['bare_chunks_per_s']:.1f} (bare `SentenceTransformer.encode`, {tp['bare_encode_seconds']:.0f} s)", f"{tp['overhead_ratio']:.2f}× the bare time"],
+            ["full index (chunks/s)", f"{tp['chunks_per_s']:.1f} ({tp['chunks']} chunks, {tp['index_seconds']:.0f} s; parse+chunk+store {tp['parse_chunk_store_seconds']:.1f} s)", f"{tp['bare_chunks_per_s']:.1f} (bare {tp.get('backend') or 'model'} encode, {tp['bare_encode_seconds']:.0f} s)", f"{tp['overhead_ratio']:.2f}× the bare time"],
         ]
         inc = sp.get("incremental")
         if inc:
@@ -203,7 +203,7 @@ def render(res: dict) -> str:
                 f"{_ms(r['brute_force'])} / {_ms(r['brute_force'], 'p95_ms')}",
                 f"{bf / de:.1f}×" if de else "–",
                 f"{bf / hy:.1f}×" if hy else "–",
-                f"{_ms(r['parts']['query_embedding'])} / {_ms(r['parts']['fts'])} / {_ms(r['parts']['dense_matrix'])}",
+                f"{_ms(r['parts']['query_embedding'])} / {_ms(r['parts']['fts'])} ({_ms(r['parts'].get('fts_without_stop_words'))} w/o stop words) / {_ms(r['parts']['dense_matrix'])}",
                 f"{r['rss_mb']['index_loaded']:.0f} ({r['rss_mb']['index_share']:+.0f})",
             ])
         L += table(["chunks", "distinct vectors: real / synthetic", "hybrid", "dense only", "lexical only", "brute force", "brute / dense", "brute / hybrid", "embed / FTS / matrix (median)", "RSS MB (index share)"], rows)
@@ -217,6 +217,9 @@ def render(res: dict) -> str:
         )
         L.append("")
 
+    from .speed import render_backends_and_cli
+
+    L += render_backends_and_cli(sp)
     lsp = res.get("lsp")
     if lsp:
         L.append(f"### Language server ({lsp.get('files')} files; {lsp.get('queries')} workspace-symbol queries; {lsp.get('vscode_version', '')})")
@@ -233,6 +236,7 @@ def render(res: dict) -> str:
 
         rows = [
             ["process start → first workspace/symbol answer", col(a, lambda d: f"{d['start_to_first_workspace_symbol_seconds']:.2f} s ({d['first_answer_results']} results)"), col(b, lambda d: f"{d['start_to_first_workspace_symbol_seconds']:.2f} s ({d['first_answer_results']} results)")],
+            ["process start → first hybrid `mdseek/search` answer", col(a, lambda d: _f(d["start_to_first_hybrid_search_seconds"], 2) + " s"), "–"],
             ["process start → first non-empty answer", col(a, lambda d: _f(d["start_to_first_nonempty_workspace_symbol_seconds"], 2) + " s"), col(b, lambda d: _f(d["start_to_first_nonempty_workspace_symbol_seconds"], 2) + " s")],
             ["documentSymbol, first per file (median / p95 ms)", col(a, lambda d: f"{_ms(d['document_symbol_first'])} / {_ms(d['document_symbol_first'], 'p95_ms')}"), col(b, lambda d: f"{_ms(d['document_symbol_first'])} / {_ms(d['document_symbol_first'], 'p95_ms')}")],
             ["documentSymbol, warm (median / p95 ms)", col(a, lambda d: f"{_ms(d['document_symbol_warm'])} / {_ms(d['document_symbol_warm'], 'p95_ms')}"), col(b, lambda d: f"{_ms(d['document_symbol_warm'])} / {_ms(d['document_symbol_warm'], 'p95_ms')}")],

@@ -3,8 +3,13 @@
 Every figure is measured in the same run on the same machine and reported as
 a ratio against a baseline run beside it:
 
-* index throughput vs the bare ``SentenceTransformer.encode`` of the same
-  embedded texts (the compute limit the model sets);
+* index throughput vs the bare encode of the same embedded texts by the same
+  backend (the compute limit the model sets);
+* torch vs ONNX Runtime side by side (:func:`backends`): batch throughput and
+  query latency at 1 thread and at every core, cosine agreement, nDCG@10 of
+  each backend's vectors on the dev and held-out test halves;
+* the cold command line (:func:`cold_cli`): ``mdseek search`` on an existing
+  index vs ``python -c pass`` and an SQLite open, each a fresh process;
 * a one-line edit reindexed vs re-embedding the whole document (what a
   per-document indexer does);
 * query latency vs a brute-force search that re-reads every vector from
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sqlite3
 import statistics
@@ -77,8 +83,8 @@ def backup(src: Path, dest: Path) -> None:
 def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
     """Full index of ``root`` (model already loaded) vs bare encode of the same texts."""
     eng = Engine(root, index_path=index)
-    st = eng.embedder.load()
-    st.encode(["warm up the model"] * 8, batch_size=8)  # both runs below start warm
+    st = eng.embedder.load()  # the backend's encoder (ONNX Runtime unless told otherwise)
+    st.encode(["warm up the model"] * 8, 8)  # both runs below start warm
     rep = eng.index()
     if rep.lexical_only_reason:
         raise RuntimeError(rep.lexical_only_reason)
@@ -87,7 +93,7 @@ def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
         for r in eng.store.db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash")
     ]
     t0 = time.perf_counter()
-    st.encode(texts, batch_size=eng.embedder.batch_size, normalize_embeddings=True, convert_to_numpy=True)
+    st.encode(texts, eng.embedder.batch_size)
     bare = time.perf_counter() - t0
     out = {
         "corpus_files": rep.files,
@@ -101,12 +107,264 @@ def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
         "bare_chunks_per_s": round(len(texts) / bare, 2),
         "overhead_ratio": round(rep.seconds / bare, 3),
         "batch_size": eng.embedder.batch_size,
+        "backend": eng.embedder.backend,
+        "threads": eng.embedder.settings.n_threads,
     }
     log(
         f"  throughput: {rep.chunks} chunks in {rep.seconds:.1f}s ({out['chunks_per_s']:.1f}/s);"
         f" bare encode {bare:.1f}s ({out['bare_chunks_per_s']:.1f}/s): ratio {out['overhead_ratio']:.2f}"
     )
     return out, eng
+
+
+# -- backends: torch vs ONNX Runtime -----------------------------------------
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _variants(resolved: str, base_id: str, log: Log) -> list[tuple[str, str, Callable[[int], object]]]:
+    """(name, vector model id, encoder factory taking a thread count)."""
+    from mdseek.index import onnx_export
+    from mdseek.index.embed import TorchEncoder
+    from mdseek.index.onnx_encoder import OnnxEncoder
+
+    out: list[tuple[str, str, Callable[[int], object]]] = [
+        ("torch fp32", base_id, lambda n: TorchEncoder(resolved, n)),
+    ]
+    fp32 = onnx_export.ensure_fp32(resolved, base_id)
+    out.append(("onnx fp32", base_id, lambda n: OnnxEncoder(fp32, n)))
+    return out
+
+
+def padding_share(texts: list[str], counts: list[int], batch: int = 32) -> dict:
+    """Share of the tokens fed to the model that are padding, batches of ``batch``
+    formed after sorting by characters (what sentence-transformers does) or by tokens."""
+
+    def share(order: list[int]) -> float:
+        pad = total = 0
+        for i in range(0, len(order), batch):
+            lens = [counts[j] for j in order[i : i + batch]]
+            total += max(lens) * len(lens)
+            pad += max(lens) * len(lens) - sum(lens)
+        return round(pad / total, 4) if total else 0.0
+
+    idx = range(len(texts))
+    return {
+        "by_characters": share(sorted(idx, key=lambda i: -len(texts[i]))),
+        "by_tokens": share(sorted(idx, key=lambda i: -counts[i])),
+        "batch": batch,
+    }
+
+
+def backends(
+    root: Path, index: Path, qrels, work: Path, log: Log, rounds: int = 3, n_queries: int = 30,
+    max_texts: int | None = None,
+) -> dict:
+    """Every backend on the same texts in one process, measured in interleaved rounds."""
+    from mdseek.index.embed import EmbedSettings
+
+    from .data import split_qids
+    from .quality import run_engine, score_runs
+
+    base = Engine(root, index_path=index)
+    resolved, base_id = base.embedder.resolved, base.model_id
+    built_with = base.embedder.settings.backend  # the backend that embedded ``index``
+    texts = [
+        r[0] for r in base.store.db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")
+    ]
+    from mdseek.index.model import load_tokenizer
+
+    tok = load_tokenizer(resolved)
+    counts = [min(c, tok.window) for c in tok.count_many(texts)]
+    pad = padding_share(texts, counts)
+    base.close()
+    if max_texts:
+        texts = texts[:: max(1, len(texts) // max_texts)][:max_texts]
+    queries = list(qrels.queries.values())[:n_queries] if qrels else [t[:60] for t in texts[:n_queries]]
+    variants = _variants(resolved, base_id, log)
+    threads = sorted({1, _cores()})
+    encs = {(name, n): make(n) for name, _, make in variants for n in threads}
+    res: dict = {
+        "texts": len(texts), "queries": len(queries), "threads": threads, "rounds": rounds,
+        "padding_share": pad, "variants": {},
+    }  # fmt: skip
+    log(f"  padding in batches of 32: sorted by characters {pad['by_characters']:.1%}, by tokens {pad['by_tokens']:.1%}")
+    tp: dict = {}
+    ql: dict = {}
+    for enc in encs.values():
+        enc.encode(texts[:8], 8)  # warm
+    for _ in range(rounds):
+        for (name, n), enc in encs.items():
+            if name.startswith("torch"):
+                import torch
+
+                torch.set_num_threads(n)  # process-wide in torch
+            t0 = time.perf_counter()
+            enc.encode(texts, 32)
+            tp.setdefault((name, n), []).append(len(texts) / (time.perf_counter() - t0))
+            times = []
+            for q in queries:
+                t0 = time.perf_counter()
+                enc.encode([q], 1)
+                times.append(time.perf_counter() - t0)
+            ql.setdefault((name, n), []).extend(times)
+    n_all = threads[-1]
+    vecs = {name: encs[(name, n_all)].encode(texts, 32) for name, _, _ in variants}
+    ref = vecs["torch fp32"]
+    for name, vid, _ in variants:
+        cos = (vecs[name] * ref).sum(axis=1)
+        row: dict = {
+            "model_id": vid,
+            "throughput_texts_per_s": {str(n): round(statistics.median(tp[(name, n)]), 2) for n in threads},
+            "query_ms": {str(n): ms_stats(ql[(name, n)]) for n in threads},
+            "cosine_vs_torch": {"min": round(float(cos.min()), 6), "mean": round(float(cos.mean()), 6)},
+        }
+        res["variants"][name] = row
+        log(
+            f"  {name}: " + ", ".join(
+                f"{n} thr {row['throughput_texts_per_s'][str(n)]}/s, query {row['query_ms'][str(n)]['median_ms']} ms"
+                for n in threads
+            ) + f"; cosine to torch min {row['cosine_vs_torch']['min']}"
+        )  # fmt: skip
+    encs.clear()
+    # Ranking quality of each backend's own vectors (all chunks, not the sample above).
+    if qrels is not None:
+        halves = {h: split_qids(qrels.queries, h) for h in ("dev", "test")}
+        for name, _vid, _ in variants:
+            copy = work / "backends" / f"{name.replace(' ', '-')}.sqlite"
+            backup(index, copy)
+            settings = EmbedSettings(backend="torch" if name.startswith("torch") else "onnx")
+            eng = Engine(root, index_path=copy, embed=settings)
+            if settings.backend != built_with:  # the index's own vectors serve its backend
+                eng.store.db.execute("DELETE FROM vectors WHERE model = ?", (eng.model_id,))
+                eng.store.db.commit()
+            t0 = time.perf_counter()
+            rep = eng.index()
+            out = {"embed_seconds": round(time.perf_counter() - t0, 1), "embedded": rep.embedded}
+            for mode in ("dense", "hybrid"):
+                for half, qids in halves.items():
+                    runs, _ = run_engine(eng, qrels.subset(qids), mode)
+                    sc = score_runs(runs, qrels.subset(qids), bool(qrels.sections))
+                    out[f"{mode}/{half}"] = {
+                        "doc_ndcg@10": round(sc["doc"]["ndcg@10"], 4),
+                        **({"section_ndcg@10": round(sc["section"]["ndcg@10"], 4)} if "section" in sc else {}),
+                    }
+            eng.close()
+            res["variants"][name]["quality"] = out
+            log(
+                f"  {name}: embedded {rep.embedded} chunks in {out['embed_seconds']}s; test nDCG@10 dense"
+                f" {out['dense/test']['doc_ndcg@10']}, hybrid {out['hybrid/test']['doc_ndcg@10']}"
+            )
+    return res
+
+
+def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
+    """Dynamic int8 quantisation of the fp32 export (onnxruntime, per-channel
+    weights unless said), leaving more or fewer MatMuls in fp32: cosine to the
+    fp32 vectors and throughput beside fp32, on chunk texts of ``index``.
+    mdseek offers int8 only if some variant keeps cosine >= 0.999 and is faster."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from mdseek.index import onnx_export
+    from mdseek.index.model import model_id as model_id_of
+    from mdseek.index.model import resolve_model
+    from mdseek.index.onnx_encoder import OnnxEncoder
+
+    resolved = resolve_model(None)
+    src = onnx_export.ensure_fp32(resolved, model_id_of(resolved))
+    db = sqlite3.connect(str(index))
+    texts = [r[0] for r in db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")]
+    db.close()
+    texts = texts[:: max(1, len(texts) // max_texts)][:max_texts]
+    graph = onnx.load(str(src / "model.onnx"), load_external_data=False).graph
+    weights = [n.name for n in graph.node if n.op_type == "MatMul" and "/self/MatMul" not in n.name]
+    ffn_out = [n for n in weights if n.endswith("/output/dense/MatMul") and "attention" not in n]
+    ffn_in = [n for n in weights if "/intermediate/" in n]
+    plans = [
+        ("every MatMul (naive)", [], True),
+        ("every MatMul, per-tensor", [], False),
+        ("FFN output layers kept fp32", ffn_out, True),
+        ("attention only (all FFN kept fp32)", ffn_out + ffn_in, True),
+    ]
+    fp32 = OnnxEncoder(src, threads=1)
+    ref = fp32.encode(texts, 32)
+    out: dict = {"texts": len(texts), "weight_matmuls": len(weights), "threshold": onnx_export.MIN_COSINE_INT8, "variants": []}
+    base_t: list[float] = []
+    for name, exclude, per_channel in plans:
+        d = work / "int8" / re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.copytree(src, d, ignore=shutil.ignore_patterns("model.onnx*"))
+        t0 = time.perf_counter()
+        quantize_dynamic(
+            str(src / "model.onnx"), str(d / "model.onnx"), per_channel=per_channel,
+            weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"], nodes_to_exclude=exclude,
+        )  # fmt: skip
+        qs = time.perf_counter() - t0
+        enc = OnnxEncoder(d, threads=1)
+        t0 = time.perf_counter()
+        fp32.encode(texts, 32)
+        base_t.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        v = enc.encode(texts, 32)
+        t8 = time.perf_counter() - t0
+        cos = (v * ref).sum(axis=1)
+        row = {
+            "variant": name, "fp32_matmuls": len(exclude), "quantize_seconds": round(qs, 1),
+            "cosine_min": round(float(cos.min()), 5), "cosine_mean": round(float(cos.mean()), 5),
+            "speedup_vs_fp32": round(base_t[-1] / t8, 2),
+            "size_mb": round(sum(f.stat().st_size for f in d.glob("model.onnx*")) / 2**20, 1),
+        }  # fmt: skip
+        row["passes"] = row["cosine_min"] >= onnx_export.MIN_COSINE_INT8 and row["speedup_vs_fp32"] > 1.0
+        out["variants"].append(row)
+        log(f"  int8 {name}: cosine min {row['cosine_min']} mean {row['cosine_mean']}, {row['speedup_vs_fp32']}x fp32")
+        shutil.rmtree(d, ignore_errors=True)
+    out["offered"] = any(r["passes"] for r in out["variants"])
+    return out
+
+
+# -- the cold command line ----------------------------------------------------
+
+
+def cold_cli(root: Path, index: Path, query: str, log: Log, n: int = 7) -> dict:
+    """Wall time of fresh processes, interleaved: ``python -c pass``, an SQLite open
+    and count, and ``mdseek search`` (lexical, hybrid) on the existing index."""
+    py = sys.executable
+    sql = f"import sqlite3; sqlite3.connect({str(index)!r}).execute('select count(*) from chunks').fetchone()"
+    search = [py, "-m", "mdseek", "search", str(root), query, "--db", str(index), "--limit", "10"]
+    cmds = {
+        "python -c pass": [py, "-c", "pass"],
+        "python + SQLite open": [py, "-c", sql],
+        "mdseek search --mode lexical": search + ["--mode", "lexical"],
+        "mdseek search (hybrid)": search,
+    }
+    times: dict[str, list[float]] = {k: [] for k in cmds}
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    subprocess.run(search, capture_output=True, env=env, timeout=600, check=True)  # warm caches, export
+    for _ in range(n):
+        for name, cmd in cmds.items():
+            t0 = time.perf_counter()
+            r = subprocess.run(cmd, capture_output=True, env=env, timeout=600)
+            times[name].append(time.perf_counter() - t0)
+            if r.returncode != 0:
+                raise RuntimeError(f"{name} failed: {r.stderr.decode()[-2000:]}")
+    med = {k: statistics.median(v) for k, v in times.items()}
+    out = {k: {"median_s": round(v, 3), "min_s": round(min(times[k]), 3)} for k, v in med.items()}
+    base = med["python + SQLite open"]
+    out["hybrid_vs_python_sqlite"] = round(med["mdseek search (hybrid)"] / base, 1)
+    out["lexical_vs_python_sqlite"] = round(med["mdseek search --mode lexical"] / base, 1)
+    out["runs"] = n
+    log(
+        f"  cold CLI (median of {n}): "
+        + ", ".join(f"{k} {v['median_s']:.2f}s" for k, v in out.items() if isinstance(v, dict))
+        + f"; hybrid = {out['hybrid_vs_python_sqlite']}x python+SQLite"
+    )
+    return out
 
 
 # -- incremental --------------------------------------------------------------
@@ -161,7 +419,7 @@ def incremental(src_root: Path, src_index: Path, work: Path, log: Log) -> dict:
         texts = [c.embedding_text for c in eng.store.document_chunks(rel)]
         st = eng.embedder.load()
         t0 = time.perf_counter()
-        st.encode(texts, batch_size=eng.embedder.batch_size, normalize_embeddings=True)
+        st.encode(texts, eng.embedder.batch_size)
         whole = time.perf_counter() - t0
         out = {
             "document": rel,
@@ -300,6 +558,24 @@ def build_tiers(
 
 # -- query latency ------------------------------------------------------------
 
+# English function words (a common short list): used only to measure what the
+# FTS part costs once such words are not matched; which terms the engine
+# matches is decided in mdseek.index.retrieve.
+STOP_WORDS = frozenset(
+    "a about above after again all am an and any are as at be because been before being below between"
+    " both but by can could did do does doing down during each few for from further had has have having"
+    " he her here hers him his how i if in into is it its itself just me more most my no nor not now of"
+    " off on once only or other our ours out over own same she should so some such than that the their"
+    " theirs them then there these they this those through to too under until up very was we were what"
+    " when where which while who whom why will with would you your yours".split()
+)
+
+
+def without_stop_words(q: str) -> str:
+    words = q.split()
+    kept = [w for w in words if w.lower().strip("?.,!;:'\"()") not in STOP_WORDS]
+    return " ".join(kept) if kept else q
+
 
 def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) -> dict:
     import psutil
@@ -333,20 +609,30 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
             eng.search(q, limit=10, mode=mode)
             times.append(time.perf_counter() - t)
         out[mode] = ms_stats(times)
-    # Where a hybrid query's time goes.
-    emb, fts, den = [], [], []
+    # Where a hybrid query's time goes. The FTS part depends on which query terms
+    # are matched: the engine's fts_query as it is, and the same without stop words.
+    emb, fts, fts_nostop, den, overlap = [], [], [], [], []
     for q in qs[: min(len(qs), 60)]:
         fresh()
         t = time.perf_counter()
         qv = eng.embedder.encode_query(q)
         emb.append(time.perf_counter() - t)
         t = time.perf_counter()
-        eng.store.fts_search(retrieve.fts_query(q), retrieve.CANDIDATES, eng.fts_weights)
+        hits = eng.store.fts_search(retrieve.fts_query(q), retrieve.CANDIDATES, eng.fts_weights)
         fts.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        pruned = eng.store.fts_search(retrieve.fts_query(without_stop_words(q)), retrieve.CANDIDATES, eng.fts_weights)
+        fts_nostop.append(time.perf_counter() - t)
+        overlap.append(len({c for c, _ in hits[:10]} & {c for c, _ in pruned[:10]}))
         t = time.perf_counter()
         eng.dense.search(qv, retrieve.CANDIDATES)
         den.append(time.perf_counter() - t)
-    out["parts"] = {"query_embedding": ms_stats(emb), "fts": ms_stats(fts), "dense_matrix": ms_stats(den)}
+    out["parts"] = {
+        "query_embedding": ms_stats(emb), "fts": ms_stats(fts), "dense_matrix": ms_stats(den),
+        "fts_without_stop_words": ms_stats(fts_nostop),
+        "fts_top10_overlap_without_stop_words": round(statistics.mean(overlap), 2) if overlap else None,
+    }  # fmt: skip
+    out["backend"] = eng.embedder.backend
     rss_index = proc.memory_info().rss
     # Brute force: embed the query, re-read every vector from SQLite, numpy over all.
     db = sqlite3.connect(str(index))
@@ -443,12 +729,121 @@ def _main(argv: list[str] | None = None) -> int:
     w.add_argument("--queries", required=True)
     w.add_argument("--n", type=int, default=100)
     w.add_argument("--brute", type=int, default=20)
+    for name in ("backends", "cold-cli"):
+        b = sub.add_parser(name, help=f"the {name} part alone on an indexed folder (JSON on stdout)")
+        b.add_argument("--root", required=True)
+        b.add_argument("--index", required=True)
+        b.add_argument("--work", required=True)
+        b.add_argument("--rounds", type=int, default=2)
+        b.add_argument("--texts", type=int, default=192)
     args = ap.parse_args(argv)
-    queries = json.loads(Path(args.queries).read_text())
-    res = worker(Path(args.root), Path(args.index), queries, args.n, args.brute)
+    if args.cmd == "worker":
+        queries = json.loads(Path(args.queries).read_text())
+        res = worker(Path(args.root), Path(args.index), queries, args.n, args.brute)
+    else:
+        from .data import DataMissing, data_dir, load_rhdh
+
+        def log(msg: str) -> None:
+            print(msg, file=sys.stderr, flush=True)
+
+        root, index, work = Path(args.root), Path(args.index), Path(args.work)
+        if args.cmd == "cold-cli":
+            res = cold_cli(root, index, "how do I configure the database connection", log)
+        else:
+            qrels = None
+            try:
+                d = data_dir()
+                qrels = load_rhdh(d)[1] if d else None
+            except DataMissing:
+                pass
+            res = backends(root, index, qrels, work, log, rounds=args.rounds, max_texts=args.texts)
+            res["int8"] = int8_study(index, work, log)
     print(json.dumps(res))
     return 0
 
 
 if __name__ == "__main__":
     raise SystemExit(_main())
+
+
+# -- report -------------------------------------------------------------------
+
+
+def render_backends_and_cli(sp: dict) -> list[str]:
+    """Markdown for the backend comparison and the cold command line."""
+    L: list[str] = []
+    be = sp.get("backends")
+    if be:
+        th = [str(n) for n in be["threads"]]
+        L.append(
+            f"### Embedding backends side by side ({be['texts']} chunk texts, {be['queries']} queries,"
+            f" median of {be['rounds']} interleaved rounds)"
+        )
+        L.append("")
+        head = ["backend"]
+        head += [f"batch texts/s, {n} thread(s)" for n in th]
+        head += [f"query ms (median / p95), {n} thread(s)" for n in th]
+        head += ["cosine to torch (min / mean)"]
+        qual = any("quality" in v for v in be["variants"].values())
+        if qual:
+            head += ["nDCG@10 dense dev / test", "nDCG@10 hybrid dev / test"]
+        rows = []
+        for name, v in be["variants"].items():
+            row = [name]
+            row += [f"{v['throughput_texts_per_s'][n]:.1f}" for n in th]
+            row += [f"{v['query_ms'][n]['median_ms']:.1f} / {v['query_ms'][n]['p95_ms']:.1f}" for n in th]
+            row += [f"{v['cosine_vs_torch']['min']:.6f} / {v['cosine_vs_torch']['mean']:.6f}"]
+            if qual:
+                q = v.get("quality", {})
+
+                def nd(key: str, q=q) -> str:
+                    m = q.get(key)
+                    return "–" if not m else f"{m['doc_ndcg@10']:.4f}"
+
+                row += [f"{nd('dense/dev')} / {nd('dense/test')}", f"{nd('hybrid/dev')} / {nd('hybrid/test')}"]
+            rows.append(row)
+        L += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        L += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+        L.append("")
+        L.append(
+            "Same process, same texts, batches of 32 sorted by token count; nDCG@10 (document level) from each"
+            " backend's own vectors of every chunk, on the dev and held-out test halves of the product-docs queries."
+        )
+        pad = be.get("padding_share")
+        if pad:
+            L.append(
+                f"Padding in batches of {pad['batch']} over every chunk: {pad['by_characters']:.1%} of the tokens"
+                f" when sorted by characters, {pad['by_tokens']:.1%} when sorted by tokens (what mdseek does)."
+            )
+        L.append("")
+    q8 = sp.get("int8")
+    if q8:
+        L.append(f"### int8 (onnxruntime dynamic quantisation) vs the fp32 export ({q8['texts']} chunk texts)")
+        L.append("")
+        L += ["| variant | MatMuls kept fp32 | cosine to fp32 (min / mean) | speed vs fp32 | size MB |", "|---|---|---|---|---|"]
+        for r in q8["variants"]:
+            L.append(
+                f"| {r['variant']} | {r['fp32_matmuls']} of {q8['weight_matmuls']} | {r['cosine_min']:.5f} /"
+                f" {r['cosine_mean']:.5f} | {r['speedup_vs_fp32']:.2f}× | {r['size_mb']:.0f} |"
+            )
+        L.append("")
+        L.append(
+            f"Offered only if a variant keeps cosine ≥ {q8['threshold']} and is faster: "
+            + ("some variant does." if q8["offered"] else "none does, so mdseek ships fp32 only.")
+        )
+        L.append("")
+    cli = sp.get("cold_cli")
+    if cli:
+        L.append(f"### Cold command line (fresh process each, median of {cli['runs']} interleaved runs)")
+        L.append("")
+        L += ["| command | median s | min s |", "|---|---|---|"]
+        for k, v in cli.items():
+            if isinstance(v, dict):
+                L.append(f"| `{k}` | {v['median_s']:.2f} | {v['min_s']:.2f} |")
+        L.append("")
+        L.append(
+            f"Hybrid search on an existing index = {cli['hybrid_vs_python_sqlite']}× a bare Python start plus an"
+            f" SQLite open (lexical {cli['lexical_vs_python_sqlite']}×); no daemon, no torch import."
+        )
+        L.append("")
+    return L

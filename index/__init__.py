@@ -4,7 +4,21 @@ Nothing here knows about LSP; :mod:`mdseek.lsp` is a thin layer over
 :class:`~mdseek.index.engine.Engine`.
 """
 
-from .engine import Engine, IndexReport, SearchResponse, SearchResult
-from .files import FileFilter
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .engine import Engine, IndexReport, SearchResponse, SearchResult
+    from .files import FileFilter
 
 __all__ = ["Engine", "FileFilter", "IndexReport", "SearchResponse", "SearchResult"]
+_HOME = {"FileFilter": ".files"}
+
+
+def __getattr__(name: str):
+    """Lazy: importing one engine module (say, the tokenizer's) loads only that one."""
+    if name in __all__:
+        return getattr(importlib.import_module(_HOME.get(name, ".engine"), __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,4 @@
-"""Section chunking sized in the embedding model's own tokens.
+"""Section chunking sized in the embedding model's own tokens, in time linear in the input.
 
 A section runs from a heading to the next heading of any level (the preamble
 before the first heading is section 0). Sections become chunks:
@@ -14,28 +14,62 @@ before the first heading is section 0). Sections become chunks:
   a list between items, a fence between lines (each piece's embedded text is
   re-wrapped in the fence's marker and info string), anything else at sentence,
   then word, then token boundaries. No cut ever falls inside a fence except
-  between its lines, with the re-wrap.
+  between its lines, with the re-wrap, and never inside a fence that fits the
+  window on its own (it gets a chunk of its own instead).
+* A run with no whitespace (a pasted blob, minified code, one enormous word) is
+  cut between model tokens; a single token wider than ``max_chars`` characters
+  (WordPiece reads any word over 100 characters as one ``[UNK]``) is cut into
+  ``max_chars`` pieces. No chunk is longer than ``max_chars`` characters.
 * Chunks tile the body: consecutive character ranges, no overlap, no gap except
   whitespace-only text outside any section (blank lines before the first heading).
+
+Linear time: each section is tokenized once, with character offsets
+(:meth:`ModelTokenizer.token_spans`), and every candidate cut is priced from
+those offsets (tokens between two offsets = a difference of two indexes), so
+choosing a cut never re-tokenizes. The chosen pieces' embedded texts are then
+counted in one batch by the real tokenizer: that count is the chunk's
+``tokens``, and a piece the offsets mispriced (a cut inside a word, a tokenizer
+whose tokens span whitespace) is re-split with real counts.
+
+Incremental: a unit (a section, or small sections merged) is split the same
+way whenever its text and its sections' breadcrumbs are the same, so a chunker
+remembers the pieces of recent units (and the token counts of recent sections):
+re-chunking a saved document tokenizes only the sections that changed.
 """
 
 from __future__ import annotations
 
 import bisect
 import hashlib
+import logging
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from .model import ModelTokenizer
-from .parse import Block, ParsedDocument
+import numpy as np
 
-# Priority of a cut: lower is coarser and preferred.
-BLOCK, ITEM, SENTENCE, WORD, TOKEN = 0, 1, 2, 3, 4
+from .model import ModelTokenizer, TokenSpans
+from .parse import ParsedDocument
+
+log = logging.getLogger(__name__)
+
+# Priority of a cut: lower is coarser and preferred. A cut that would leave a
+# heading alone at the end of a piece comes after token cuts: it is taken only
+# where a token cut would fall inside a fence that fits the window on its own.
+BLOCK, ITEM, SENTENCE, WORD, AFTER_HEADING = 0, 1, 2, 3, 4
 
 DEFAULT_FLOOR = 0  # body tokens; smaller sections merge forward (0: none do)
+MAX_CHARS_PER_TOKEN = 128  # a chunk holds at most budget * this many characters
+CRUMB_CHARS_PER_TOKEN = 16  # a breadcrumb holds at most budget * this many characters
+COUNT_BATCH = 256  # embedded texts counted per tokenizer call
+ROUND = 256  # pieces chosen from the offsets before they are counted
+MAX_WORD_REREAD = 256  # characters of a word re-tokenized when a piece starts inside it
+CACHE_CHARS = 8_000_000  # characters of unit text whose pieces a chunker remembers
 
 _SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*\s+")
 _WHITESPACE = re.compile(r"\s+")
+
 
 
 @dataclass(frozen=True)
@@ -61,138 +95,384 @@ class Chunk:
         return hashlib.sha1(self.embedding_text.encode("utf-8")).hexdigest()
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Fence:
     start: int  # offset of the opening line
     body: int  # offset of the first line after the opener
     end: int  # offset just past the fence (after the closing line, or doc end)
-    opener: str
-    closer: str
+    opener: str  # what a continuation piece starts with (the opening line)
+    closer: str  # what a piece cut inside the fence ends with
+    opener_cost: int = 0  # tokens, specials excluded
+    closer_cost: int = 0
+    fits: bool = False  # the whole fence fits the window on its own
+
+
+# (start, end) relative to the unit, embedded text, tokens
+_Piece = tuple[int, int, str, int]
+
+
+class _LRU:
+    """A dict that forgets its oldest entries beyond ``capacity`` (summed sizes)."""
+
+    def __init__(self, capacity: int):
+        self.capacity = capacity
+        self.size = 0
+        self.data: OrderedDict = OrderedDict()
+
+    def get(self, key):
+        v = self.data.get(key)
+        if v is not None:
+            self.data.move_to_end(key)
+            return v[0]
+        return None
+
+    def put(self, key, value, size: int) -> None:
+        if size > self.capacity:
+            return
+        old = self.data.pop(key, None)
+        if old is not None:
+            self.size -= old[1]
+        self.data[key] = (value, size)
+        self.size += size
+        while self.size > self.capacity and self.data:
+            _, (_, s) = self.data.popitem(last=False)
+            self.size -= s
 
 
 class Chunker:
     def __init__(
-        self, tokenizer: ModelTokenizer, budget: int | None = None, floor: int = DEFAULT_FLOOR
+        self,
+        tokenizer: ModelTokenizer,
+        budget: int | None = None,
+        floor: int = DEFAULT_FLOOR,
+        cache_chars: int = CACHE_CHARS,
     ):
         self.tok = tokenizer
         window = tokenizer.window
         self.budget = min(budget, window) if budget else window
-        self.floor = floor
+        self.floor = max(0, int(floor))
+        self.specials = tokenizer.special_overhead()
+        self.max_chars = self.budget * MAX_CHARS_PER_TOKEN
+        self._units = _LRU(cache_chars)  # (unit text, breadcrumbs) -> pieces
+        self._counts = _LRU(cache_chars)  # section text -> body tokens
+        self._lock = threading.Lock()
+        # What the last documents cost: sections tokenized, units split or reused,
+        # pieces whose offset price was wrong (re-split with real counts).
+        self.stats = {"documents": 0, "sections_tokenized": 0, "units_split": 0,
+                      "units_reused": 0, "pieces": 0, "resplit": 0}
 
     @property
     def signature(self) -> str:
         """Changes whenever the chunking of the same text could change."""
-        return f"v1:{self.tok.name}:{self.budget}:{self.floor}"
+        return f"v2:{self.tok.name}:{self.budget}:{self.floor}"
 
     # -- public -------------------------------------------------------------
 
     def chunk(self, doc: ParsedDocument) -> list[Chunk]:
         if not doc.sections:
             return []
-        return _DocChunker(self, doc).run()
+        with self._lock:
+            self.stats["documents"] += 1
+            return _DocChunker(self, doc).run()
 
 
 class _DocChunker:
     def __init__(self, chunker: Chunker, doc: ParsedDocument):
         self.c = chunker
+        self.tok = chunker.tok
+        self.budget = chunker.budget
+        self.specials = chunker.specials
         self.doc = doc
         self.text = doc.text
         self.sec_starts = [doc.line_offset(s.start_line) for s in doc.sections]
         self.sec_ends = [doc.line_offset(s.end_line) for s in doc.sections]
-        self.fences: list[_Fence] = []
-        self.cuts: list[tuple[int, int]] = []  # (offset, priority)
-        self._collect_cuts(doc.blocks)
-        self.cut_offsets = [o for o, _ in self.cuts]
-        self._prefix_cache: dict[int, str] = {}
-        # WordPiece maps an over-long word (>100 chars) to one [UNK]: no token is
-        # wider than that, so a piece longer than budget*128 characters cannot fit.
-        self.max_chars = chunker.budget * 128
+        self.block_lines = [b.start_line for b in doc.blocks]
+        self._prefix_cache: dict[int, tuple[str, int]] = {}
+        self._spans: dict[int, TokenSpans] = {}  # section -> its tokens (absolute offsets)
 
-    # -- cut candidates -----------------------------------------------------
+    # -- sections -------------------------------------------------------------
 
-    def _collect_cuts(self, blocks: list[Block]) -> None:
-        doc = self.doc
-        cuts: dict[int, int] = {}
+    def section_at(self, off: int) -> int:
+        return max(0, bisect.bisect_right(self.sec_starts, off) - 1)
 
-        def add(off: int, prio: int) -> None:
-            if off not in cuts or cuts[off] > prio:
-                cuts[off] = prio
+    def section_spans(self, i: int) -> TokenSpans:
+        """Tokens of section ``i`` (absolute offsets), one tokenizer pass."""
+        sp = self._spans.get(i)
+        if sp is None:
+            a, b = self.sec_starts[i], self.sec_ends[i]
+            text = self.text[a:b]
+            sp = self.tok.token_spans(text).shifted(a)
+            self._spans[i] = sp
+            self.c.stats["sections_tokenized"] += 1
+            self.c._counts.put(text, len(sp), len(text))
+        return sp
 
-        after_heading = False
-        for b in blocks:
-            start = doc.line_offset(b.start_line)
-            end = doc.line_offset(b.end_line)
-            # Never leave a heading alone at the end of a piece: the block right
-            # after a heading is not a block-level cut.
-            if not after_heading:
-                add(start, BLOCK)
-            after_heading = b.kind == "heading"
-            if b.kind == "fence":
-                lines = self.text[start:end].split("\n")
-                opener = lines[0].strip()
-                closer = b.fence_markup
-                body = doc.line_offset(b.start_line + 1)
-                self.fences.append(_Fence(start, body, end, opener, closer))
-                for ln in range(b.start_line + 2, b.end_line):
-                    add(doc.line_offset(ln), ITEM)
-                self._text_cuts(body, end, add, allow_sentences=False)
-            elif b.kind in ("bullet_list", "ordered_list"):
-                for a, _ in b.items:
-                    add(doc.line_offset(a), ITEM)
-                self._text_cuts(start, end, add, allow_sentences=True)
-            elif b.kind in ("paragraph", "blockquote", "table", "html_block", "code_block"):
-                if b.kind in ("table", "html_block", "code_block", "blockquote"):
-                    for ln in range(b.start_line + 1, b.end_line):
-                        add(doc.line_offset(ln), ITEM)
-                self._text_cuts(start, end, add, allow_sentences=b.kind != "code_block")
-        # Sections start at heading lines (or the preamble's first line).
-        for off in self.sec_starts:
-            add(off, BLOCK)
-        self.cuts = sorted(cuts.items())
-        self.fences.sort(key=lambda f: f.start)
+    def section_tokens(self, i: int) -> int:
+        n = self.c._counts.get(self.text[self.sec_starts[i] : self.sec_ends[i]])
+        return n if n is not None else len(self.section_spans(i))
 
-    def _text_cuts(self, a: int, b: int, add, allow_sentences: bool) -> None:
-        seg = self.text[a:b]
-        if allow_sentences:
-            for m in _SENTENCE_END.finditer(seg):
-                add(a + m.end(), SENTENCE)
-        for m in _WHITESPACE.finditer(seg):
-            add(a + m.end(), WORD)
-
-    # -- embedded text ------------------------------------------------------
-
-    def _section_at(self, off: int) -> int:
-        i = bisect.bisect_right(self.sec_starts, off) - 1
-        return max(0, i)
-
-    def _prefix(self, off: int) -> str:
-        i = self._section_at(off)
+    def prefix(self, off: int) -> tuple[str, int]:
+        """(breadcrumb + blank line, its tokens without specials) of the section at ``off``."""
+        i = self.section_at(off)
         p = self._prefix_cache.get(i)
         if p is None:
-            p = self._short_breadcrumb(self.doc.sections[i].path) + "\n\n"
+            crumb = self._short_breadcrumb(self.doc.sections[i].path)
+            p = (crumb + "\n\n", self.tok.count(crumb) - self.specials)
             self._prefix_cache[i] = p
         return p
 
     def _short_breadcrumb(self, path: tuple[str, ...]) -> str:
         """The breadcrumb, shortened when it would take over half the budget
         (absurdly long headings): title > … > own heading, then cut by tokens."""
-        limit = self.c.budget // 2
+        limit = self.budget // 2
+        chars = self.budget * CRUMB_CHARS_PER_TOKEN
+        count = self.tok.count
         full = " > ".join(path)
-        if self.c.tok.count(full) <= limit:
+        if len(full) <= chars and count(full) <= limit:
             return full
         short = " > ".join((path[0], "…", path[-1])) if len(path) > 2 else full
-        if self.c.tok.count(short) <= limit:
+        short = short[:chars]
+        if count(short) <= limit:
             return short
-        offs = self.c.tok.offsets(short)
-        keep = limit - self.c.tok.special_overhead() - 1
-        return short[: offs[keep][0]].rstrip() + " …" if keep < len(offs) else short
+        offs = self.tok.offsets(short)
+        keep = limit - self.specials - 1
+        cut = short[: offs[keep][0]].rstrip() + " …" if keep < len(offs) else short
+        while count(cut) > limit and len(cut) > 2:
+            cut = cut[: len(cut) // 2].rstrip() + " …"
+        return cut
+
+    # -- algorithm ----------------------------------------------------------
+
+    def run(self) -> list[Chunk]:
+        units = self._merged_units()
+        chunks: list[Chunk] = []
+        for a, b, first, last in units:
+            key = (self.text[a:b], tuple(s.path for s in self.doc.sections[first : last + 1]))
+            pieces = self.c._units.get(key)
+            if pieces is None:
+                pieces = _Unit(self, a, b, first, last).pieces()
+                self.c._units.put(key, pieces, 2 * len(key[0]) + 64)
+                self.c.stats["units_split"] += 1
+            else:
+                self.c.stats["units_reused"] += 1
+            for x, y, t, k in pieces:
+                chunks.append(self._make_chunk(len(chunks), a + x, a + y, t, k))
+        self.c.stats["pieces"] += len(chunks)
+        return chunks
+
+    def _count(self, texts: list[str]) -> list[int]:
+        out: list[int] = []
+        for i in range(0, len(texts), COUNT_BATCH):
+            out.extend(self.tok.count_many(texts[i : i + COUNT_BATCH]))
+        return out
+
+    def _merged_units(self) -> list[tuple[int, int, int, int]]:
+        """(start, end, first section, last section) of each unit to split."""
+        units: list[tuple[int, int, int, int]] = []
+        n = len(self.doc.sections)
+        floor = self.c.floor
+        i = 0
+        while i < n:
+            first = i
+            a, b = self.sec_starts[i], self.sec_ends[i]
+            if floor:
+                tokens = self.section_tokens(i)
+                while i + 1 < n and tokens < floor:
+                    i += 1
+                    b = self.sec_ends[i]
+                    tokens += self.section_tokens(i)
+            if self.text[a:b].strip():
+                units.append((a, b, first, i))
+            elif units:
+                # Whitespace-only section text joins the previous unit (tiling).
+                pa, _, pf, _ = units[-1]
+                units[-1] = (pa, b, pf, i)
+            i += 1
+        return units
+
+    def _make_chunk(self, ordinal: int, a: int, b: int, emb: str, tokens: int) -> Chunk:
+        doc = self.doc
+        first = self.section_at(a)
+        sec = doc.sections[first]
+        last = max(first, bisect.bisect_left(self.sec_starts, b) - 1)
+        covered = tuple(
+            i for i in range(first, last + 1) if self.sec_starts[i] < b and self.sec_ends[i] > a
+        )
+        return Chunk(
+            ordinal=ordinal,
+            heading=sec.title,
+            heading_path=sec.path,
+            start_line=doc.offset_line(a),
+            end_line=doc.offset_line(b - 1) + 1 if b > a else doc.offset_line(a),
+            start_offset=a,
+            end_offset=b,
+            text=self.text[a:b],
+            embedding_text=emb,
+            tokens=tokens,
+            sections=covered or (first,),
+        )
+
+
+class _Unit:
+    """Splits one unit ``[a, b)`` (a section, or small sections merged) into
+    pieces whose embedded texts fit the budget."""
+
+    def __init__(self, d: _DocChunker, a: int, b: int, first: int, last: int):
+        self.d = d
+        self.a, self.b = a, b
+        self.text = d.text
+        self.budget = d.budget
+        self.specials = d.specials
+        self.max_chars = d.c.max_chars
+        spans = TokenSpans.concat([d.section_spans(i) for i in range(first, last + 1)])
+        self.starts, self.ends = spans.starts, spans.ends
+        self.word_starts = np.flatnonzero(spans.word_start)  # indexes of tokens that start a word
+        self.fences: list[_Fence] = []
+        self.fence_starts: list[int] = []
+        self._collect_cuts()
+
+    # -- token arithmetic on the one pass -------------------------------------
+
+    def _first_token(self, off: int) -> tuple[int, int]:
+        """(index of the first token starting at or after ``off``, 1 if a token
+        straddles ``off`` else 0)."""
+        i = int(np.searchsorted(self.starts, off, "left"))
+        done = int(np.searchsorted(self.ends, off, "right"))
+        return i, int(i > done)
+
+    def _start(self, a: int) -> tuple[int, int]:
+        """How a piece starting at ``a`` is priced: (index of the first token of
+        the one pass it holds whole, tokens it holds before that token). A piece
+        that starts inside a word (a cut between word pieces) re-reads that word
+        from ``a``: its rest is tokenized anew (``##``-less), so it is counted anew."""
+        first, straddle = self._first_token(a)
+        if straddle or first >= len(self.starts) or self.starts[first] != a:
+            return first, straddle
+        # Token ``first`` starts at ``a``: does it continue a word?
+        w = int(np.searchsorted(self.word_starts, first, "left"))
+        if w < len(self.word_starts) and self.word_starts[w] == first:
+            return first, 0
+        nxt = int(self.word_starts[w]) if w < len(self.word_starts) else len(self.starts)
+        end = int(self.ends[nxt - 1])
+        if end - a > MAX_WORD_REREAD:
+            return first, 1  # a very long word (not WordPiece): priced roughly, counted later
+        return nxt, self.d.tok.count(self.text[a:end]) - self.specials
+
+    def tokens(self, a: int, b: int) -> int:
+        """Body tokens of ``text[a:b]`` by the offsets (a token cut at the end counts once)."""
+        if b <= a:
+            return 0
+        i, before = self._start(a)
+        j = int(np.searchsorted(self.ends, b, "right"))
+        return max(0, j - i) + before + self._first_token(b)[1]
+
+    # -- cut candidates -----------------------------------------------------
+
+    def _collect_cuts(self) -> None:
+        d, doc, text = self.d, self.d.doc, self.text
+        lines = doc._line_starts
+        offs: list[int] = []
+        prios: list[int] = []
+
+        def add(off: int, prio: int) -> None:
+            offs.append(off)
+            prios.append(prio)
+
+        def add_all(new: list[int], prio: int) -> None:
+            offs.extend(new)
+            prios.extend([prio] * len(new))
+
+        first_line, last_line = doc.offset_line(self.a), doc.offset_line(self.b - 1) + 1
+        lo = bisect.bisect_left(d.block_lines, first_line)
+        hi = bisect.bisect_left(d.block_lines, last_line)
+        after_heading = False
+        for b in doc.blocks[lo:hi]:
+            start = doc.line_offset(b.start_line)
+            end = doc.line_offset(b.end_line)
+            add(start, AFTER_HEADING if after_heading else BLOCK)
+            after_heading = b.kind == "heading"
+            if b.kind == "fence":
+                nl = text.find("\n", start, end)
+                body = doc.line_offset(b.start_line + 1)
+                opener = text[start : nl if nl >= 0 else end].strip()
+                self.fences.append(_Fence(start, body, end, opener, b.fence_markup))
+                add_all(lines[b.start_line + 2 : b.end_line], ITEM)
+                add(end, BLOCK)  # the fence's end, even when blank lines follow
+                self._text_cuts(body, end, add_all, allow_sentences=False)
+            elif b.kind in ("bullet_list", "ordered_list"):
+                add_all([doc.line_offset(x) for x, _ in b.items], ITEM)
+                self._text_cuts(start, end, add_all, allow_sentences=True)
+            elif b.kind in ("paragraph", "blockquote", "table", "html_block", "code_block"):
+                if b.kind in ("table", "html_block", "code_block", "blockquote"):
+                    add_all(lines[b.start_line + 1 : b.end_line], ITEM)
+                self._text_cuts(start, end, add_all, allow_sentences=b.kind != "code_block")
+        # Sections start at heading lines (or the preamble's first line).
+        s_lo = bisect.bisect_right(d.sec_starts, self.a)
+        s_hi = bisect.bisect_left(d.sec_starts, self.b)
+        add_all(d.sec_starts[s_lo:s_hi], BLOCK)
+
+        self.fences.sort(key=lambda f: f.start)
+        self.fence_starts = [f.start for f in self.fences]
+        for f in self.fences:
+            self._price_fence(f)
+
+        # One cut per offset, at its coarsest priority, inside the unit.
+        o = np.asarray(offs, dtype=np.int64)
+        p = np.asarray(prios, dtype=np.int8)
+        order = np.lexsort((p, o))
+        o, p = o[order], p[order]
+        keep = np.ones(len(o), dtype=bool)
+        keep[1:] = o[1:] != o[:-1]
+        keep &= (o > self.a) & (o <= self.b)
+        self.cut_off, self.cut_prio = o[keep], p[keep]
+        # Per cut: tokens that end at or before it, and whether a token straddles it.
+        self.cut_done = np.searchsorted(self.ends, self.cut_off, "right").astype(np.int64)
+        started = np.searchsorted(self.starts, self.cut_off, "left")
+        self.cut_straddle = (started > self.cut_done).astype(np.int64)
+        # A piece that ends inside a fence pays for the re-wrapping closer; no
+        # piece ends inside a fence that fits on its own.
+        self.cut_closer = np.zeros(len(self.cut_off), dtype=np.int64)
+        self.cut_banned = np.zeros(len(self.cut_off), dtype=bool)
+        for f in self.fences:
+            lo_ = np.searchsorted(self.cut_off, f.body, "right")
+            hi_ = np.searchsorted(self.cut_off, f.end, "left")
+            self.cut_closer[lo_:hi_] = f.closer_cost
+            if f.fits:
+                self.cut_banned[np.searchsorted(self.cut_off, f.start, "right") : hi_] = True
+
+    def _text_cuts(self, a: int, b: int, add_all, allow_sentences: bool) -> None:
+        if allow_sentences:
+            add_all([m.end() for m in _SENTENCE_END.finditer(self.text, a, b)], SENTENCE)
+        add_all([m.end() for m in _WHITESPACE.finditer(self.text, a, b)], WORD)
+
+    def _price_fence(self, f: _Fence) -> None:
+        tok, limit = self.d.tok, self.budget // 8
+        short = len(f.opener) <= 4 * self.budget and len(f.closer) <= 4 * self.budget
+        if short:
+            f.opener_cost = tok.count(f.opener) - self.specials
+            f.closer_cost = tok.count(f.closer) - self.specials
+        if not short or f.opener_cost > limit or f.closer_cost > limit:
+            # An absurd marker or info string: re-wrap with a short one instead.
+            marker = f.closer[:3] or "```"
+            info = f.opener.lstrip(f.closer[:1]).split()
+            f.opener = marker + (info[0][:16] if info else "")
+            f.closer = marker
+            f.opener_cost = tok.count(f.opener) - self.specials
+            f.closer_cost = tok.count(f.closer) - self.specials
+        if f.end - f.start > self.max_chars:
+            return
+        est = self.d.prefix(f.start)[1] + self.tokens(f.start, f.end) + self.specials
+        if est <= self.budget + 8:  # close enough to ask the tokenizer
+            f.fits = tok.count(self.embedding_text(f.start, f.end)) <= self.budget
+
+    # -- embedded text ------------------------------------------------------
 
     def _fence_at(self, off: int) -> _Fence | None:
-        for f in self.fences:
+        i = bisect.bisect_right(self.fence_starts, off) - 1
+        if i >= 0:
+            f = self.fences[i]
             if f.body <= off < f.end:
                 return f
-            if f.start > off:
-                break
         return None
 
     def embedding_text(self, a: int, b: int) -> str:
@@ -205,85 +485,121 @@ class _DocChunker:
             if not body.endswith("\n"):
                 body += "\n"
             body += fb.closer
-        return self._prefix(a) + body.strip("\n")
+        return self.d.prefix(a)[0] + body.strip("\n")
+
+    def _room(self, a: int) -> int:
+        """Body tokens (closer included) a piece starting at ``a`` may hold."""
+        fa = self._fence_at(a)
+        opener = fa.opener_cost if fa is not None and a > fa.start else 0
+        return self.budget - self.specials - self.d.prefix(a)[1] - opener
+
+    def _closer_cost(self, b: int) -> int:
+        f = self._fence_at(b) if b < len(self.text) else None
+        return f.closer_cost if f is not None and f.body < b < f.end else 0
+
+    # -- splitting ------------------------------------------------------------
+
+    def pieces(self) -> list[_Piece]:
+        """The unit's pieces (offsets relative to the unit), each counted by the
+        real tokenizer. Pieces are chosen from the offsets a round at a time and
+        counted in one batch; the first one the offsets mispriced is cut again
+        with real counts, and the next round starts after it (short rounds
+        after a miss, doubling while the prices hold)."""
+        out: list[_Piece] = []
+        a, b = self.a, self.b
+        size = ROUND
+        while a < b:
+            spans: list[tuple[int, int]] = []
+            x = a
+            while x < b and len(spans) < size:
+                cut = self._next_cut(x, b)
+                spans.append((x, cut))
+                x = cut
+            texts = [self.embedding_text(p, q) for p, q in spans]
+            size = min(ROUND, size * 2)
+            for (p, q), t, n in zip(spans, texts, self.d._count(texts), strict=True):
+                missed = n > self.budget
+                if missed:
+                    self.d.c.stats["resplit"] += 1
+                    q = self._exact_cut(p, q)
+                    t = self.embedding_text(p, q)
+                    n = self.d.tok.count(t)
+                    size = 4
+                out.append((p - self.a, q - self.a, t, n))
+                a = q
+                if missed:
+                    break
+        return out
+
+    def _next_cut(self, a: int, b: int) -> int:
+        """End of the piece that starts at ``a``: ``b`` if the rest fits, else the
+        farthest cut that fits at the coarsest level that has one, priced from the
+        token offsets."""
+        room = self._room(a)
+        first, straddle = self._start(a)
+        limit = a + self.max_chars
+        if b <= limit and self.tokens(a, b) + self._closer_cost(b) <= room:
+            return b
+        # No piece reaches past the start of the token that would overflow.
+        k = first + max(0, room - straddle)
+        end = min(b, limit, int(self.starts[k]) if k < len(self.starts) else b)
+        lo = int(np.searchsorted(self.cut_off, a, "right"))
+        hi = int(np.searchsorted(self.cut_off, end, "right"))
+        if hi > lo:
+            body = self.cut_done[lo:hi] - first + straddle + self.cut_straddle[lo:hi]
+            ok = (body + self.cut_closer[lo:hi] <= room) & ~self.cut_banned[lo:hi]
+            prio = self.cut_prio[lo:hi]
+            for level in (BLOCK, ITEM, SENTENCE, WORD):
+                idx = np.flatnonzero(ok & (prio <= level))
+                if idx.size:
+                    j = int(idx[-1])
+                    # A sentence cut that leaves a tiny piece: prefer packing words.
+                    if level == SENTENCE and body[j] < self.budget // 3:
+                        continue
+                    return int(self.cut_off[lo + j])
+        cut = self._token_cut(a, b, first, straddle, room)
+        if hi > lo and self._in_fitting_fence(cut):
+            idx = np.flatnonzero(ok)
+            if idx.size:
+                return int(self.cut_off[lo + int(idx[-1])])
+        return cut
+
+    def _in_fitting_fence(self, off: int) -> bool:
+        i = bisect.bisect_right(self.fence_starts, off) - 1
+        return i >= 0 and self.fences[i].fits and self.fences[i].start < off < self.fences[i].end
+
+    def _token_cut(self, a: int, b: int, first: int, straddle: int, room: int) -> int:
+        """No whitespace cut fits (one enormous word, a blob): cut between model
+        tokens, or inside a token wider than ``max_chars`` characters."""
+        limit = min(b, a + self.max_chars)
+        k = first + room - straddle - 1  # the last token that fits
+        while k >= first:
+            cut = min(int(self.ends[k]) if k < len(self.ends) else limit, limit)
+            over = self._closer_cost(cut) - (room - straddle - (k - first + 1))
+            if over <= 0:
+                return max(cut, a + 1)
+            k -= over
+        return limit if first >= len(self.starts) or self.starts[first] >= limit else a + 1
+
+    # -- exact fallback -------------------------------------------------------
 
     def fits(self, a: int, b: int) -> bool:
         if b - a > self.max_chars:
-            return False  # cannot fit: a word piece never spans this many characters
-        return self.c.tok.count(self.embedding_text(a, b)) <= self.c.budget
+            return False
+        return self.d.tok.count(self.embedding_text(a, b)) <= self.budget
 
-    def body_tokens(self, a: int, b: int) -> int:
-        if b - a > max(self.c.floor, 1) * 100:
-            return self.c.budget * 2  # surely large; don't tokenize megabytes to know it
-        return self.c.tok.count(self.text[a:b]) - self.c.tok.special_overhead()
-
-    # -- algorithm ----------------------------------------------------------
-
-    def run(self) -> list[Chunk]:
-        units = self._merged_units()
-        spans: list[tuple[int, int]] = []
-        for a, b in units:
-            spans.extend(self._split(a, b))
-        return [self._make_chunk(i, a, b) for i, (a, b) in enumerate(spans)]
-
-    def _merged_units(self) -> list[tuple[int, int]]:
-        units: list[tuple[int, int]] = []
-        n = len(self.doc.sections)
-        i = 0
-        while i < n:
-            a, b = self.sec_starts[i], self.sec_ends[i]
-            while i + 1 < n and self.body_tokens(a, b) < self.c.floor:
-                i += 1
-                b = self.sec_ends[i]
-            if self.text[a:b].strip():
-                units.append((a, b))
-            elif units:
-                # Whitespace-only section text joins the previous unit (tiling).
-                units[-1] = (units[-1][0], b)
-            i += 1
-        return units
-
-    def _split(self, a: int, b: int) -> list[tuple[int, int]]:
-        out: list[tuple[int, int]] = []
-        while a < b:
-            # No piece can reach past the character where the budget-th token
-            # starts: one short tokenization bounds everything below.
-            end = self._budget_end(a, min(b, a + self.max_chars))
-            if end >= b and self.fits(a, b):
-                out.append((a, b))
-                break
-            cut = self._best_cut(a, b, end)
-            out.append((a, cut))
-            a = cut
-        return out
-
-    def _best_cut(self, a: int, b: int, end: int) -> int:
-        """The farthest cut in (a, end] whose piece fits, at the coarsest level that has one."""
-        lo = bisect.bisect_right(self.cut_offsets, a)
-        hi = bisect.bisect_right(self.cut_offsets, end)
-        cands = self.cuts[lo:hi]
-        for level in (BLOCK, ITEM, SENTENCE, WORD):
-            offs = [o for o, p in cands if p <= level]
-            best = self._farthest_fitting(a, offs)
-            if best is not None:
-                # A sentence cut that leaves a tiny piece: prefer packing words.
-                if level == SENTENCE and self.body_tokens(a, best) < self.c.budget // 3:
-                    continue
-                return best
-        return self._token_cut(a, b)
-
-    def _budget_end(self, a: int, limit: int) -> int:
-        """Offset where the budget-th token after ``a`` starts (or ``limit``).
-        Tokenizes a growing window: typical text needs one short call."""
-        span = self.c.budget * 8
-        while True:
-            end = min(limit, a + span)
-            offs = self.c.tok.offsets(self.text[a:end])
-            if len(offs) > self.c.budget:
-                return a + offs[self.c.budget][0]
-            if end >= limit:
-                return limit
-            span *= 4
+    def _exact_cut(self, a: int, b: int) -> int:
+        """The farthest cut in ``(a, b)`` whose piece fits by the real tokenizer,
+        at the coarsest level that has one (binary searches: a few counts of
+        one window each)."""
+        lo = int(np.searchsorted(self.cut_off, a, "right"))
+        hi = int(np.searchsorted(self.cut_off, b, "left"))
+        offs, prio = self.cut_off[lo:hi], self.cut_prio[lo:hi]
+        for level in (BLOCK, ITEM, SENTENCE, WORD, AFTER_HEADING):
+            cut = self._farthest_fitting(a, [int(o) for o in offs[prio <= level]])
+            if cut is not None:
+                return cut
+        return self._token_cut_exact(a, b)
 
     def _farthest_fitting(self, a: int, offs: list[int]) -> int | None:
         lo, hi, best = 0, len(offs) - 1, None
@@ -296,36 +612,13 @@ class _DocChunker:
                 hi = mid - 1
         return best
 
-    def _token_cut(self, a: int, b: int) -> int:
-        """No whitespace cut fits (one enormous word): cut between model tokens."""
+    def _token_cut_exact(self, a: int, b: int) -> int:
         seg = self.text[a : min(b, a + self.max_chars)]
-        offs = self.c.tok.offsets(seg)
-        ends = sorted({a + e for _, e in offs if 0 < e < len(seg)})
-        best = self._farthest_fitting(a, ends)
+        ends = sorted({a + e for _, e in self.d.tok.offsets(seg) if 0 < e < len(seg)})
+        best = self._farthest_fitting(a, ends if a + len(seg) >= b else [*ends, a + len(seg)])
         if best is None:
-            # Even one token does not fit next to the breadcrumb: take one character.
+            # Not one token fits beside the breadcrumb (cannot happen with the
+            # breadcrumb capped at half the budget); one character still progresses.
+            log.debug("%s: no token fits at offset %d", self.d.doc.path, a)
             return a + 1
         return best
-
-    def _make_chunk(self, ordinal: int, a: int, b: int) -> Chunk:
-        doc = self.doc
-        sec = doc.sections[self._section_at(a)]
-        first = self._section_at(a)
-        last = max(first, bisect.bisect_left(self.sec_starts, b) - 1)
-        covered = tuple(
-            i for i in range(first, last + 1) if self.sec_starts[i] < b and self.sec_ends[i] > a
-        )
-        emb = self.embedding_text(a, b)
-        return Chunk(
-            ordinal=ordinal,
-            heading=sec.title,
-            heading_path=sec.path,
-            start_line=doc.offset_line(a),
-            end_line=doc.offset_line(b - 1) + 1 if b > a else doc.offset_line(a),
-            start_offset=a,
-            end_offset=b,
-            text=self.text[a:b],
-            embedding_text=emb,
-            tokens=self.c.tok.count(emb),
-            sections=covered or (self._section_at(a),),
-        )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from .chunk import Chunk
 from .model import ModelTokenizer
 
 
@@ -32,18 +33,45 @@ class Coverage:
 
 
 def window_coverage(tok: ModelTokenizer, pieces: Iterable[tuple[str, str]]) -> Coverage:
-    """Coverage of (prefix, body) pairs, each embedded as ``prefix + body``."""
+    """Coverage of (prefix, body) pairs, each embedded as ``prefix + body``.
+
+    Exact for a text that fits: when the real tokenizer counts ``prefix + body``
+    within the window, every body token is covered (no arithmetic on separate
+    counts, which a tokenizer need not add up). For a text that does not fit,
+    the model reads ``window`` tokens: the body tokens after the prefix's, up
+    to that limit, are covered."""
     pieces = list(pieces)
     cov = Coverage()
     if not pieces:
         return cov
     specials = tok.special_overhead()
+    whole = tok.count_many([p + b for p, b in pieces])
     prefixes = tok.count_many([p for p, _ in pieces])
     bodies = tok.count_many([b for _, b in pieces])
-    for p, b in zip(prefixes, bodies, strict=True):
+    for n, p, b in zip(whole, prefixes, bodies, strict=True):
         body = b - specials
-        room = tok.window - p  # p includes [CLS] and [SEP]: room left for body tokens
         cov.body_tokens += body
-        cov.covered_tokens += max(0, min(body, room))
+        if n <= tok.window:
+            cov.covered_tokens += body
+        else:
+            room = tok.window - p  # p includes [CLS] and [SEP]: room left for body tokens
+            cov.covered_tokens += max(0, min(body, room))
         cov.vectors += 1
     return cov
+
+
+def chunk_parts(chunk: Chunk) -> tuple[str, str]:
+    """(prefix, body) of a chunk's embedded text as the chunker joined them: the
+    breadcrumb and a blank line (a shortened breadcrumb when the full one
+    would take over half the window), then the chunk's text."""
+    full = chunk.breadcrumb + "\n\n"
+    emb = chunk.embedding_text
+    if emb.startswith(full):
+        return full, emb[len(full) :]
+    head, sep, rest = emb.partition("\n\n")
+    return head + sep, rest
+
+
+def chunk_coverage(tok: ModelTokenizer, chunks: Iterable[Chunk]) -> Coverage:
+    """Coverage of chunks as they are embedded."""
+    return window_coverage(tok, (chunk_parts(c) for c in chunks))

@@ -1,45 +1,141 @@
-"""Embedding with sentence-transformers: lazy, batched by length, normalised.
+"""Embedding: lazy, batched by token count, normalised, on ONNX Runtime or torch.
 
-The model loads on first use (or in the background via :meth:`Embedder.preload`),
-never at import, so commands that need no vector never pay for torch. If the
-model cannot be loaded, :class:`~mdseek.index.model.ModelUnavailable` carries
+The backend loads on first use (or in the background via :meth:`Embedder.preload`),
+never at import. The default backend is ONNX Runtime
+(:mod:`mdseek.index.onnx_encoder`): a query costs milliseconds and no torch
+import. The first use of a model exports it (:mod:`mdseek.index.onnx_export`,
+the one time torch is imported); a model that cannot be exported, or whose
+export disagrees with torch, is served by torch, and the reason is said once.
+Both backends give the same vectors (cosine >= 0.9999, checked on export), so
+they share one model id: switching backends never re-embeds.
+
+If no backend can load, :class:`~mdseek.index.model.ModelUnavailable` carries
 the reason; the engine then serves lexical results and says why, once.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from .model import ModelUnavailable, model_id, offline_env, resolve_model
+from .model import (
+    ModelUnavailable,
+    load_sentence_transformer,
+    load_tokenizer,
+    model_id,
+    resolve_model,
+)
+from .onnx_encoder import default_threads, token_order
 
 log = logging.getLogger(__name__)
 
+BACKENDS = ("onnx", "torch")
+_said: set[str] = set()  # fallback reasons already logged in this process
+# One ONNX session per (export folder, threads) in a process: the engines of a
+# multi-root workspace share it (sessions are thread-safe).
+_sessions: dict[tuple[str, int], Any] = {}
+_sessions_lock = threading.Lock()
 
-@lru_cache(maxsize=4)
-def load_sentence_transformer(resolved: str) -> Any:
-    offline_env()
-    try:
+
+def _onnx_encoder(folder: Any, threads: int) -> Any:
+    from .onnx_encoder import OnnxEncoder
+
+    key = (str(folder), threads)
+    with _sessions_lock:
+        enc = _sessions.get(key)
+        if enc is None:
+            enc = _sessions[key] = OnnxEncoder(folder, threads)
+        return enc
+
+
+def _say_once(msg: str) -> None:
+    if msg not in _said:
+        _said.add(msg)
+        log.warning("%s", msg)
+
+
+@dataclass(frozen=True)
+class EmbedSettings:
+    """How to run the model: ``backend`` "onnx" (default; torch only to export
+    once, or for a model that cannot be exported) or "torch"; ``threads`` per
+    model call (0 = :func:`~mdseek.index.onnx_encoder.default_threads`)."""
+
+    backend: str = "onnx"
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)} (got {self.backend!r})")
+        if self.threads < 0:
+            raise ValueError(f"threads must be >= 0 (got {self.threads})")
+
+    @property
+    def n_threads(self) -> int:
+        return self.threads or default_threads()
+
+    @classmethod
+    def from_env(cls, backend: str | None = None, threads: int | None = None) -> EmbedSettings:
+        """Explicit values, else $MDSEEK_BACKEND / $MDSEEK_THREADS, else defaults."""
+        if backend is None:
+            backend = os.environ.get("MDSEEK_BACKEND") or cls.backend
+        if threads is None:
+            raw = os.environ.get("MDSEEK_THREADS") or "0"
+            try:
+                threads = int(raw)
+            except ValueError:
+                raise ValueError(f"MDSEEK_THREADS must be an integer (got {raw!r})") from None
+        return cls(backend=backend, threads=threads)
+
+
+class TorchEncoder:
+    """sentence-transformers on torch, fed batches sorted by token count."""
+
+    backend = "torch"
+
+    def __init__(self, resolved: str, threads: int):
+        self.st = load_sentence_transformer(resolved)
         import torch
 
-        torch.set_num_threads(max(1, torch.get_num_threads()))
-        from sentence_transformers import SentenceTransformer
+        torch.set_num_threads(threads)  # process-wide in torch
+        self.threads = threads
+        self.resolved = resolved
+        getter = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
+        self.dim = int(getter())
+        self.max_seq_length = int(self.st.max_seq_length)
 
-        return SentenceTransformer(resolved, device="cpu")
-    except Exception as exc:  # any failure to load is reported, not raised raw
-        raise ModelUnavailable(f"cannot load embedding model {resolved!r}: {exc}") from exc
+    def token_counts(self, texts: list[str]) -> list[int]:
+        return load_tokenizer(self.resolved).count_many(texts)
+
+    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # sentence-transformers sorts by characters; whole batches in token order pad less.
+        order = token_order(self.token_counts(texts))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        for i in range(0, len(order), batch_size):
+            rows = order[i : i + batch_size]
+            out[rows] = self.st.encode(
+                [texts[j] for j in rows],
+                batch_size=len(rows),
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return out
 
 
 class Embedder:
-    def __init__(self, model: str | None = None, batch_size: int = 32):
+    def __init__(self, model: str | None = None, batch_size: int = 32, settings: EmbedSettings | None = None):
         self.resolved = resolve_model(model)
         self.model_id = model_id(self.resolved)
         self.batch_size = batch_size
+        self.settings = settings or EmbedSettings.from_env()
         self._model: Any = None
         self._error: ModelUnavailable | None = None
         self._lock = threading.Lock()
@@ -47,6 +143,7 @@ class Embedder:
         self.texts_embedded = 0
         self.calls = 0
         self.load_seconds: float | None = None
+        self.fallback_reason: str | None = None  # why torch serves although ONNX was asked for
         self._query_cache: dict[str, np.ndarray] = {}
         self.query_cache_size = 256  # 0 disables (benchmarks time the model call)
 
@@ -58,8 +155,29 @@ class Embedder:
     def error(self) -> ModelUnavailable | None:
         return self._error
 
+    @property
+    def backend(self) -> str | None:
+        """"onnx" or "torch" once loaded."""
+        return getattr(self._model, "backend", None)
+
+    def _open(self) -> Any:
+        threads = self.settings.n_threads
+        if self.settings.backend == "onnx":
+            from .onnx_export import ExportRejected, ensure_fp32
+
+            try:
+                return _onnx_encoder(ensure_fp32(self.resolved, self.model_id), threads)
+            except ModelUnavailable:
+                raise
+            except ExportRejected as exc:
+                self.fallback_reason = f"ONNX Runtime cannot serve {self.model_id}: {exc}"
+            except Exception as exc:  # a broken cache folder, an onnxruntime error
+                self.fallback_reason = f"ONNX Runtime failed for {self.model_id}: {type(exc).__name__}: {exc}"
+            _say_once(f"{self.fallback_reason}; embedding with torch")
+        return TorchEncoder(self.resolved, threads)
+
     def load(self) -> Any:
-        """Load the model (once); raises ModelUnavailable (remembered) on failure."""
+        """Load the backend (once); raises ModelUnavailable (remembered) on failure."""
         if self._model is not None:
             return self._model
         if self._error is not None:
@@ -68,13 +186,16 @@ class Embedder:
             if self._model is None and self._error is None:
                 t0 = time.perf_counter()
                 try:
-                    self._model = load_sentence_transformer(self.resolved)
+                    self._model = self._open()
                 except ModelUnavailable as exc:
                     self._error = exc
                     log.error("%s; search falls back to lexical (FTS) results only", exc)
                     raise
                 self.load_seconds = time.perf_counter() - t0
-                log.info("loaded model %s in %.1fs", self.model_id, self.load_seconds)
+                log.info(
+                    "loaded model %s (%s, %d threads) in %.2fs",
+                    self.model_id, self.backend, self.settings.n_threads, self.load_seconds,
+                )  # fmt: skip
         if self._error is not None:
             raise self._error
         return self._model
@@ -93,30 +214,27 @@ class Embedder:
 
     @property
     def dim(self) -> int:
-        m = self.load()
-        getter = getattr(m, "get_embedding_dimension", None) or m.get_sentence_embedding_dimension
-        return int(getter())
+        return int(self.load().dim)
+
+    def token_counts(self, texts: list[str]) -> list[int]:
+        """Tokens per text as the model counts them (its tokenizer; the model need not be loaded)."""
+        if self._model is not None:
+            return self._model.token_counts(texts)
+        return load_tokenizer(self.resolved).count_many(texts)
+
+    def torch_model(self) -> Any:
+        """The sentence-transformers model itself (benchmarks compare against it)."""
+        return TorchEncoder(self.resolved, self.settings.n_threads).st
 
     def encode(self, texts: list[str], _count: bool = True) -> np.ndarray:
         """Unit-length float32 vectors, one row per text, in input order."""
         m = self.load()
         if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+            return np.zeros((0, m.dim), dtype=np.float32)
         if _count:
             self.calls += 1
             self.texts_embedded += len(texts)
-        # Longest first so each batch pads to similar lengths; restore order after.
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        vecs = m.encode(
-            [texts[i] for i in order],
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        ).astype(np.float32, copy=False)
-        out = np.empty_like(vecs)
-        out[np.asarray(order)] = vecs
-        return out
+        return m.encode(texts, self.batch_size)
 
     def encode_query(self, text: str) -> np.ndarray:
         """A query vector (not counted in ``texts_embedded``, which counts documents).

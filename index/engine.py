@@ -8,42 +8,35 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
+from filelock import FileLock, Timeout
 
 from . import retrieve
 from .chunk import Chunk, Chunker
 from .dense import DenseIndex
-from .embed import Embedder
-from .files import FileFilter, FoundFile, check_file, relpath, scan
+from .embed import Embedder, EmbedSettings
+from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
+from .location import FILE_MODE, locate, prepare
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
+from .snippet import snippet
 from .store import SectionRow, Store
 
 log = logging.getLogger(__name__)
 
-INDEX_DIRNAME = ".mdseek"
-INDEX_FILENAME = "index.sqlite"
 EMBED_BATCH = 64
+LOCK_POLL = 0.2  # seconds between checks for cancellation while waiting for the embed lock
+PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-
-
-def default_index_path(root: Path) -> Path:
-    """``<root>/.mdseek/index.sqlite``; the folder ignores itself for git."""
-    return root / INDEX_DIRNAME / INDEX_FILENAME
-
-
-def _ensure_self_ignoring(folder: Path) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    gi = folder / ".gitignore"
-    if not gi.exists():
-        gi.write_text("# mdseek's index; safe to delete\n*\n")
 
 
 @dataclass
@@ -60,7 +53,11 @@ class IndexReport:
     pending: int = 0  # chunks still without a vector
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    chunk_seconds: float = 0.0  # parsing and chunking
+    write_seconds: float = 0.0  # SQLite writes of documents
     lexical_only_reason: str | None = None
+    interrupted: bool = False  # embedding was cancelled; the rest is pending
+    lock_wait_seconds: float = 0.0  # waited for another process embedding into this index
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -97,6 +94,17 @@ class SearchResponse:
     note: str | None = None
 
 
+MAX_QUERY_CHARS = 4096  # far beyond the model's window; every word of it is read (see retrieve)
+_UNSEARCHABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def clean_query(query: str | None) -> str:
+    """Query text anything can search: lone surrogates (pasted text, a non-UTF-8
+    argv) and NUL become spaces, so the rest of the query is still searched;
+    capped at MAX_QUERY_CHARS."""
+    return _UNSEARCHABLE.sub(" ", (query or "")[:MAX_QUERY_CHARS])
+
+
 class Engine:
     def __init__(
         self,
@@ -106,23 +114,34 @@ class Engine:
         file_filter: FileFilter | None = None,
         chunk_budget: int | None = None,
         chunk_floor: int | None = None,
+        embed: EmbedSettings | None = None,
     ):
         self.root = Path(root).expanduser().resolve()
         if not self.root.is_dir():
             raise NotADirectoryError(f"{self.root} is not a folder")
-        if index_path is None:
-            index_path = default_index_path(self.root)
-            _ensure_self_ignoring(Path(index_path).parent)
-        self.index_path = Path(index_path).expanduser().resolve()
+        self.location = locate(self.root, index_path)
+        prepare(self.location)  # no symlinks; a private folder
+        self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
-        self.embedder = Embedder(model)
+        self.embedder = Embedder(model, settings=embed)
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
-        self.store = Store(self.index_path)
+        self.store = Store(self.index_path, recover=self.location.owned)
+        # What the user should hear about opening the index (a file set aside, a migration).
+        self.notices: list[str] = [self.store.notice] if self.store.notice else []
+        # One embedder per index across processes: a second one waits, then
+        # finds the vectors made (pending is re-read under the lock).
+        self._embed_lock = FileLock(
+            str(self.index_path) + ".lock", mode=FILE_MODE, thread_local=False
+        )
+        self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
         self.dense = DenseIndex()
         self._dense_version: int | None = None  # data_version the matrix reflects
         self._write = threading.RLock()
+        self._failed: dict[str, tuple[int, int, int]] = {}  # rel -> (size, mtime, ctime) that failed
+        self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
+        self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
         self._warned_lexical = False
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
         self.ranking = retrieve.DEFAULT  # fusion and document-context settings
@@ -132,7 +151,12 @@ class Engine:
         self._rows = 0
         self._count_version: int | None = None  # data_version the chunk count reflects
 
+    def cancel(self) -> None:
+        """Stop embedding at the next batch boundary (for good: the engine is closing)."""
+        self.cancelled.set()
+
     def close(self) -> None:
+        self.cancel()
         self.store.close()
 
     # -- model-dependent parts ----------------------------------------------
@@ -180,9 +204,12 @@ class Engine:
             seen = {f.rel for f in found}
             gone = [p for p in known if p not in seen]
             if gone:
-                self._forget(self.store.delete_documents(gone))
+                self._delete(gone)
                 rep.removed = len(gone)
             for n, f in enumerate(found, 1):
+                if self.cancelled.is_set():
+                    rep.interrupted = True
+                    break
                 if progress:
                     progress("parse", n, len(found))
                 self._index_found(f, known.get(f.rel), rep)
@@ -191,6 +218,7 @@ class Engine:
                 self.embed_pending(progress, rep)
                 if rep.lexical_only_reason is None:
                     self.store.sweep_vectors(self.model_id)
+                    self._orphans.clear()
             rep.pending = self.store.pending_count(self.model_id)
             rep.chunks = self.store.counts()["chunks"]
         rep.seconds = time.perf_counter() - t0
@@ -207,33 +235,53 @@ class Engine:
         ):
             rep.unchanged += 1
             return False
+        if data is None and self._failed.get(f.rel) == (f.size, f.mtime_ns, f.ctime_ns):
+            rep.errors.append((f.rel, "unchanged since it failed (retried when it changes)"))
+            return False
         try:
             if data is None:
                 data = f.path.read_bytes()
-        except OSError as exc:
-            log.warning("cannot read %s: %s", f.rel, exc)
-            rep.errors.append((f.rel, str(exc)))
-            return False
-        digest = hashlib.sha1(data).hexdigest()
-        if old is not None and old.hash == digest and old.chunker == chunker.signature:
-            self.store.touch_document(old.id, f.size, f.mtime_ns)
-            rep.unchanged += 1
-            return False
-        try:
-            parsed = parse_bytes(data, f.rel)
+            digest = hashlib.sha1(data).hexdigest()
+            if old is not None and old.hash == digest and old.chunker == chunker.signature:
+                self.store.touch_document(old.id, f.size, f.mtime_ns)
+                rep.unchanged += 1
+                return False
+            t0 = time.perf_counter()
+            parsed = parse_bytes(data, f.rel, previous=self._parsed.pop(f.rel, None))
             chunks = chunker.chunk(parsed)
-        except Exception as exc:  # never let one document stop the index
-            log.exception("cannot index %s", f.rel)
-            rep.errors.append((f.rel, f"{type(exc).__name__}: {exc}"))
+            rep.chunk_seconds += time.perf_counter() - t0
+        except Exception as exc:  # one bad file costs only itself
+            self._file_failed(f, exc, rep)
             return False
-        self._write_doc(parsed, chunks, f.size, f.mtime_ns, digest)
+        self._failed.pop(f.rel, None)
+        self._parsed[f.rel] = parsed  # the next save of this file parses only around its edit
+        while len(self._parsed) > PARSED_KEPT:
+            self._parsed.pop(next(iter(self._parsed)))
+        t0 = time.perf_counter()
+        written = self._write_doc(parsed, chunks, f.size, f.mtime_ns, digest)
+        rep.write_seconds += time.perf_counter() - t0
         rep.indexed += 1
-        rep.chunks_written += len(chunks)
+        rep.chunks_written += written
         return True
+
+    def _file_failed(self, f: FoundFile, exc: BaseException, rep: IndexReport) -> None:
+        """One log line (path and reason; the traceback only at debug level); the
+        file keeps its last indexed version and is retried when it changes."""
+        reason = (
+            f"cannot read: {exc.strerror or exc}" if isinstance(exc, OSError)
+            else f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+        )
+        shown = display_path(f.rel)
+        log.warning("skipping %s: %s", shown, reason)
+        log.debug("skipping %s", shown, exc_info=exc)
+        self._failed[f.rel] = (f.size, f.mtime_ns, f.ctime_ns)
+        rep.errors.append((f.rel, reason))
 
     def _write_doc(
         self, parsed: ParsedDocument, chunks: list[Chunk], size: int, mtime_ns: int, digest: str
-    ) -> None:
+    ) -> int:
+        """Write one document (its unchanged chunks keep their rows); returns the
+        number of chunk rows inserted."""
         removed, new_ids = self.store.replace_document(
             parsed, chunks, size, mtime_ns, digest, self.chunker.signature
         )
@@ -242,52 +290,91 @@ class Engine:
         if self._dense_version is not None and new_ids:
             ids, mat = self.store.chunk_vectors(self.model_id, new_ids)
             self.dense.add(ids, mat)
+        return len(new_ids)
 
     def _forget(self, chunk_ids: list[int]) -> None:
         self._count_version = None
         if self._dense_version is not None:
             self.dense.remove(chunk_ids)
 
+    def _delete(self, paths: list[str]) -> None:
+        """Drop documents; their vectors stay until the next write or sweep (a
+        renamed file's new name finds them), then go if no chunk uses them."""
+        removed = self.store.delete_documents(paths)
+        self._forget([i for i, _ in removed])
+        self._orphans.update(h for _, h in removed)
+
     def index_file(self, path: str | Path, embed: bool = True) -> IndexReport:
-        """Reindex one file (e.g. on save); a file that is gone or excluded is removed."""
+        """Reindex one file (e.g. on save); a file that is gone or excluded is removed.
+        Vectors no chunk uses any more are dropped (those of this file's old
+        version at once, those of deleted files at the next write)."""
         t0 = time.perf_counter()
         rep = IndexReport()
         p = Path(path)
         if not p.is_absolute():
             p = self.root / p
         with self._write:
+            orphans, self._orphans = self._orphans, set()
             rel = self.rel(p)
             old = self.store.document(rel)
             found = check_file(self.root, p, self.filter, lambda r, why: rep.skipped.append((r, why)))
             if found is None or not self.filter.wants(rel):
                 if old is not None:
-                    self._forget(self.store.delete_documents([rel]))
+                    self._delete([rel])
                     rep.removed = 1
             else:
                 rep.files = 1
                 self._index_found(found, old, rep)
+            self.store.drop_orphan_vectors(orphans)
+            hashes = self.store.document_hashes(rel)
             if embed:
-                self.embed_pending(None, rep)
-            rep.pending = self.store.pending_count(self.model_id)
+                self.embed_pending(None, rep, only=hashes)
+            rep.pending = len(self.store.pending_for(self.model_id, hashes))
         rep.seconds = time.perf_counter() - t0
         return rep
 
-    def embed_pending(self, progress: Progress | None = None, rep: IndexReport | None = None) -> int:
-        """Embed every chunk that has no vector for the current model."""
+    def embed_pending(
+        self, progress: Progress | None = None, rep: IndexReport | None = None, only: set[str] | None = None
+    ) -> int:
+        """Embed every chunk that has no vector for the current model (given
+        ``only``, the chunks of those text hashes: a saved file's, which is
+        quicker to find than all pending chunks of a big index).
+
+        One process embeds into an index at a time (a lock file beside it): a
+        second one waits, then embeds only what is still missing, so chunks the
+        first one embedded are reused, never embedded twice. :meth:`cancel`
+        stops the run between batches (what is committed stays)."""
         rep = rep or IndexReport()
-        pending = self.store.pending_chunks(self.model_id)
-        if not pending:
+        if self.cancelled.is_set() or not self._pending(only):
             return 0
-        # Similar lengths in one batch pad less (the store returns hash order).
-        pending.sort(key=lambda p: len(p[1]))
         try:
             self.embedder.load()
         except ModelUnavailable as exc:
             rep.lexical_only_reason = str(exc)
             return 0
+        with self._embed_turn(progress, rep) as turn:
+            if not turn:
+                rep.interrupted = True
+                return 0
+            return self._embed_batches(progress, rep, only)
+
+    def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
+        if only is None:
+            return self.store.pending_chunks(self.model_id)
+        return self.store.pending_for(self.model_id, only)
+
+    def _embed_batches(self, progress: Progress | None, rep: IndexReport, only: set[str] | None) -> int:
+        pending = self._pending(only)  # after any wait: what is left
+        # Similar token counts in one batch pad less (the store returns hash order).
+        counts = self.embedder.token_counts([t for _, t in pending])
+        pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]
         t0 = time.perf_counter()
         done = 0
         for i in range(0, len(pending), self.embed_batch):
+            if self.cancelled.is_set():
+                rep.interrupted = True
+                log.info("embedding stopped with %d chunks left", len(pending) - done)
+                break
             batch = pending[i : i + self.embed_batch]
             hashes = [h for h, _ in batch]
             vecs = self.embedder.encode([t for _, t in batch])
@@ -302,6 +389,36 @@ class Engine:
         rep.embedded += done
         rep.embed_seconds += time.perf_counter() - t0
         return done
+
+    @contextmanager
+    def _embed_turn(self, progress: Progress | None, rep: IndexReport) -> Iterator[bool]:
+        """Hold the index's embed lock (waiting for another process if needed);
+        yields False if cancelled while waiting."""
+        t0 = time.perf_counter()
+        locked = waited = False
+        try:
+            while not self.cancelled.is_set():
+                try:
+                    self._embed_lock.acquire(timeout=LOCK_POLL if waited else 0)
+                    locked = True
+                    break
+                except Timeout:
+                    if not waited:
+                        waited = True
+                        log.info("another process is embedding into %s; waiting", self.index_path)
+                        if progress:
+                            progress("wait", 0, 1)
+                    rep.lock_wait_seconds = time.perf_counter() - t0
+                except OSError as exc:  # a file system without locks: embed anyway
+                    log.warning("cannot lock %s (%s); embedding without it", self._embed_lock.lock_file, exc)
+                    break
+            else:
+                yield False
+                return
+            yield True
+        finally:
+            if locked:
+                self._embed_lock.release()
 
     # -- dense matrix ---------------------------------------------------------
 
@@ -395,7 +512,7 @@ class Engine:
         explain: bool = False,
     ) -> SearchResponse:
         """Sections ranked for ``query``; ``explain`` adds each result's score parts."""
-        query = query or ""
+        query = clean_query(query)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
         if use_dense and not self.embedder.loaded:
@@ -470,7 +587,7 @@ class Engine:
             score=round(f.score, 6),
             lexical_rank=f.ranks.get("lexical"),
             dense_rank=f.ranks.get("dense"),
-            snippet=retrieve.snippet(text, terms),
+            snippet=snippet(text, terms),
         )
 
     def related(self, path: str, ordinal: int, limit: int = 5) -> SearchResponse:
@@ -504,8 +621,11 @@ class Engine:
         return {
             "root": str(self.root),
             "index_path": str(self.index_path),
+            "index_location": self.location.kind,  # "cache", "workspace" or "explicit"
             "model": self.model_id,
             "model_loaded": self.embedder.loaded,
+            "model_backend": self.embedder.backend,
+            "model_backend_note": self.embedder.fallback_reason,
             "model_error": str(err) if err else None,
             "window": self.tokenizer.window,
             "pending_embeds": self.store.pending_count(self.model_id),

@@ -19,16 +19,18 @@ from __future__ import annotations
 
 import bisect
 import logging
+import os
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
-import yaml
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
-from mdit_py_plugins.front_matter import front_matter_plugin
+import regex
+
+if TYPE_CHECKING:  # markdown-it and yaml load on first parse: a search of an up-to-date index needs neither
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +42,8 @@ class Heading:
     slug: str  # GitHub-compatible anchor, unique in the document
     line: int  # first line of the heading (0-based)
     end_line: int  # exclusive: ATX = line + 1, setext = line + 2 (text + underline)
+    # the rendered text GitHub slugs (untrimmed, soft breaks as newlines)
+    rendered: str = field(default="", compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class ParsedDocument:
     front_matter: dict[str, object] = field(default_factory=dict)
     decode_errors: int = 0
     _line_starts: list[int] = field(default_factory=list, repr=False)
+    _refs: dict = field(default_factory=dict, repr=False)  # link reference definitions
 
     def line_offset(self, line: int) -> int:
         """Character offset of the start of ``line`` (line_count → len(text))."""
@@ -113,7 +118,35 @@ class ParsedDocument:
 
 @lru_cache(maxsize=1)
 def markdown_parser() -> MarkdownIt:
-    return MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    """Block structure only: inline markup is parsed for headings alone
+    (:func:`heading_text`), which keeps parsing linear and cheap on any input
+    (inline link parsing of a run of brackets costs ~50 µs per character)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
+    md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    md.disable("inline")
+    return md
+
+
+@lru_cache(maxsize=1)
+def _inline_parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark")
+
+
+MAX_INLINE_HEADING = 2000  # characters; a longer heading is shown as written
+
+
+def heading_text(content: str, env: dict) -> str:
+    """The rendered text of a heading's inline content (what GitHub slugs;
+    ``env`` holds the document's link reference definitions, so ``[x][ref]``
+    reads as ``x``). Untrimmed, soft breaks as newlines: see :func:`inline_rendered_text`."""
+    if len(content) > MAX_INLINE_HEADING:
+        return content
+    tokens = _inline_parser().parseInline(content, env)
+    return inline_rendered_text(tokens[0]) if tokens else content
 
 
 def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
@@ -136,15 +169,21 @@ def normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
 
 
-_SLUG_DROP = re.compile(r"[^\w\- ]", re.UNICODE)
+# github-slugger (what GitHub's heading ids follow; its regex.js is generated
+# from Unicode general categories) lowercases, then removes every code point
+# except letters, marks (Mn, Mc, Me), decimal and letter numbers, connector
+# punctuation, Alphabetic symbols (e.g. circled letters), surrogates, the ASCII
+# hyphen-minus and the ASCII space; spaces then become "-". No trimming and no
+# Unicode normalisation: a heading typed in decomposed form (NFD) gets another
+# anchor, as on GitHub. Other numbers (¼, ²), other dashes, every other
+# punctuation, symbol, separator, control and format character are dropped.
+_SLUG_DROP = regex.compile(r"[^\p{Alphabetic}\p{L}\p{M}\p{Nd}\p{Nl}\p{Pc}\p{Cs}\- ]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def github_slug(text: str) -> str:
-    """GitHub's heading anchor (github-slugger): lowercase, drop punctuation
-    except ``-`` and ``_``, spaces become ``-``."""
-    s = unicodedata.normalize("NFC", text).strip().lower()
-    s = _SLUG_DROP.sub("", s)
-    return s.replace(" ", "-")
+    """GitHub's heading anchor for the rendered text of a heading (github-slugger)."""
+    return _SLUG_DROP.sub("", text.lower()).replace(" ", "-")
 
 
 class Slugger:
@@ -163,88 +202,91 @@ class Slugger:
         return result
 
 
-def inline_plain_text(token: Token) -> str:
-    """Visible text of an inline token (code spans keep their content, links
-    their text, images their alt text), like a rendered heading."""
+def inline_rendered_text(token: Token) -> str:
+    """The text content of a rendered heading (what GitHub slugs): code spans
+    keep their content, links their text, images their alt text, HTML tags are
+    dropped, a soft line break is a newline; nothing is trimmed beyond what the
+    parser trimmed (``# &#x20;a`` keeps its leading space)."""
     if not token.children:
-        return token.content.strip()
+        return token.content
     parts: list[str] = []
     for child in token.children:
-        if child.type in ("text", "code_inline", "html_inline"):
-            if child.type != "html_inline":
-                parts.append(child.content)
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
+            parts.append("\n")
         elif child.type == "image":
             parts.append(child.content)
-    return "".join(parts).strip()
+    return "".join(parts)
 
 
 def title_from_path(path: str) -> str:
+    """The file name without its suffix. A name that is not valid UTF-8 (surrogate
+    escapes from ``os.fsdecode``) reads with U+FFFD for the bad bytes."""
+    path = os.fsencode(path).decode("utf-8", "replace") if _has_surrogates(path) else path
     stem = PurePosixPath(path.replace("\\", "/")).stem
     return stem or path
 
 
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+        return False
+    except UnicodeEncodeError:
+        return True
+
+
 def _front_matter_title(content: str, path: str) -> tuple[dict[str, object], str | None]:
+    import yaml
+
     try:
         data = yaml.safe_load(content)
-    except yaml.YAMLError as exc:
-        log.warning("%s: front matter is not valid YAML (%s); ignoring it", path, exc)
+    except Exception as exc:  # YAMLError, or a RecursionError on absurd nesting
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        log.warning("%s: front matter is not valid YAML (%s); ignoring it", path, reason)
         return {}, None
     if not isinstance(data, dict):
         return {}, None
     title = data.get("title")
     if isinstance(title, (str, int, float)) and str(title).strip():
-        return data, str(title).strip()
+        # YAML escapes can spell a lone surrogate ("\ud800"), which no encoder takes.
+        return data, _SURROGATE.sub("\ufffd", str(title).strip())
     return data, None
 
 
-def parse_text(text: str, path: str = "untitled.md", decode_errors: int = 0) -> ParsedDocument:
-    text = normalise(text)
-    tokens = markdown_parser().parse(text)
-    line_starts = [0]
-    for m in re.finditer("\n", text):
-        line_starts.append(m.end())
-    # A trailing "\n" does not start a real line.
-    if len(line_starts) > 1 and line_starts[-1] == len(text):
-        line_starts.pop()
-    line_count = len(line_starts) if text else 0
+@dataclass
+class _Scan:
+    """What one markdown-it pass over (part of) a document found."""
 
-    body_start = 0
-    front: dict[str, object] = {}
+    heads: list[tuple[int, str, int, int]]  # (level, rendered text, line, end_line)
+    blocks: list[Block]
+    body_start: int = 0
+    front: dict[str, object] = field(default_factory=dict)
     fm_title: str | None = None
-    slugger = Slugger()
-    headings: list[Heading] = []
-    blocks: list[Block] = []
 
+
+def _scan(text: str, path: str, env: dict, md: MarkdownIt, line0: int = 0) -> _Scan:
+    tokens = md.parse(text, env)
+    out = _Scan([], [])
     i = 0
     while i < len(tokens):
         tok = tokens[i]
         if tok.type == "front_matter" and tok.map:
-            body_start = tok.map[1]
-            front, fm_title = _front_matter_title(tok.content, path)
+            out.body_start = tok.map[1] + line0
+            out.front, out.fm_title = _front_matter_title(tok.content, path)
             i += 1
             continue
         if tok.level != 0 or tok.map is None:
             i += 1
             continue
         kind = tok.type[:-5] if tok.type.endswith("_open") else tok.type
-        start, end = tok.map
+        start, end = tok.map[0] + line0, tok.map[1] + line0
         if tok.type == "heading_open":
-            inline = tokens[i + 1]
-            htext = inline_plain_text(inline)
-            headings.append(
-                Heading(
-                    level=int(tok.tag[1]),
-                    text=htext,
-                    slug=slugger.slug(htext),
-                    line=start,
-                    end_line=end,
-                )
-            )
-            blocks.append(Block("heading", start, end))
+            rendered = heading_text(tokens[i + 1].content, env)
+            out.heads.append((int(tok.tag[1]), rendered, start, end))
+            out.blocks.append(Block("heading", start, end))
         elif tok.type == "fence":
-            blocks.append(Block("fence", start, end, fence_markup=tok.markup, fence_info=tok.info))
+            out.blocks.append(Block("fence", start, end, fence_markup=tok.markup, fence_info=tok.info))
         elif tok.type in ("bullet_list_open", "ordered_list_open"):
             items = []
             j = i + 1
@@ -253,35 +295,155 @@ def parse_text(text: str, path: str = "untitled.md", decode_errors: int = 0) -> 
                 if t.type == tok.type.replace("_open", "_close") and t.level == 0:
                     break
                 if t.type == "list_item_open" and t.level == 1 and t.map:
-                    items.append((t.map[0], t.map[1]))
+                    items.append((t.map[0] + line0, t.map[1] + line0))
                 j += 1
-            blocks.append(Block(kind, start, end, items=tuple(items)))
+            out.blocks.append(Block(kind, start, end, items=tuple(items)))
         else:
-            blocks.append(Block(kind, start, end))
+            out.blocks.append(Block(kind, start, end))
         i += 1
+    return out
 
+
+def parse_text(text: str, path: str = "untitled.md", decode_errors: int = 0) -> ParsedDocument:
+    text = normalise(text)
+    env: dict = {}
+    scan = _scan(text, path, env, markdown_parser())
+    return _assemble(text, path, scan, env.get("references", {}), decode_errors)
+
+
+def _assemble(text: str, path: str, scan: _Scan, refs: dict, decode_errors: int) -> ParsedDocument:
+    line_starts = [0]
+    for m in re.finditer("\n", text):
+        line_starts.append(m.end())
+    # A trailing "\n" does not start a real line.
+    if len(line_starts) > 1 and line_starts[-1] == len(text):
+        line_starts.pop()
+    line_count = len(line_starts) if text else 0
+    slugger = Slugger()
+    headings = [
+        Heading(level=lv, text=r.replace("\n", " ").strip(), slug=slugger.slug(r), line=a, end_line=b, rendered=r)
+        for lv, r, a, b in scan.heads
+    ]
     # Title: front matter `title:` > leading `#` heading > file name.
     leading_h1 = headings[0] if headings and headings[0].level == 1 else None
-    if fm_title:
-        title = fm_title
+    if scan.fm_title:
+        title = scan.fm_title
     elif leading_h1 is not None and leading_h1.text:
         title = leading_h1.text
     else:
         title = title_from_path(path)
 
-    sections = _sections(headings, title, body_start, line_count, text, line_starts)
+    sections = _sections(headings, title, scan.body_start, line_count, text, line_starts)
     return ParsedDocument(
         path=path,
         text=text,
         title=title,
         headings=headings,
-        blocks=blocks,
+        blocks=scan.blocks,
         sections=sections,
-        body_start_line=body_start,
+        body_start_line=scan.body_start,
         line_count=line_count,
-        front_matter=front,
+        front_matter=scan.front,
         decode_errors=decode_errors,
         _line_starts=line_starts,
+        _refs=refs,
+    )
+
+
+@lru_cache(maxsize=1)
+def _region_parser() -> MarkdownIt:
+    """Blocks of a part of a document that starts after its front matter."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark").enable("table")
+    md.disable("inline")
+    return md
+
+
+# A line that may define a link reference: ``[label]:``, or a label left open
+# at the end of the line (labels may span lines). ``[NOTE]`` or ``[x](y)`` may not.
+_MAYBE_REFDEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)*(?:\]:|\\?$)")
+REPARSE_STATS = {"partial": 0, "full": 0}  # how reparse went (for tests and benchmarks)
+
+
+def reparse(old: ParsedDocument, text: str, decode_errors: int = 0) -> ParsedDocument:
+    """``parse_text(text)`` for a new version of ``old``'s text (same path), parsing
+    again only the lines between the top-level ATX headings around the edit.
+
+    Falls back to a full parse whenever that could differ: an edit in the front
+    matter, a line that may be a link reference definition in the re-parsed
+    part (references change how every heading reads), or a re-parsed part that
+    does not end cleanly before the next heading (an unclosed fence, an HTML
+    block, a table or indented code running up to it)."""
+    text = normalise(text)
+    path = old.path
+    old_lines, new_lines = old.text.split("\n"), text.split("\n")
+    n_old, n_new = len(old_lines), len(new_lines)
+    p, lim = 0, min(n_old, n_new)
+    while p < lim and old_lines[p] == new_lines[p]:
+        p += 1
+    sfx = 0
+    while sfx < lim - p and old_lines[n_old - 1 - sfx] == new_lines[n_new - 1 - sfx]:
+        sfx += 1
+    if p == n_old == n_new or p < old.body_start_line or old.line_count == 0:
+        return _full(text, path, decode_errors)
+    atx = [h.line for h in old.headings if h.end_line == h.line + 1]
+    a = max((ln for ln in atx if ln < p), default=old.body_start_line)
+    b_old = min((ln for ln in atx if ln >= n_old - sfx), default=n_old)
+    delta = n_new - n_old
+    b_new = b_old + delta
+    if any(_MAYBE_REFDEF.match(ln) for ln in old_lines[a:b_old]) or any(
+        _MAYBE_REFDEF.match(ln) for ln in new_lines[a:b_new]
+    ):
+        return _full(text, path, decode_errors)
+    region = "\n".join(new_lines[a:b_new]) + ("\n" if b_new < n_new else "")
+    env: dict = {"references": dict(old._refs)} if old._refs else {}
+    md = markdown_parser() if a == 0 else _region_parser()
+    scan = _scan(region, path, env, md, line0=a)
+    if a == 0 and scan.body_start != old.body_start_line:
+        return _full(text, path, decode_errors)
+    if b_new < n_new and scan.blocks and scan.blocks[-1].end_line >= b_new:
+        if not _ends_cleanly(scan.blocks[-1], new_lines):
+            return _full(text, path, decode_errors)
+    before = [(h.level, h.rendered, h.line, h.end_line) for h in old.headings if h.line < a]
+    after = [(h.level, h.rendered, h.line + delta, h.end_line + delta) for h in old.headings if h.line >= b_old]
+    scan.heads = before + scan.heads + after
+    scan.blocks = (
+        [bl for bl in old.blocks if bl.end_line <= a]
+        + scan.blocks
+        + [_shift(bl, delta) for bl in old.blocks if bl.start_line >= b_old]
+    )
+    scan.body_start, scan.front = old.body_start_line, old.front_matter
+    scan.fm_title = old.title if old.front_matter and _front_title(old) else None
+    REPARSE_STATS["partial"] += 1
+    return _assemble(text, path, scan, old._refs, decode_errors)
+
+
+def _full(text: str, path: str, decode_errors: int) -> ParsedDocument:
+    REPARSE_STATS["full"] += 1
+    return parse_text(text, path, decode_errors)
+
+
+def _front_title(doc: ParsedDocument) -> bool:
+    t = doc.front_matter.get("title")
+    return isinstance(t, (str, int, float)) and bool(str(t).strip())
+
+
+def _ends_cleanly(block: Block, lines: list[str]) -> bool:
+    """A block that runs up to the next heading ends there in a full parse too."""
+    if block.kind == "fence":
+        last = lines[block.end_line - 1].strip() if block.end_line - 1 > block.start_line else ""
+        marker = block.fence_markup
+        return bool(marker) and len(last) >= len(marker) and set(last) == {marker[0]}
+    return block.kind not in ("html_block", "table", "code_block")
+
+
+def _shift(b: Block, d: int) -> Block:
+    if not d:
+        return b
+    return Block(
+        b.kind, b.start_line + d, b.end_line + d, b.fence_markup, b.fence_info,
+        tuple((x + d, y + d) for x, y in b.items),
     )
 
 
@@ -318,6 +480,10 @@ def _sections(
     return sections
 
 
-def parse_bytes(data: bytes, path: str) -> ParsedDocument:
+def parse_bytes(data: bytes, path: str, previous: ParsedDocument | None = None) -> ParsedDocument:
+    """Decode and parse; given the ``previous`` version of the same file, only
+    the part around the edit is parsed again (:func:`reparse`)."""
     text, errors = decode(data, path)
+    if previous is not None and previous.path == path:
+        return reparse(previous, text, decode_errors=errors)
     return parse_text(text, path, decode_errors=errors)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -379,30 +379,3 @@ def rank_sections(
         out.values(), key=lambda s: (-s.score, min(s.ranks.values(), default=10**9), s.key)
     )
 
-
-# -- display --------------------------------------------------------------------
-
-
-def snippet(text: str, terms: Iterable[str], width: int = 180) -> str:
-    """A one-line excerpt of ``text`` around the first query term (heading lines dropped)."""
-    lines = [ln for ln in text.split("\n") if not ln.lstrip().startswith("#")]
-    lines = [ln for ln in lines if not re.fullmatch(r"\s*(=+|-+)\s*", ln)]
-    flat = " ".join(" ".join(lines).split())
-    if len(flat) <= width:
-        return flat
-    low = flat.lower()
-    pos = -1
-    for t in terms:
-        pos = low.find(t)
-        if pos >= 0:
-            break
-    start = 0 if pos < width // 3 else pos - width // 3
-    # Start at a word boundary.
-    if start > 0:
-        sp = flat.find(" ", start)
-        start = sp + 1 if 0 <= sp < start + 20 else start
-    out = flat[start : start + width]
-    if start + width < len(flat):
-        cut = out.rfind(" ")
-        out = (out[:cut] if cut > width // 2 else out) + " …"
-    return ("… " if start > 0 else "") + out

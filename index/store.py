@@ -11,15 +11,22 @@ Tables
              file changes; a new model id re-embeds everything.
 
 A document's rows (documents, sections, chunks, chunks_fts) change in one
-transaction, so a crash leaves either the old or the new version. Vectors are a
-content-addressed cache filled afterwards ("pending" = chunks without a vector
-for the current model), so an interrupted run resumes where it stopped.
+transaction, so a crash leaves either the old or the new version; a re-indexed
+document keeps the rows of its unchanged chunks. Vectors are a content-addressed
+cache filled afterwards ("pending" = chunks without a vector for the current
+model), so an interrupted run resumes where it stopped; a vector whose text no
+chunk uses any more is dropped when a document is rewritten (and by a full
+reconcile's sweep).
+
+Paths are stored as text; a file name that is not valid UTF-8 is stored as its
+raw bytes (a BLOB in the same column) and read back with ``os.fsdecode``.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -31,13 +38,20 @@ from pathlib import Path
 import numpy as np
 
 from .chunk import Chunk
+from .location import IndexFileError, companions, create_private, make_private, move_aside
 from .parse import ParsedDocument
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
+APPLICATION_ID = 0x6D64736B  # "mdsk" in the SQLite header: this file is an mdseek index
+_SIGNATURE = {"meta", "documents", "chunks", "vectors"}  # indexes from before application_id
+# SQLite result codes of a file that is not a database or is damaged.
+_DAMAGED = {getattr(sqlite3, "SQLITE_NOTADB", 26), getattr(sqlite3, "SQLITE_CORRUPT", 11)}
 
-_MIGRATIONS: dict[int, str] = {
+# Schema version -> the SQL that upgrades the previous version to it. None: that
+# step cannot be done in place; an older index is set aside and rebuilt.
+_MIGRATIONS: dict[int, str | None] = {
     1: """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE documents (
@@ -95,8 +109,28 @@ _MIGRATIONS: dict[int, str] = {
 }
 
 
-class IndexFileError(RuntimeError):
-    """The index file cannot be used (newer schema, not an mdseek index, ...)."""
+def _path_in(path: str) -> str | bytes:
+    """A document path as stored: text, or for a name that is not valid UTF-8
+    (``os.fsdecode`` gives it surrogate escapes, which SQLite text cannot hold)
+    its raw bytes, as a BLOB in the same column (unique and comparable too)."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+
+
+def _path_out(value: str | bytes) -> str:
+    """A stored document path as the file system names it (surrogate escapes for
+    bytes that are not UTF-8: ``open`` finds the file, ``files.display_path``
+    shows it)."""
+    return os.fsdecode(value) if isinstance(value, bytes) else value
+
+
+def _with_path(row: tuple | list, i: int) -> list:
+    vals = list(row)
+    vals[i] = _path_out(vals[i])
+    return vals
 
 
 @dataclass(frozen=True)
@@ -143,48 +177,143 @@ class ChunkRow:
     section_last: int
 
 
+class _Unusable(Exception):
+    """The file is not an index this mdseek can use (see Store.__init__)."""
+
+    def __init__(self, problem: str, tag: str, ours: bool = False):
+        super().__init__(problem)
+        self.problem = problem
+        self.tag = tag  # names the renamed file: index.sqlite.<tag>-<time>
+        self.ours = ours  # an mdseek index (of another version): always safe to set aside
+
+    @property
+    def advice(self) -> str:
+        return (
+            "mdseek only writes to its own index files; choose another index file "
+            "(--db, MDSEEK_INDEX, the indexPath setting), or move this one away and "
+            "mdseek builds a new index there"
+        )
+
+
 class Store:
     """A connection to one index file. Not shared between threads: the engine
     serialises access with its own lock."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, recover: bool = False, check: bool = True):
+        """Open (or create) the index at ``path``. A file that is not a usable
+        mdseek index raises :class:`IndexFileError` saying what is wrong and what
+        to do -- unless it can be set aside: an mdseek index of another version
+        always, anything else when ``recover`` (the file sits in mdseek's own
+        folder). It is then renamed (never deleted) and a new index started;
+        :attr:`notice` says so. ``check`` runs SQLite's quick_check on open (about
+        0.15 s per 75 MB of index) so a damaged file is found now, not mid-run."""
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(
-            str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
-        )
+        self._quick_check = check
         self.lock = threading.RLock()
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA busy_timeout=60000")
-        self._migrate()
+        self.notice: str | None = None
+        self.migrated_from: int | None = None
+        try:
+            self._open()
+        except _Unusable as exc:
+            if not (recover or exc.ours):
+                raise IndexFileError(f"{self.path} {exc.problem}: {exc.advice}") from None
+            try:
+                aside = move_aside(self.path, exc.tag)
+            except FileNotFoundError:  # another process set it aside first
+                aside = None
+            self.notice = (
+                f"the index {self.path} {exc.problem}; "
+                + (f"moved it to {aside.name} and building a new index" if aside else "building a new index")
+            )
+            log.info("%s", self.notice)  # the CLI prints notices, the server shows them
+            self._open()
+
+    def _open(self) -> None:
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        create_private(self.path)
+        try:
+            self.db = sqlite3.connect(
+                str(self.path), timeout=60.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as exc:
+            raise IndexFileError(f"cannot open the index {self.path}: {exc}") from None
+        ours = False  # known to be an mdseek index (of this version, or migratable)
+        try:
+            self._check()
+            ours = True
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA foreign_keys=ON")
+            self.db.execute("PRAGMA busy_timeout=60000")
+            self._migrate()
+            self.db.execute("SELECT count(*) FROM documents").fetchone()
+            if self._quick_check:
+                problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
+                if problems != ["ok"]:
+                    raise _Unusable(f"is damaged ({'; '.join(problems)[:200]})", "damaged", ours=True)
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            if getattr(exc, "sqlite_errorcode", None) in _DAMAGED:
+                if ours:
+                    raise _Unusable(f"is damaged ({exc})", "damaged", ours=True) from None
+                raise _Unusable(f"is not a readable SQLite database ({exc})", "unreadable") from None
+            raise IndexFileError(f"cannot use the index {self.path}: {exc}") from None
+        except BaseException:
+            self.db.close()
+            raise
+        make_private(self.path, *companions(self.path))
 
     def close(self) -> None:
         self.db.close()
 
     # -- schema ---------------------------------------------------------------
 
+    def _check(self) -> None:
+        """Is this file an mdseek index this version can use? (Read-only: a
+        foreign database is not switched to WAL or touched in any way.)"""
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        app_id = self.db.execute("PRAGMA application_id").fetchone()[0]
+        tables = {
+            r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+        if version == 0 and app_id == 0 and not tables:
+            return  # a new, empty file
+        ours = app_id == APPLICATION_ID or (app_id == 0 and _SIGNATURE <= tables)
+        if not ours:
+            raise _Unusable("is an SQLite database but not an mdseek index", "foreign")
+        if version > SCHEMA_VERSION:
+            raise _Unusable(
+                f"was written by a newer mdseek (index schema {version}; this mdseek "
+                f"reads up to {SCHEMA_VERSION})",
+                "newer",
+                ours=True,
+            )
+        if any(_MIGRATIONS.get(v) is None for v in range(version + 1, SCHEMA_VERSION + 1)):
+            raise _Unusable(
+                f"was written by an older mdseek (index schema {version}) and cannot be "
+                "migrated in place",
+                f"schema{version}",
+                ours=True,
+            )
+
     def _migrate(self) -> None:
         with self.transaction():
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version > SCHEMA_VERSION:
-                raise IndexFileError(
-                    f"{self.path} was written by a newer mdseek (schema {version} > "
-                    f"{SCHEMA_VERSION}); upgrade mdseek or delete the index file"
-                )
-            if version == 0:
-                tables = self.db.execute(
-                    "SELECT count(*) FROM sqlite_master WHERE type='table'"
-                ).fetchone()[0]
-                if tables:
-                    raise IndexFileError(f"{self.path} is an SQLite file but not an mdseek index")
             for v in range(version + 1, SCHEMA_VERSION + 1):
                 # executescript() would COMMIT mid-transaction: run statement by statement.
-                for stmt in _MIGRATIONS[v].split(";"):
+                for stmt in (_MIGRATIONS[v] or "").split(";"):
                     if stmt.strip():
                         self.db.execute(stmt)
                 self.db.execute(f"PRAGMA user_version={v}")
+            if self.db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
+                self.db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        if 0 < version < SCHEMA_VERSION:
+            self.migrated_from = version
+            self.notice = (
+                f"the index {self.path} was written by an older mdseek: migrated it "
+                f"from schema {version} to {SCHEMA_VERSION}"
+            )
+            log.info("%s", self.notice)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -220,15 +349,16 @@ class Store:
             rows = self.db.execute(
                 "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents"
             ).fetchall()
-        return {r[1]: DocRow(*r) for r in rows}
+        docs = [DocRow(*_with_path(r, 1)) for r in rows]
+        return {d.path: d for d in docs}
 
     def document(self, path: str) -> DocRow | None:
         with self.lock:
             r = self.db.execute(
                 "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents WHERE path=?",
-                (path,),
+                (_path_in(path),),
             ).fetchone()
-        return DocRow(*r) if r else None
+        return DocRow(*_with_path(r, 1)) if r else None
 
     def touch_document(self, doc_id: int, size: int, mtime_ns: int) -> None:
         with self.transaction() as db:
@@ -245,81 +375,192 @@ class Store:
         content_hash: str,
         chunker: str,
     ) -> tuple[list[int], list[int]]:
-        """Write one document atomically. Returns (removed chunk ids, new chunk ids)."""
+        """Write one document atomically (one transaction: a crash leaves the old
+        or the new version). Returns (removed chunk ids, new chunk ids).
+
+        A document already in the index is updated in place: a chunk whose
+        embedded text is unchanged keeps its row (and id), and only what
+        changed is written (its position after an edit above it; its FTS row
+        only if its indexed text changed); other rows are deleted or inserted.
+        Vectors whose text no chunk uses any more are dropped in the same
+        transaction."""
         path = parsed.path
         with self.transaction() as db:
-            old = db.execute("SELECT id FROM documents WHERE path=?", (path,)).fetchone()
-            removed: list[int] = []
-            if old:
-                removed = self._delete_doc_rows(db, old[0])
-            cur = db.execute(
-                "INSERT INTO documents(path, size, mtime_ns, hash, title, chunker, indexed_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (path, size, mtime_ns, content_hash, parsed.title, chunker, time.time()),
-            )
-            doc_id = int(cur.lastrowid or 0)
-            db.executemany(
-                "INSERT INTO sections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        doc_id,
-                        s.ordinal,
-                        s.heading.level if s.heading else 0,
-                        s.title,
-                        s.heading.slug if s.heading else "",
-                        s.breadcrumb,
-                        s.start_line,
-                        s.end_line,
-                        s.heading.end_line if s.heading else s.start_line,
-                    )
-                    for s in parsed.sections
-                ],
-            )
-            new_ids: list[int] = []
-            for c in chunks:
+            old = db.execute(
+                "SELECT id, title FROM documents WHERE path=?", (_path_in(path),)
+            ).fetchone()
+            if old is None:
                 cur = db.execute(
-                    "INSERT INTO chunks(doc_id, ordinal, heading, heading_path, start_line,"
-                    " end_line, start_offset, end_offset, text, embedding_text, tokens,"
-                    " text_hash, section_first, section_last)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        doc_id,
-                        c.ordinal,
-                        c.heading,
-                        json.dumps(list(c.heading_path), ensure_ascii=False),
-                        c.start_line,
-                        c.end_line,
-                        c.start_offset,
-                        c.end_offset,
-                        c.text,
-                        c.embedding_text,
-                        c.tokens,
-                        c.text_hash,
-                        c.sections[0],
-                        c.sections[-1],
-                    ),
+                    "INSERT INTO documents(path, size, mtime_ns, hash, title, chunker, indexed_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (_path_in(path), size, mtime_ns, content_hash, parsed.title, chunker, time.time()),
                 )
-                cid = int(cur.lastrowid or 0)
-                new_ids.append(cid)
-                db.execute(
-                    "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
-                    (cid, parsed.title, " ".join(c.heading_path[1:]), c.text),
-                )
-        return removed, new_ids
+                doc_id = int(cur.lastrowid or 0)
+                self._write_sections(db, doc_id, parsed, {})
+                return [], self._insert_chunks(db, doc_id, parsed.title, chunks)
+            doc_id, old_title = int(old[0]), old[1]
+            db.execute(
+                "UPDATE documents SET size=?, mtime_ns=?, hash=?, title=?, chunker=?, indexed_at=?"
+                " WHERE id=?",
+                (size, mtime_ns, content_hash, parsed.title, chunker, time.time(), doc_id),
+            )
+            self._write_sections(db, doc_id, parsed, self._section_rows(db, doc_id))
+            removed, new_ids = self._update_chunks(db, doc_id, old_title, parsed.title, chunks)
+            self._drop_orphan_vectors(db, [h for _, h in removed])
+        return [i for i, _ in removed], new_ids
 
-    def _delete_doc_rows(self, db: sqlite3.Connection, doc_id: int) -> list[int]:
-        ids = [r[0] for r in db.execute("SELECT id FROM chunks WHERE doc_id=?", (doc_id,))]
-        db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i in ids])
+    @staticmethod
+    def _section_values(doc_id: int, s) -> tuple:
+        return (
+            doc_id,
+            s.ordinal,
+            s.heading.level if s.heading else 0,
+            s.title,
+            s.heading.slug if s.heading else "",
+            s.breadcrumb,
+            s.start_line,
+            s.end_line,
+            s.heading.end_line if s.heading else s.start_line,
+        )
+
+    @staticmethod
+    def _section_rows(db: sqlite3.Connection, doc_id: int) -> dict[int, tuple]:
+        return {r[1]: tuple(r) for r in db.execute("SELECT * FROM sections WHERE doc_id=?", (doc_id,))}
+
+    def _write_sections(
+        self, db: sqlite3.Connection, doc_id: int, parsed: ParsedDocument, old: dict[int, tuple]
+    ) -> None:
+        rows = [self._section_values(doc_id, s) for s in parsed.sections]
+        changed = [r for r in rows if old.get(r[1]) != r]
+        if len(old) > len(rows):
+            db.execute("DELETE FROM sections WHERE doc_id=? AND ordinal>=?", (doc_id, len(rows)))
+        if changed:
+            db.executemany("INSERT OR REPLACE INTO sections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", changed)
+
+    @staticmethod
+    def _chunk_values(c: Chunk) -> tuple:
+        """The chunks columns after (id, doc_id), in table order."""
+        return (
+            c.ordinal,
+            c.heading,
+            json.dumps(list(c.heading_path), ensure_ascii=False),
+            c.start_line,
+            c.end_line,
+            c.start_offset,
+            c.end_offset,
+            c.text,
+            c.embedding_text,
+            c.tokens,
+            c.text_hash,
+            c.sections[0],
+            c.sections[-1],
+        )
+
+    def _insert_chunks(self, db: sqlite3.Connection, doc_id: int, title: str, chunks: list[Chunk]) -> list[int]:
+        new_ids: list[int] = []
+        for c in chunks:
+            cur = db.execute(
+                "INSERT INTO chunks(doc_id, ordinal, heading, heading_path, start_line,"
+                " end_line, start_offset, end_offset, text, embedding_text, tokens,"
+                " text_hash, section_first, section_last)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (doc_id, *self._chunk_values(c)),
+            )
+            cid = int(cur.lastrowid or 0)
+            new_ids.append(cid)
+            db.execute(
+                "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                (cid, title, " ".join(c.heading_path[1:]), c.text),
+            )
+        return new_ids
+
+    def _update_chunks(
+        self, db: sqlite3.Connection, doc_id: int, old_title: str, title: str, chunks: list[Chunk]
+    ) -> tuple[list[tuple[int, str]], list[int]]:
+        """Rewrite a document's chunks, keeping the rows whose embedded text is
+        unchanged. Returns ((id, text hash) of deleted rows, ids of inserted rows)."""
+        old: dict[str, list[tuple]] = {}
+        for r in db.execute(
+            "SELECT id, ordinal, heading, heading_path, start_line, end_line, start_offset,"
+            " end_offset, text, embedding_text, tokens, text_hash, section_first, section_last"
+            " FROM chunks WHERE doc_id=? ORDER BY ordinal",
+            (doc_id,),
+        ):
+            old.setdefault(r[11], []).append(tuple(r))
+        fresh: list[Chunk] = []
+        changed: list[tuple] = []
+        moved: list[tuple] = []
+        fts: list[tuple] = []
+        for c in chunks:
+            rows = old.get(c.text_hash)
+            if not rows:
+                fresh.append(c)
+                continue
+            row = rows.pop(0)
+            vals = self._chunk_values(c)
+            if row[1:] != vals:
+                # The usual change: an edit above moved it (offsets, lines, ordinal).
+                same_content = (row[2], row[3], row[8], row[10]) == (vals[1], vals[2], vals[7], vals[9])
+                if same_content:
+                    moved.append((vals[0], vals[3], vals[4], vals[5], vals[6], vals[11], vals[12], row[0]))
+                else:
+                    changed.append((*vals, row[0]))
+            if title != old_title or row[3] != vals[2] or row[8] != c.text:
+                fts.append((title, " ".join(c.heading_path[1:]), c.text, row[0]))
+        removed = [(r[0], r[11]) for rows in old.values() for r in rows]
+        if removed:
+            db.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i, _ in removed])
+            db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in removed])
+        if changed:
+            db.executemany(
+                "UPDATE chunks SET ordinal=?, heading=?, heading_path=?, start_line=?, end_line=?,"
+                " start_offset=?, end_offset=?, text=?, embedding_text=?, tokens=?, text_hash=?,"
+                " section_first=?, section_last=? WHERE id=?",
+                changed,
+            )
+        if moved:
+            db.executemany(
+                "UPDATE chunks SET ordinal=?, start_line=?, end_line=?, start_offset=?, end_offset=?,"
+                " section_first=?, section_last=? WHERE id=?",
+                moved,
+            )
+        if fts:
+            db.executemany(
+                "UPDATE chunks_fts SET title=?, headings=?, body=? WHERE rowid=?", fts
+            )
+        return removed, self._insert_chunks(db, doc_id, title, fresh)
+
+    @staticmethod
+    def _drop_orphan_vectors(db: sqlite3.Connection, hashes: Iterable[str]) -> int:
+        """Delete the vectors (of any model) of texts no chunk uses any more."""
+        n = 0
+        for h in set(hashes):
+            if db.execute("SELECT 1 FROM chunks WHERE text_hash=? LIMIT 1", (h,)).fetchone() is None:
+                n += db.execute("DELETE FROM vectors WHERE text_hash=?", (h,)).rowcount
+        return n
+
+    def drop_orphan_vectors(self, hashes: Iterable[str]) -> int:
+        hashes = list(hashes)
+        if not hashes:
+            return 0
+        with self.transaction() as db:
+            return self._drop_orphan_vectors(db, hashes)
+
+    def _delete_doc_rows(self, db: sqlite3.Connection, doc_id: int) -> list[tuple[int, str]]:
+        rows = [(r[0], r[1]) for r in db.execute("SELECT id, text_hash FROM chunks WHERE doc_id=?", (doc_id,))]
+        db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in rows])
         db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         db.execute("DELETE FROM sections WHERE doc_id=?", (doc_id,))
         db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
-        return ids
+        return rows
 
-    def delete_documents(self, paths: Iterable[str]) -> list[int]:
-        removed: list[int] = []
+    def delete_documents(self, paths: Iterable[str]) -> list[tuple[int, str]]:
+        """Delete documents; returns (chunk id, text hash) of their chunks (their
+        vectors stay: a renamed file finds them; sweep them later)."""
+        removed: list[tuple[int, str]] = []
         with self.transaction() as db:
             for p in paths:
-                row = db.execute("SELECT id FROM documents WHERE path=?", (p,)).fetchone()
+                row = db.execute("SELECT id FROM documents WHERE path=?", (_path_in(p),)).fetchone()
                 if row:
                     removed.extend(self._delete_doc_rows(db, row[0]))
         return removed
@@ -341,21 +582,21 @@ class Store:
                 cond = " OR ".join("(s.doc_id=? AND s.ordinal=?)" for _ in part)
                 args = [v for k in part for v in k]
                 for r in self.db.execute(self._SECTION_SQL + f" WHERE {cond}", args):
-                    row = SectionRow(*r)
+                    row = SectionRow(*_with_path(r, 1))
                     out[(row.doc_id, row.ordinal)] = row
         return out
 
     def document_sections(self, path: str) -> list[SectionRow]:
         with self.lock:
             rows = self.db.execute(
-                self._SECTION_SQL + " WHERE d.path=? ORDER BY s.ordinal", (path,)
+                self._SECTION_SQL + " WHERE d.path=? ORDER BY s.ordinal", (_path_in(path),)
             ).fetchall()
-        return [SectionRow(*r) for r in rows]
+        return [SectionRow(*_with_path(r, 1)) for r in rows]
 
     def all_sections(self) -> list[SectionRow]:
         with self.lock:
             rows = self.db.execute(self._SECTION_SQL + " ORDER BY d.path, s.ordinal").fetchall()
-        return [SectionRow(*r) for r in rows]
+        return [SectionRow(*_with_path(r, 1)) for r in rows]
 
     _CHUNK_SQL = (
         "SELECT c.id, c.doc_id, d.path, c.ordinal, c.heading, c.heading_path, c.start_line,"
@@ -365,7 +606,7 @@ class Store:
 
     @staticmethod
     def _chunk(r: tuple) -> ChunkRow:
-        vals = list(r)
+        vals = _with_path(r, 2)
         vals[5] = tuple(json.loads(vals[5]))
         return ChunkRow(*vals)
 
@@ -384,9 +625,20 @@ class Store:
     def document_chunks(self, path: str) -> list[ChunkRow]:
         with self.lock:
             rows = self.db.execute(
-                self._CHUNK_SQL + " WHERE d.path=? ORDER BY c.ordinal", (path,)
+                self._CHUNK_SQL + " WHERE d.path=? ORDER BY c.ordinal", (_path_in(path),)
             ).fetchall()
         return [self._chunk(r) for r in rows]
+
+    def document_hashes(self, path: str) -> set[str]:
+        """Text hashes of one document's chunks."""
+        with self.lock:
+            return {
+                r[0]
+                for r in self.db.execute(
+                    "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path=?",
+                    (_path_in(path),),
+                )
+            }
 
     def counts(self) -> dict[str, int]:
         with self.lock:
@@ -465,6 +717,25 @@ class Store:
             args = (model, limit)
         with self.lock:
             return [(r[0], r[1]) for r in self.db.execute(q, args)]
+
+    def pending_for(self, model: str, hashes: Iterable[str]) -> list[tuple[str, str]]:
+        """Like ``pending_chunks``, among the chunks with one of ``hashes``."""
+        hashes = list(hashes)
+        out: list[tuple[str, str]] = []
+        with self.lock:
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                out.extend(
+                    (r[0], r[1])
+                    for r in self.db.execute(
+                        "SELECT c.text_hash, min(c.embedding_text) FROM chunks c"
+                        f" WHERE c.text_hash IN ({','.join('?' * len(part))}) AND NOT EXISTS"
+                        " (SELECT 1 FROM vectors v WHERE v.model = ? AND v.text_hash = c.text_hash)"
+                        " GROUP BY c.text_hash",
+                        (*part, model),
+                    )
+                )
+        return out
 
     def pending_count(self, model: str) -> int:
         with self.lock:

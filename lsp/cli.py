@@ -17,11 +17,12 @@ import argparse
 import json
 import logging
 import os
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
-from mdseek.index.coverage import Coverage, window_coverage
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, scan
+from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, display_path, scan
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.store import IndexFileError
 
@@ -37,59 +38,129 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
         p.add_argument(
             "--model",
             default=os.environ.get("MDSEEK_MODEL") or None,
-            help="sentence-transformers model name or path (default: bundled all-MiniLM-L6-v2)",
+            metavar="NAME_OR_PATH",
+            help="sentence-transformers model folder or (cached) name; default: $MDSEEK_MODEL, "
+            "else the bundled all-MiniLM-L6-v2",
         )
+        p.add_argument(
+            "--backend", choices=["onnx", "torch"], default=None,
+            help="run the model on ONNX Runtime (default; exported once per model) or torch ($MDSEEK_BACKEND)",
+        )  # fmt: skip
+        p.add_argument(
+            "--threads", type=int, default=None,
+            help="threads per model call (default: half the cores; $MDSEEK_THREADS)",
+        )  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens (stderr)")
 
 
+def _positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more (got {n})")
+    return n
+
+
 def _add_index_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("dir", help="workspace folder")
+    p.add_argument("dir", metavar="DIR", help="the folder whose markdown files are indexed")
     p.add_argument(
         "--db",
         default=os.environ.get("MDSEEK_INDEX") or None,
-        help="index file (default: DIR/.mdseek/index.sqlite, a folder git ignores)",
+        metavar="FILE",
+        help="index file; default: $MDSEEK_INDEX, else a private folder in your cache "
+        "(~/.cache/mdseek/indexes/<folder>-<hash>/index.sqlite), or DIR/.mdseek/index.sqlite "
+        "if that file exists (`mdseek status DIR` prints it)",
     )
-    p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="bytes")
-    p.add_argument("--include", action="append", help="glob to index (repeatable)")
-    p.add_argument("--exclude", action="append", help="glob to skip (repeatable)")
+    p.add_argument(
+        "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, metavar="BYTES",
+        help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
+    )
+    p.add_argument("--include", action="append", metavar="GLOB", help="glob of files to index (repeatable; default **/*.md)")
+    p.add_argument("--exclude", action="append", metavar="GLOB", help="glob to skip (repeatable)")
+
+
+def _add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress on stderr (by default a bar on a terminal, otherwise a line every few seconds)",
+    )
+
+
+EPILOG = """\
+environment:
+  MDSEEK_MODEL   default for --model (a sentence-transformers folder or cached name)
+  MDSEEK_INDEX   default for --db (the index file)
+
+Nothing is downloaded at run time (HF_HUB_OFFLINE=1). Run `mdseek COMMAND --help`
+for a command's options."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="mdseek", description="Find markdown sections by meaning.")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+    from mdseek import __version__
 
-    p = sub.add_parser("index", help="index a folder (incremental)")
+    ap = argparse.ArgumentParser(
+        prog="mdseek",
+        description="Find markdown sections by meaning: a language server and a command line.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--version", action="version", version=f"mdseek {__version__}")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name, help=help, description=help[0].upper() + help[1:] + ".", epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    p = command("index", "index a folder (incremental: only changed sections are embedded)")
     _add_index_opts(p)
     _add_common(p)
-    p.add_argument("--no-progress", action="store_true")
+    _add_progress(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    p = sub.add_parser("search", help="search a folder's sections (indexes first if needed)")
+    p = command("search", "search a folder's sections by meaning (indexes first if needed)")
     _add_index_opts(p)
-    p.add_argument("query")
-    p.add_argument("--limit", type=int, default=10)
-    p.add_argument("--mode", choices=["hybrid", "lexical", "dense"], default="hybrid")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--explain", action="store_true", help="show each result's score parts")
+    p.add_argument("query", metavar="QUERY", help='what you are looking for, in your own words (quote it: "...")')
+    p.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="how many sections to print (default 10)")
+    p.add_argument(
+        "--mode",
+        choices=["hybrid", "lexical", "dense"],
+        default="hybrid",
+        help="hybrid = keywords and meaning fused (default); lexical = keywords only (FTS5); "
+        "dense = meaning only (embeddings)",
+    )
+    p.add_argument("--json", action="store_true", help="print the results as a JSON list (see README)")
+    p.add_argument(
+        "--explain", action="store_true",
+        help="show why each section ranks where it does (query terms, each retriever's score, document term)",
+    )
+    _add_common(p)
+    _add_progress(p)
+
+    p = command("chunks", "show how one file is chunked (no index needed)")
+    p.add_argument("file", metavar="FILE", help="a markdown file")
+    p.add_argument("--json", action="store_true", help="print the chunks as JSON")
     _add_common(p)
 
-    p = sub.add_parser("chunks", help="show how one file is chunked (no index)")
-    p.add_argument("file")
-    p.add_argument("--json", action="store_true")
+    p = command("coverage", "share of body tokens inside some vector's window")
+    p.add_argument("dir", metavar="DIR", help="the folder whose markdown files are measured")
+    p.add_argument(
+        "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, metavar="BYTES",
+        help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
+    )
+    p.add_argument("--json", action="store_true", help="print per-file figures as JSON")
     _add_common(p)
 
-    p = sub.add_parser("coverage", help="share of body tokens inside some vector's window")
-    p.add_argument("dir")
-    p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE)
-    p.add_argument("--json", action="store_true")
-    _add_common(p)
-
-    p = sub.add_parser("status", help="what the index of a folder holds")
+    p = command("status", "what the index of a folder holds and where it is")
     _add_index_opts(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
     _add_common(p)
 
-    p = sub.add_parser("serve", help="run the language server on stdio")
+    p = command("serve", "run the language server on stdio (for editors)")
     p.add_argument("--stdio", action="store_true", help="accepted and ignored (stdio is the default)")
     _add_common(p, model=False)
 
@@ -116,36 +187,107 @@ def _filter(args: argparse.Namespace) -> FileFilter:
     return FileFilter(**kw)
 
 
-def _engine(args: argparse.Namespace):
+def _folder(arg: str) -> Path:
+    root = Path(arg).expanduser()
+    if root.is_dir():
+        return root
+    if root.is_file():
+        hint = f"the folder that holds it ({shown(root.resolve().parent)})"
+        if root.suffix.lower() in (".md", ".markdown"):
+            hint += f", or `mdseek chunks {arg}` to see how this file is chunked"
+        raise CliError(f"{arg} is a file, not a folder: give {hint}")
+    raise CliError(f"{arg}: no such folder")
+
+
+def _has_markdown(root: Path, flt: FileFilter) -> bool:
+    return next(iter(scan(root, flt)), None) is not None
+
+
+def _engine(args: argparse.Namespace, need_files: bool = True):
+    from mdseek.index.embed import EmbedSettings
     from mdseek.index.engine import Engine
 
-    root = Path(args.dir)
-    if not root.is_dir():
-        raise CliError(f"{args.dir}: no such folder")
+    root = _folder(args.dir)
+    flt = _filter(args)
+    if need_files and not _has_markdown(root, flt):
+        globs = ", ".join(flt.include)
+        raise CliError(
+            f"no markdown files in {shown(root)} (looked for {globs}, up to {flt.max_file_size} bytes, "
+            "skipping .git, node_modules and hidden folders); nothing to index. "
+            "Give the folder that holds your notes, or other globs with --include"
+        )
     try:
-        return Engine(root, index_path=args.db, model=args.model, file_filter=_filter(args))
+        embed = EmbedSettings.from_env(args.backend, args.threads)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+    try:
+        eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt, embed=embed)
     except IndexFileError as exc:
         raise CliError(str(exc)) from exc
+    except OSError as exc:
+        raise CliError(f"cannot create the index: {exc}") from exc
+    for note in eng.notices:
+        print(f"mdseek: warning: {note}", file=sys.stderr)
+    return eng
 
 
-class _Bar:
-    """A tqdm progress bar on stderr per stage (silent when not a terminal... or asked)."""
+def shown(path: Path | str) -> str:
+    """A path as the user can open it from where the command ran: relative to
+    the current folder when it lies inside it, else absolute."""
+    p = Path(path).expanduser().resolve()
+    try:
+        return display_path(str(p.relative_to(Path.cwd().resolve())))
+    except ValueError:
+        return display_path(str(p))
 
-    def __init__(self, enabled: bool):
+
+class _Progress:
+    """Indexing progress on stderr: a tqdm bar per stage on a terminal, else a
+    plain line at most every ``every`` seconds (and when a stage ends)."""
+
+    LABELS = {"parse": ("chunking", "files"), "embed": ("embedding", "chunks")}
+
+    def __init__(self, enabled: bool, every: float = 5.0):
         self.enabled = enabled
+        self.tty = sys.stderr.isatty()
+        self.every = every
         self.bars: dict[str, object] = {}
+        self.last: dict[str, tuple[float, float]] = {}  # stage -> (started, last printed)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        if not self.enabled:
+        if stage == "wait":  # said even without a bar: otherwise the command seems stuck
+            print(
+                "mdseek: another mdseek process is embedding this index; waiting to reuse its vectors",
+                file=sys.stderr,
+            )
             return
-        from tqdm import tqdm
+        if not self.enabled or total <= 0:
+            return
+        label, unit = self.LABELS.get(stage, (stage, "items"))
+        if self.tty:
+            from tqdm import tqdm
 
-        bar = self.bars.get(stage)
-        if bar is None:
-            label = {"parse": "chunking", "embed": "embedding"}.get(stage, stage)
-            bar = self.bars[stage] = tqdm(total=total, desc=label, unit=" files" if stage == "parse" else " chunks", file=sys.stderr, leave=True)
-        bar.n = done  # type: ignore[attr-defined]
-        bar.refresh()  # type: ignore[attr-defined]
+            bar = self.bars.get(stage)
+            if bar is None:
+                # no rate: counts jump when unchanged files are skipped, and
+                # "4400581.25 chunks/s" says nothing
+                bar = self.bars[stage] = tqdm(
+                    total=total, desc=label, unit=f" {unit}", file=sys.stderr, leave=True,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} " + unit + " [{elapsed}<{remaining}]",
+                )
+            bar.n = done  # type: ignore[attr-defined]
+            bar.refresh()  # type: ignore[attr-defined]
+            return
+        now = time.monotonic()
+        start, printed = self.last.setdefault(stage, (now, now))
+        if done >= total:
+            # the end of a stage that took a while (quick ones print nothing)
+            if printed != start or now - start >= 1.0:
+                print(f"mdseek: {label} {done}/{total} {unit} (100%) in {now - start:.1f}s", file=sys.stderr, flush=True)
+            self.last[stage] = (now + 1e9, now + 1e9)  # once per stage
+        elif now - printed >= self.every:
+            self.last[stage] = (start, now)
+            print(f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         for b in self.bars.values():
@@ -154,29 +296,34 @@ class _Bar:
 
 def cmd_index(args: argparse.Namespace) -> int:
     eng = _engine(args)
-    bar = _Bar(not args.no_progress and not args.json)
+    bar = _Progress(not args.no_progress and not args.json)
     try:
         rep = eng.index(progress=bar)
     finally:
         bar.close()
     if args.json:
-        print(json.dumps(rep.to_dict(), indent=2))
+        out = rep.to_dict()
+        for key in ("skipped", "errors"):
+            out[key] = [(display_path(rel), why) for rel, why in out[key]]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        rate = rep.chunks_written / rep.seconds if rep.seconds else 0.0
-        erate = rep.embedded / rep.embed_seconds if rep.embed_seconds else 0.0
+        erate = rep.embedded / rep.embed_seconds if rep.embed_seconds >= 0.5 else None
         load = eng.embedder.load_seconds
+        detail = []
+        if erate:
+            detail.append(f"embedding {erate:.0f} chunks/s")
+        if rep.embedded and load:
+            detail.append(f"model load {load:.1f}s")
         print(
             f"{rep.files} files: {rep.indexed} indexed, {rep.unchanged} unchanged, "
             f"{rep.removed} removed, {len(rep.skipped)} skipped; {rep.chunks} chunks "
             f"({rep.chunks_written} written, {rep.embedded} embedded) in {rep.seconds:.1f}s"
-            f" ({rate:.0f} chunks/s overall"
-            + (f"; embedding {erate:.0f} chunks/s, model load {load:.1f}s" if rep.embedded and load else "")
-            + ")"
+            + (f" ({'; '.join(detail)})" if detail else "")
         )
+        print(f"index: {shown(eng.index_path)}")
         for rel, why in rep.skipped:
-            print(f"  skipped {rel}: {why}", file=sys.stderr)
-        for rel, why in rep.errors:
-            print(f"  error {rel}: {why}", file=sys.stderr)
+            print(f"  skipped {shown(eng.root / rel)}: {why}", file=sys.stderr)
+        # Files that failed were each logged on one line (path and reason).
         if rep.lexical_only_reason:
             print(f"warning: {rep.lexical_only_reason}; lexical search only", file=sys.stderr)
     return 0
@@ -184,26 +331,32 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     eng = _engine(args)
-    rep = eng.index(progress=_Bar(not args.json and sys.stderr.isatty()))
+    if args.mode != "lexical":
+        eng.embedder.preload()  # the model opens while the index is reconciled
+    bar = _Progress(not args.no_progress and not args.json)
+    try:
+        eng.index(progress=bar)
+    finally:
+        bar.close()
     resp = eng.search(args.query, limit=args.limit, mode=args.mode, explain=args.explain)
     if args.json:
-        print(json.dumps([r.to_dict() for r in resp.results], indent=2, ensure_ascii=False))
-    else:
-        if resp.note:
-            print(f"note: {resp.note}", file=sys.stderr)
-        if not resp.results:
-            print("no results")
-        if args.explain and resp.results:
-            print(_explain_terms(resp.results[0].explain or {}))
-        for n, r in enumerate(resp.results, 1):
-            ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
-            print(f"{n:2}. {r.breadcrumb}")
-            print(f"    {r.path}:{r.start_line + 1}-{r.end_line}  score {r.score:.4f} ({ranks})")
-            if r.explain:
-                print(f"    {_explain_line(r.explain)}")
-            if r.snippet:
-                print(f"    {r.snippet}")
-    del rep
+        rows = [{**r.to_dict(), "path": display_path(r.path)} for r in resp.results]
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if resp.note:
+        print(f"note: {resp.note}", file=sys.stderr)
+    if not resp.results:
+        print("no matching sections")
+    if args.explain and resp.results:
+        print(_explain_terms(resp.results[0].explain or {}))
+    for n, r in enumerate(resp.results, 1):
+        ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
+        print(f"{n:2}. {r.breadcrumb}")
+        print(f"    {shown(eng.root / r.path)}:{r.start_line + 1}  score {r.score:.4f} ({ranks})")
+        if r.explain:
+            print(f"    {_explain_line(r.explain)}")
+        if r.snippet:
+            print(f"    {r.snippet}")
     return 0
 
 
@@ -247,6 +400,8 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     from mdseek.index.parse import parse_bytes
 
     path = Path(args.file)
+    if path.is_dir():
+        raise CliError(f"{args.file} is a folder, not a file: `mdseek chunks` shows one file")
     if not path.is_file():
         raise CliError(f"{args.file}: no such file")
     data = path.read_bytes()
@@ -279,21 +434,22 @@ def cmd_chunks(args: argparse.Namespace) -> int:
 
 def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
     from mdseek.index.chunk import Chunker
+    from mdseek.index.coverage import Coverage, chunk_coverage
     from mdseek.index.parse import parse_bytes
 
     chunker = Chunker(tok)
     total = Coverage()
     files = {}
     for f in scan(root, flt):
-        doc = parse_bytes(f.path.read_bytes(), f.rel)
-        chunks = chunker.chunk(doc)
-        pieces = []
-        for c in chunks:
-            prefix = c.breadcrumb + "\n\n"
-            pieces.append((prefix, c.embedding_text[len(prefix) :]))
-        cov = window_coverage(tok, pieces)
+        try:
+            doc = parse_bytes(f.path.read_bytes(), f.rel)
+            chunks = chunker.chunk(doc)
+        except Exception as exc:  # one bad file costs only itself
+            log.warning("skipping %s: %s", display_path(f.rel), exc)
+            continue
+        cov = chunk_coverage(tok, chunks)
         total.add(cov)
-        files[f.rel] = {
+        files[display_path(f.rel)] = {
             "coverage": round(cov.fraction, 6),
             "body_tokens": cov.body_tokens,
             "covered_tokens": cov.covered_tokens,
@@ -312,9 +468,7 @@ def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:
-    root = Path(args.dir)
-    if not root.is_dir():
-        raise CliError(f"{args.dir}: no such folder")
+    root = _folder(args.dir)
     tok = load_tokenizer(resolve_model(args.model))
     out = coverage_of(root, tok, FileFilter(max_file_size=args.max_file_size))
     if args.json:
@@ -326,18 +480,45 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         )
         for rel, f in sorted(out["files"].items()):
             if f["coverage"] < 1:
-                print(f"  {rel}: {f['coverage'] * 100:.2f}%")
+                print(f"  {display_path(rel)}: {f['coverage'] * 100:.2f}%")
     return 0
 
 
+def _human(v: object) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
 def cmd_status(args: argparse.Namespace) -> int:
-    eng = _engine(args)
+    eng = _engine(args, need_files=False)
     st = eng.status()
     if args.json:
         print(json.dumps(st, indent=2))
-    else:
-        for k, v in st.items():
-            print(f"{k}: {v}")
+        return 0
+    labels = {
+        "root": "folder",
+        "index_path": "index file",
+        "model": "model",
+        "model_loaded": "model loaded",
+        "model_error": "model error",
+        "window": "model window (tokens)",
+        "pending_embeds": "chunks waiting for a vector",
+    }
+    rows = []
+    for k, v in st.items():
+        if k in ("root", "index_path"):
+            v = shown(v)
+        if k == "model_error" and not v:
+            continue
+        rows.append((labels.get(k, k.replace("_", " ")), _human(v)))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k + ':':<{width + 1}} {v}")
     return 0
 
 
@@ -356,6 +537,39 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     return serve(folders)
+
+def _hub_cache() -> Path:
+    try:
+        from huggingface_hub.constants import HF_HUB_CACHE
+
+        return Path(HF_HUB_CACHE)
+    except Exception:  # pragma: no cover - huggingface_hub comes with tokenizers
+        home = os.environ.get("HF_HOME") or Path.home() / ".cache" / "huggingface"
+        return Path(home) / "hub"
+
+
+def check_model(name: str | None) -> None:
+    """A --model that is neither a folder nor in the local Hugging Face cache
+    fails here, in one line, before anything loads (nothing is ever downloaded)."""
+    if not name or Path(name).expanduser().exists():
+        return
+    cache = _hub_cache()
+    names = [name] if "/" in name else [name, f"sentence-transformers/{name}"]
+    if any((cache / f"models--{n.replace('/', '--')}").is_dir() for n in names):
+        return
+    raise CliError(
+        f"model {name!r}: no such folder, and no model of that name in the local "
+        f"Hugging Face cache ({cache}). mdseek never downloads models: give the folder of a "
+        "sentence-transformers model, or leave --model out for the bundled all-MiniLM-L6-v2"
+    )
+
+
+class _OnceModelError(logging.Filter):
+    """The CLI prints why the model cannot load once (as a note or warning); the
+    engine's log records saying the same are dropped unless --verbose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "cannot load embedding model" not in record.getMessage()
 
 
 COMMANDS = {
@@ -376,13 +590,25 @@ def main(argv: list[str] | None = None) -> int:
         format="mdseek: %(levelname)s: %(message)s",
         stream=sys.stderr,
     )
+    if not args.verbose:
+        for h in logging.getLogger().handlers:
+            h.addFilter(_OnceModelError())
     try:
+        check_model(getattr(args, "model", None))
         return COMMANDS[args.cmd](args) or 0
     except CliError as exc:
         print(f"mdseek: error: {exc}", file=sys.stderr)
         return 1
     except ModelUnavailable as exc:
         print(f"mdseek: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `mdseek search ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except sqlite3.Error as exc:  # the index failed under us (a full disk, damage found mid-run)
+        if args.verbose:
+            raise
+        print(f"mdseek: error: the index failed: {exc} (run again with -v for details)", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("mdseek: interrupted; the index is consistent, run again to finish", file=sys.stderr)

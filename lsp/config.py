@@ -8,14 +8,23 @@ problem so the server can say so once, in one message.
 
     model        sentence-transformers model name or local path ("" = bundled default)
     indexPath    index file; relative paths are relative to each workspace folder,
-                 "" = <folder>/.mdseek/index.sqlite. With several folders and an
-                 absolute file, each folder gets <stem>-<hash of folder><suffix>.
+                 "" = the user cache (<cache>/mdseek/indexes/<folder>-<hash>/index.sqlite),
+                 or <folder>/.mdseek/index.sqlite if that file exists. With several
+                 folders and an absolute file, each folder gets <stem>-<hash of folder><suffix>.
     include      globs of files to index (default **/*.md, **/*.markdown)
     exclude      globs never indexed (always added to the built-in ones: .git,
                  node_modules, .mdseek, .venv)
     maxFileSize  bytes; larger files are skipped
     searchLimit  results of workspace/symbol and mdseek/search (default 20)
     hoverRelated related sections listed in a heading's hover (default 5, 0 = none)
+    documentSymbols  answer textDocument/documentSymbol (default true). The VS Code
+                 extension sends false while VS Code's built-in markdown outline is
+                 active, so the outline and breadcrumbs are not shown twice.
+    backend      "onnx" (ONNX Runtime, the default) or "torch" ($MDSEEK_BACKEND when unset)
+    threads      threads per model call, 0 = half the cores ($MDSEEK_THREADS when unset)
+
+An empty list, an empty string or null in place of the settings object means
+"no settings" (Neovim encodes an empty Lua table as ``[]``), silently.
 """
 
 from __future__ import annotations
@@ -40,6 +49,9 @@ class Settings:
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     search_limit: int = 20
     hover_related: int = 5
+    document_symbols: bool = True
+    backend: str | None = None
+    threads: int | None = None
 
     def file_filter(self) -> FileFilter:
         exclude = tuple(dict.fromkeys(DEFAULT_EXCLUDE + self.exclude))
@@ -47,7 +59,13 @@ class Settings:
 
     def engine_key(self) -> tuple:
         """Settings that need a new Engine when they change."""
-        return (self.model, self.index_path, self.include, self.exclude, self.max_file_size)
+        return (self.model, self.index_path, self.include, self.exclude, self.max_file_size,
+                self.backend, self.threads)  # fmt: skip
+
+    def embed_settings(self):
+        from mdseek.index.embed import EmbedSettings
+
+        return EmbedSettings.from_env(self.backend, self.threads)
 
     def index_file_for(self, root: Path, n_roots: int) -> Path | None:
         if not self.index_path:
@@ -85,11 +103,31 @@ def _globs(name: str, empty_ok: bool):
     return check
 
 
+def _choice(name: str, choices: tuple[str, ...]):
+    def check(v: Any) -> tuple[Any, str | None]:
+        if v is None or v == "":
+            return None, None
+        if isinstance(v, str) and v.strip() in choices:
+            return v.strip(), None
+        return None, f"{name} must be one of {', '.join(choices)} (got {v!r})"
+
+    return check
+
+
 def _int(name: str, minimum: int):
     def check(v: Any) -> tuple[Any, str | None]:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < minimum:
             return None, f"{name} must be an integer >= {minimum} (got {v!r})"
         return int(v), None
+
+    return check
+
+
+def _bool(name: str):
+    def check(v: Any) -> tuple[Any, str | None]:
+        if isinstance(v, bool):
+            return v, None
+        return None, f"{name} must be true or false (got {v!r})"
 
     return check
 
@@ -102,6 +140,9 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "maxFileSize": ("max_file_size", _int("maxFileSize", 1)),
     "searchLimit": ("search_limit", _int("searchLimit", 1)),
     "hoverRelated": ("hover_related", _int("hoverRelated", 0)),
+    "documentSymbols": ("document_symbols", _bool("documentSymbols")),
+    "backend": ("backend", _choice("backend", ("onnx", "torch"))),
+    "threads": ("threads", _int("threads", 0)),
 }
 
 
@@ -135,8 +176,8 @@ def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
     merged: dict[str, Any] = {}
     problems: list[str] = []
     for raw in sources:
-        if raw is None:
-            continue
+        if raw is None or (isinstance(raw, (list, tuple, str)) and len(raw) == 0):
+            continue  # "no settings" (Neovim sends an empty table as [])
         sec = _section(raw)
         if sec is None:
             problems.append(f"settings must be an object (got {raw!r})")

@@ -8,9 +8,10 @@ the client offered UTF-8 or UTF-32 and pygls chose it).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote_to_bytes, urlsplit
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
@@ -20,18 +21,30 @@ from pygls.workspace.position_codec import PositionCodec
 
 
 def uri_to_path(uri: str) -> Path | None:
-    """The absolute, resolved filesystem path of a ``file:`` URI (None otherwise)."""
+    """The absolute, resolved filesystem path of a ``file:`` URI (None otherwise).
+    Percent-escapes that are not UTF-8 (a file name in another encoding) give
+    the name's real bytes back (surrogate escapes, as ``os.fsdecode`` does)."""
     p = to_fs_path(uri)
-    if not p:
+    if not p or "\x00" in p:  # no file has a NUL in its name
         return None
+    if "\ufffd" in p and os.name == "posix":
+        raw = unquote_to_bytes(urlsplit(uri).path)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            p = os.fsdecode(raw)
     try:
         return Path(p).resolve()
-    except OSError:
+    except (OSError, RuntimeError):
         return Path(p)
 
 
 def path_to_uri(path: str | Path) -> str:
-    return from_fs_path(str(path)) or Path(path).as_uri()
+    """A ``file:`` URI; a name that is not UTF-8 is percent-encoded byte by byte."""
+    try:
+        return from_fs_path(str(path)) or Path(path).as_uri()
+    except UnicodeEncodeError:
+        return Path(path).as_uri()
 
 
 def uri_at_line(uri: str, line: int) -> str:

@@ -1,27 +1,56 @@
-"""Broken-link diagnostics of the open documents: a link to a file that does
-not exist, or to a heading the target does not have.
+"""Broken-link diagnostics for every indexed file, not only the open ones (a
+link to a file that does not exist, or to a heading the target does not have),
+and the quick fix that points a broken anchor at the nearest existing heading.
 
-Published per open document, debounced, off the event loop; refreshed when a
-document opens or is saved and when a folder's index changes (a target may
-have appeared or gone).
+Pulled where the client pulls, pushed elsewhere, never both for one file:
+
+* open documents: a client that declares ``textDocument.diagnostic`` pulls
+  them (``textDocument/diagnostic``); others get them pushed on open and save.
+* every other indexed file: once the client has sent a ``workspace/diagnostic``
+  request (VS Code does at start) it pulls them; each report carries a result id
+  (a hash of its items) so unchanged files are answered "unchanged", and a pull
+  that would change nothing waits (long poll, up to :data:`LONG_POLL` s) for an
+  index update or an edit. Until then (Neovim, eglot, Helix never pull the
+  workspace) they are pushed: after a folder's reconcile or file update every
+  indexed file of it is checked and what changed is published, at most once
+  every :data:`PUSH_INTERVAL` s per folder. Diagnostics pushed for a file are
+  cleared when a document-pulling client opens it.
+
+After an index update the server asks a client that supports it to re-pull
+(``workspace/diagnostic/refresh``).
+
+Checking runs off the event loop (``asyncio.to_thread``).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import difflib
+import hashlib
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 from lsprotocol import types
 
-from mdseek.index.links import find_heading, find_links
+from mdseek.index.links import Link, find_heading, find_links
+from mdseek.index.parse import ParsedDocument
 
 from . import features as F
 from .client import Tasks
+from .convert import uri_to_path
 from .roots import Root
 from .workspace import Workspace
 
 Publish = Callable[[types.PublishDiagnosticsParams], None]
+
+PUSH_INTERVAL = 2.0  # seconds between two workspace-wide pushes for one folder
+LONG_POLL = 30.0  # seconds a workspace pull with nothing new waits for a change
 
 
 def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None:
@@ -46,10 +75,121 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             tdoc = ws.docs.parsed(root.path / target.path, target.path, ws.root_paths)
             if tdoc is not None and find_heading(tdoc, target.anchor, target.by_text) is None:
                 shown = target.anchor if target.by_text else "#" + target.anchor
+                data = {"kind": "anchor", "target": target.path, "anchor": target.anchor, "byText": target.by_text}
                 out.append(
-                    F.link_diagnostic(ws.pos, lines, link, f"No heading {shown!r} in {target.path}")
+                    F.link_diagnostic(ws.pos, lines, link, f"No heading {shown!r} in {target.path}", data)
                 )
     return out
+
+
+def result_id(diags: list[types.Diagnostic]) -> str:
+    key = json.dumps(
+        [(d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character, d.message) for d in diags]
+    )
+    return hashlib.sha1(key.encode()).hexdigest()[:16]
+
+
+# -- the quick fix ------------------------------------------------------------------
+
+
+def _similar(a: str, b: str) -> float:
+    """Two words: a shared stem counts (rolling ~ rollback), weak likeness does not."""
+    if a == b:
+        return 1.0
+    prefix = len(os.path.commonprefix([a, b]))
+    if prefix >= 4 or (prefix >= 3 and min(len(a), len(b)) == prefix):
+        return 0.6 + 0.4 * prefix / max(len(a), len(b))
+    r = difflib.SequenceMatcher(None, a, b).ratio()
+    return r if r >= 0.6 else 0.0
+
+
+def nearest_headings(doc: ParsedDocument, anchor: str, by_text: bool, n: int = 3) -> list[str]:
+    """What a broken anchor most likely meant: the target's slugs (or heading
+    texts, for wiki links) closest to it, word by word and as a whole, best first."""
+    names = [h.text if by_text else h.slug for h in doc.headings]
+    names = list(dict.fromkeys(x for x in names if x))
+    if not names:
+        return []
+    words = re.compile(r"[^\W_]+")
+    want = anchor.lower()
+    want_words = words.findall(want) or [want]
+
+    def score(name: str) -> float:
+        low = name.lower()
+        have = words.findall(low) or [low]
+        by_word = sum(max(_similar(w, h) for h in have) for w in want_words) / len(want_words)
+        return 0.7 * by_word + 0.3 * difflib.SequenceMatcher(None, want, low).ratio()
+
+    return sorted(names, key=lambda x: (-score(x), names.index(x)))[:n]
+
+
+def _anchor_span(lines: list[str], link: Link, anchor: str) -> tuple[int, int, int] | None:
+    """(line, start, end) of the anchor's text after ``#`` in the source: inside
+    the link, or in the reference definition it uses."""
+    forms = list(dict.fromkeys([anchor, quote(anchor, safe=""), quote(anchor, safe="-_.~")]))
+    for ln in range(link.line, link.end_line + 1):
+        text = lines[ln] if ln < len(lines) else ""
+        a = link.start if ln == link.line else 0
+        b = link.end if ln == link.end_line else len(text)
+        for form in forms:
+            i = text.rfind("#" + form, a, b)
+            if i >= 0:
+                return ln, i + 1, i + 1 + len(form)
+    if link.reference:
+        definition = re.compile(r"^ {0,3}\[[^\]]+\]:")
+        for ln, text in enumerate(lines):
+            if definition.match(text):
+                for form in forms:
+                    i = text.find("#" + form)
+                    if i >= 0:
+                        return ln, i + 1, i + 1 + len(form)
+    return None
+
+
+def anchor_fixes(ws: Workspace, uri: str, diagnostics: Iterable[types.Diagnostic]) -> list[types.CodeAction]:
+    """Quick fixes for the broken-anchor diagnostics among ``diagnostics``."""
+    found = ws.doc_for_uri(uri)
+    if found is None:
+        return []
+    path, doc = found
+    root = ws.root_for(path)
+    if root is None:
+        return []
+    lines = doc.lines()
+    links = find_links(doc)
+    actions: list[types.CodeAction] = []
+    for d in diagnostics:
+        data = d.data if isinstance(d.data, dict) else None
+        if d.source != "mdseek" or not data or data.get("kind") != "anchor":
+            continue
+        target = data.get("target")
+        anchor = data.get("anchor")
+        if not isinstance(target, str) or not isinstance(anchor, str):
+            continue
+        tdoc = ws.docs.parsed(root.path / target, target, ws.root_paths)
+        if tdoc is None:
+            continue
+        line, col = ws.pos.from_client(lines, d.range.start)
+        link = next((k for k in links if k.contains(line, col)), None)
+        span = _anchor_span(lines, link, anchor) if link is not None else None
+        if span is None:
+            continue
+        ln, a, b = span
+        rng = ws.pos.range(lines, ln, a, ln, b)
+        for n, name in enumerate(nearest_headings(tdoc, anchor, bool(data.get("byText")))):
+            actions.append(
+                types.CodeAction(
+                    title=f"Link to the heading '{name}' in {target}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[d],
+                    is_preferred=n == 0,
+                    edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=rng, new_text=name)]}),
+                )
+            )
+    return actions
+
+
+# -- delivery ------------------------------------------------------------------------
 
 
 class Diagnostics:
@@ -57,23 +197,85 @@ class Diagnostics:
         self.ws = ws
         self._publish = publish
         self._tasks = tasks
+        self.doc_pull = False  # the client pulls open documents (from its capabilities)
+        self.ws_pull = False  # the client has pulled the workspace (it asked once)
+        self.refresh_support = False  # the client accepts workspace/diagnostic/refresh
+        self._answered = -1
+        self.request_refresh: Callable[[], Any] | None = None
         self._timers: dict[Path, asyncio.TimerHandle] = {}
-        self._sent: dict[str, list[types.Diagnostic]] = {}  # uri -> last published
+        self._root_timers: dict[Path, asyncio.TimerHandle] = {}
+        self._root_last: dict[Path, float] = {}
+        self._pushed: dict[str, str] = {}  # uri -> result id last published (push mode)
+        self._generation = 0  # bumped on every index update and edit
+        self._changed: asyncio.Event | None = None
+
+    def configure(self, capabilities: types.ClientCapabilities | None) -> None:
+        td = getattr(capabilities, "text_document", None)
+        self.doc_pull = getattr(td, "diagnostic", None) is not None
+        wsd = getattr(getattr(capabilities, "workspace", None), "diagnostics", None)
+        self.refresh_support = bool(getattr(wsd, "refresh_support", False))
+
+    def _bump(self) -> None:
+        self._generation += 1
+        if self._changed is not None:
+            self._changed.set()
+
+    # -- triggers -----------------------------------------------------------------
 
     def refresh(self, root: Root | None = None) -> None:
-        """Recheck every open document (of ``root``, or of all folders)."""
-        for path in self.ws.docs.open_paths():
-            if root is None or root.contains(path):
-                self.schedule(path)
+        """A folder's index changed: targets may have appeared or gone."""
+        self._bump()
+        if (self.doc_pull or self.ws_pull) and self.refresh_support and self.request_refresh is not None:
+            self._tasks.spawn(self._ask_refresh())
+        if not self.doc_pull:
+            for path in self.ws.docs.open_paths():
+                if root is None or root.contains(path):
+                    self.schedule(path)
+        if not self.ws_pull:
+            for r in [root] if root is not None else list(self.ws.roots):
+                self.schedule_root(r)
+
+    async def _ask_refresh(self) -> None:
+        try:
+            assert self.request_refresh is not None
+            await self.request_refresh()
+        except Exception:  # a client may refuse; its next pull catches up
+            pass
 
     def schedule(self, path: Path, delay: float = 0.05) -> None:
+        """An open document changed (open, save): recheck it."""
+        self._bump()
+        if self.doc_pull:
+            uri = self.ws.docs.uri_of(path)
+            if uri is not None and uri in self._pushed:
+                self._send(uri, [])  # pushed while closed: the client pulls it now
+            return
         old = self._timers.pop(path, None)
         if old is not None:
             old.cancel()
         loop = asyncio.get_running_loop()
-        self._timers[path] = loop.call_later(
-            delay, lambda: self._tasks.spawn(self.publish(path))
+        self._timers[path] = loop.call_later(delay, lambda: self._tasks.spawn(self.publish(path)))
+
+    def schedule_root(self, root: Root) -> None:
+        """Check every indexed file of ``root`` soon (coalesced, rate-limited)."""
+        if root.path in self._root_timers:
+            return
+        wait = max(0.2, PUSH_INTERVAL - (time.monotonic() - self._root_last.get(root.path, 0.0)))
+        loop = asyncio.get_running_loop()
+        self._root_timers[root.path] = loop.call_later(
+            wait, lambda: self._tasks.spawn(self.publish_root(root))
         )
+
+    # -- push ----------------------------------------------------------------------
+
+    def _send(self, uri: str, diags: list[types.Diagnostic]) -> None:
+        rid = result_id(diags)
+        if self._pushed.get(uri) == rid:
+            return
+        if not diags and uri not in self._pushed:
+            return  # never reported, nothing to clear
+        self._pushed[uri] = rid
+        self._publish(types.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
 
     async def publish(self, path: Path) -> None:
         self._timers.pop(path, None)
@@ -83,13 +285,87 @@ class Diagnostics:
         diags = await asyncio.to_thread(link_diagnostics, self.ws, path)
         if diags is None or self.ws.docs.uri_of(path) is None:
             return
-        if self._sent.get(uri) == diags:
-            return  # unchanged: no marker churn in the client (it re-asks for code actions)
-        self._sent[uri] = diags
-        self._publish(types.PublishDiagnosticsParams(uri=uri, diagnostics=diags))
+        # the first answer for an opened document is sent even when empty; after
+        # that only changes (no marker churn: the client re-asks for code actions)
+        self._pushed.setdefault(uri, "")
+        self._send(uri, diags)
 
     def forget(self, path: Path) -> None:
-        """A document closed: publish afresh when it opens again."""
-        uri = self.ws.docs.uri_of(path)
-        if uri is not None:
-            self._sent.pop(uri, None)
+        """A document closed: its diagnostics now follow the file on disk."""
+        root = self.ws.root_for(path)
+        if root is not None and not self.ws_pull:
+            self.schedule_root(root)
+
+    async def publish_root(self, root: Root) -> None:
+        self._root_timers.pop(root.path, None)
+        self._root_last[root.path] = time.monotonic()
+        if root.closed:
+            return
+        if self.ws_pull:
+            return
+        reports = await asyncio.to_thread(self._check_root, root, self.doc_pull)
+        seen = set()
+        for uri, diags in reports:
+            seen.add(uri)
+            self._send(uri, diags)
+        prefix = self.ws.uri_for(root.path).rstrip("/") + "/"
+        for uri in [u for u in self._pushed if u.startswith(prefix) and u not in seen]:
+            self._send(uri, [])  # the file is gone or no longer indexed
+
+    def _check_root(self, root: Root, skip_open: bool = False) -> list[tuple[str, list[types.Diagnostic]]]:
+        out = []
+        open_paths = set(self.ws.docs.open_paths()) if skip_open else set()
+        for rel in root.markdown_files():
+            path = root.path / rel
+            if path in open_paths:
+                continue
+            diags = link_diagnostics(self.ws, path)
+            if diags is not None:
+                out.append((self.ws.uri_for(path), diags))
+        return out
+
+    # -- pull ------------------------------------------------------------------------
+
+    async def document_report(
+        self, uri: str, previous: str | None
+    ) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
+        path = uri_to_path(uri)
+        diags = (await asyncio.to_thread(link_diagnostics, self.ws, path) if path else None) or []
+        rid = result_id(diags)
+        if previous == rid:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)
+        return types.RelatedFullDocumentDiagnosticReport(items=diags, result_id=rid)
+
+    async def workspace_report(self, previous: dict[str, str]) -> types.WorkspaceDiagnosticReport:
+        if not self.ws_pull:
+            self.ws_pull = True
+            for uri in list(self._pushed):  # from now on the client pulls them
+                self._send(uri, [])
+        if self._changed is None:
+            self._changed = asyncio.Event()
+        if previous and self._generation == self._answered:
+            # nothing changed since the last answer: wait for a change (long poll)
+            self._changed.clear()
+            try:
+                await asyncio.wait_for(self._changed.wait(), LONG_POLL)
+            except TimeoutError:
+                pass
+        generation = self._generation
+        reports: list[tuple[str, list[types.Diagnostic]]] = []
+        for root in list(self.ws.roots):
+            if not root.closed:
+                reports += await asyncio.to_thread(self._check_root, root)
+        self._answered = generation
+        items: list[types.WorkspaceDocumentDiagnosticReport] = []
+        seen = set()
+        for uri, diags in reports:
+            seen.add(uri)
+            rid = result_id(diags)
+            if previous.get(uri) == rid:
+                items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=rid, version=None))
+            else:
+                items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diags, result_id=rid, version=None))
+        for uri in previous:
+            if uri not in seen:  # gone: clear what the client shows
+                items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=[], version=None))
+        return types.WorkspaceDiagnosticReport(items=items)

@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from mdseek.index.engine import SearchResult
 from mdseek.index.facade import outline
+from mdseek.index.files import display_path
 from mdseek.index.links import Link
 from mdseek.index.parse import Heading, ParsedDocument
 
@@ -33,6 +34,24 @@ def heading_range(pos: Positions, lines: Sequence[str], h: Heading) -> types.Ran
 # -- documentSymbol -------------------------------------------------------------
 
 
+SYMBOL_NAME_MAX = 80  # outline and breadcrumbs: long (converted AsciiDoc) headings are cut
+CRUMB_PART_MAX = 48
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters, with an ellipsis."""
+    t = " ".join(text.split())
+    if len(t) <= limit:
+        return t
+    cut = t[: limit - 1]
+    sp = cut.rfind(" ")
+    return (cut[:sp] if sp > limit // 2 else cut).rstrip(" ,;:.-–—") + "…"
+
+
+def short_crumb(crumb: str) -> str:
+    return " > ".join(shorten(p, CRUMB_PART_MAX) for p in crumb.split(" > "))
+
+
 def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.DocumentSymbol]:
     """The heading tree: a symbol's range runs to the next heading of the same
     or a higher level (so it covers its subsections), its selection range is
@@ -43,8 +62,8 @@ def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.Document
     for e in outline(doc):
         line = lines[e.line] if e.line < len(lines) else ""
         sym = types.DocumentSymbol(
-            name=e.text or "(untitled)",
-            detail=e.breadcrumb,
+            name=shorten(e.text, SYMBOL_NAME_MAX) or "(untitled)",
+            detail=short_crumb(e.breadcrumb),
             kind=symbol_kind(e.level),
             range=pos.lines_range(lines, e.line, e.end_line),
             selection_range=pos.range(lines, e.line, 0, e.line, len(line)),
@@ -75,10 +94,10 @@ def result_range(pos: Positions, lines: Sequence[str] | None, r: SearchResult) -
 
 def symbol_information(r: SearchResult, uri: str, rng: types.Range) -> types.SymbolInformation:
     return types.SymbolInformation(
-        name=r.heading or r.path,
+        name=shorten(r.heading, SYMBOL_NAME_MAX) or display_path(r.path),
         kind=symbol_kind(r.level),
         location=types.Location(uri=uri, range=rng),
-        container_name=r.breadcrumb,
+        container_name=short_crumb(r.breadcrumb),
     )
 
 
@@ -94,7 +113,7 @@ def search_result_json(r: SearchResult, uri: str, rng: types.Range) -> dict:
     ``explain`` only when the request asked for it)."""
     out = {
         "uri": uri,
-        "path": r.path,
+        "path": display_path(r.path),
         "heading": r.heading,
         "breadcrumb": r.breadcrumb,
         "range": range_json(rng),
@@ -187,7 +206,7 @@ def hover_heading(
         items = []
         for r, uri in related:
             target = markdown_link_target(uri_at_line(uri, r.heading_line))
-            items.append(f"- [{_escape_inline(r.breadcrumb)}]({target}) — `{r.path}:{r.heading_line + 1}`")
+            items.append(f"- [{_escape_inline(r.breadcrumb)}]({target}) — `{display_path(r.path)}:{r.heading_line + 1}`")
         parts.append("\n".join(items))
     elif note:
         parts.append(f"_{_escape_inline(note)}_")
@@ -205,7 +224,7 @@ def link_range(pos: Positions, lines: Sequence[str], link: Link) -> types.Range:
 
 
 def link_diagnostic(
-    pos: Positions, lines: Sequence[str], link: Link, message: str
+    pos: Positions, lines: Sequence[str], link: Link, message: str, data: dict | None = None
 ) -> types.Diagnostic:
     return types.Diagnostic(
         range=link_range(pos, lines, link),
@@ -213,6 +232,7 @@ def link_diagnostic(
         severity=types.DiagnosticSeverity.Warning,
         source="mdseek",
         code="broken-link",
+        data=data,
     )
 
 

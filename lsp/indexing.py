@@ -94,9 +94,13 @@ class Indexing:
         for f in self.folders:
             self.add_root(f)
 
-    def close(self) -> None:
+    def close(self) -> list[str]:
+        """Close every folder (their engines stop between batches); returns the
+        names of those that were still indexing."""
+        busy = [r.name for r in self.ws.roots if r.state == "indexing"]
         for r in self.ws.roots:
             r.close()
+        return busy
 
     # -- reconciling --------------------------------------------------------------
 
@@ -150,6 +154,8 @@ class Indexing:
             last[0] = now
             if stage == "model":
                 msg, pct = "loading the embedding model", 30
+            elif stage == "wait":
+                msg, pct = "waiting for another mdseek process embedding this index", 30
             else:
                 msg = f"{done}/{total} {labels.get(stage, stage)}"
                 frac = done / total if total else 1.0
@@ -198,4 +204,4 @@ class Indexing:
     def file_saved(self, path: Path) -> None:
         root = self.ws.root_for(path)
         if root is not None:
-            root.schedule_file(path)
+            root.schedule_save(path)

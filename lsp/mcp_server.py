@@ -6,7 +6,8 @@ sections, status), the code the language server uses too.
 
 One process serves the folders given on the command line (or the current
 folder), each with the same SQLite index as the CLI and ``mdseek serve``
-(``<folder>/.mdseek/index.sqlite``; WAL, so they can run at once). With one
+(in the user cache, or ``<folder>/.mdseek/index.sqlite`` if that exists; see
+:mod:`mdseek.index.location`; WAL, so they can run at once). With one
 folder, paths are relative to it; with several, a path starts with the
 folder's name (``docs/setup.md`` in folder ``docs``).
 

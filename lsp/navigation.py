@@ -32,6 +32,8 @@ from .workspace import Workspace
 
 
 def outline(ws: Workspace, uri: str) -> list[types.DocumentSymbol]:
+    if not ws.settings.document_symbols:
+        return []  # the client has its own outline (VS Code's built-in markdown)
     found = ws.doc_for_uri(uri)
     return F.document_symbols(found[1], ws.pos) if found else []
 

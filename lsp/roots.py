@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from .config import Settings
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.2
+SAVE_DELAY_SECONDS = 0.01
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
 Progress = Callable[[str, int, int], None]
 
@@ -64,9 +66,11 @@ class Root:
         self.writer = ThreadPoolExecutor(1, thread_name_prefix=f"mdseek-write-{self.name}")
         self.reader = ThreadPoolExecutor(1, thread_name_prefix=f"mdseek-read-{self.name}")
         self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._last_fire: dict[str, float] = {}  # key -> when its last update started
         self.updates_pending = 0  # file updates debounced or queued
         self.updates_done = 0
         self.last_report: IndexReport | None = None
+        self.last_update: dict | None = None  # timings of the last file update
         self._files: tuple[float, list[str]] | None = None
         self._files_lock = threading.Lock()
         self.on_updated: Callable[[Root, list[str]], None] | None = None
@@ -98,7 +102,8 @@ class Root:
     def _make_engine(self) -> tuple[Engine, str | None]:
         s = self.settings
         index_file = s.index_file_for(self.path, self.n_roots)
-        eng = Engine(self.path, index_path=index_file, model=s.model, file_filter=s.file_filter())
+        eng = Engine(self.path, index_path=index_file, model=s.model, file_filter=s.file_filter(),
+                     embed=s.embed_settings())  # fmt: skip
         note = None
         problem: Exception | None = None
         try:
@@ -110,12 +115,14 @@ class Root:
             eng.close()
             note = f"mdseek: model {s.model!r} cannot be used ({problem}); using the bundled default model"
             log.warning("%s", note)
-            eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter())
+            eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter(),
+                         embed=s.embed_settings())  # fmt: skip
             eng.chunker  # noqa: B018
         threading.Thread(
             target=self._load_model, args=(eng,), name="mdseek-model-load", daemon=True
         ).start()
-        return eng, note
+        notes = [f"mdseek: {n}" for n in eng.notices] + ([note] if note else [])
+        return eng, "; ".join(notes) or None
 
     @staticmethod
     def _load_model(eng: Engine) -> bool:
@@ -126,7 +133,7 @@ class Root:
         """Create the engine (off the loop); returns a message for the user, if any."""
         try:
             self.engine, note = await self.write(self._make_engine)
-        except (IndexFileError, OSError, ModelUnavailable) as exc:
+        except (IndexFileError, OSError, sqlite3.Error, ModelUnavailable) as exc:
             self.state = "error"
             self.message = f"mdseek: cannot open the index of {self.path}: {exc}"
             log.error("%s", self.message)
@@ -139,6 +146,8 @@ class Root:
             h.cancel()
         self._timers.clear()
         eng = self.engine
+        if eng is not None:
+            eng.cancel()  # now, not after the writer's queue: a long embedding stops at its next batch
 
         def _close() -> None:
             if eng is not None:
@@ -205,6 +214,14 @@ class Root:
         """Reindex one file after ``delay`` of quiet (saves and file events coalesce)."""
         self._schedule(str(path), partial(self.engine_call, "index_file", path), delay)
 
+    def schedule_save(self, path: Path) -> None:
+        """A save is deliberate: a lone save is indexed at once (after a few ms,
+        which the file watcher's echo of it joins); saves in a burst (auto-save,
+        format-on-save, a script) coalesce after ``DEBOUNCE_SECONDS`` of quiet."""
+        key = str(path)
+        lone = key not in self._timers and time.monotonic() - self._last_fire.get(key, -1e9) >= DEBOUNCE_SECONDS
+        self.schedule_file(path, SAVE_DELAY_SECONDS if lone else DEBOUNCE_SECONDS)
+
     def schedule_reconcile(self, delay: float = DEBOUNCE_SECONDS) -> None:
         self._schedule("*", self._reconcile_sync_quiet, delay)
 
@@ -228,6 +245,7 @@ class Root:
 
     def _fire(self, key: str, job: Callable[[], Any]) -> None:
         self._timers.pop(key, None)
+        self._last_fire[key] = time.monotonic()
         if self.closed:
             return
         t0 = time.perf_counter()
@@ -246,10 +264,20 @@ class Root:
             return
         rep = fut.result()
         if isinstance(rep, IndexReport):
+            ms = (time.perf_counter() - t0) * 1000
+            self.last_update = {
+                "ms": round(ms, 1),
+                "chunk_ms": round(rep.chunk_seconds * 1000, 1),
+                "write_ms": round(rep.write_seconds * 1000, 1),
+                "embed_ms": round(rep.embed_seconds * 1000, 1),
+                "non_embed_ms": round(ms - rep.embed_seconds * 1000, 1),
+                "chunks_written": rep.chunks_written,
+                "embedded": rep.embedded,
+            }
             log.info(
                 "reindexed %s in %.0f ms (%d chunks written, %d embedded)",
                 key,
-                (time.perf_counter() - t0) * 1000,
+                ms,
                 rep.chunks_written,
                 rep.embedded,
             )
@@ -311,6 +339,7 @@ class Root:
         st["embedded_total"] = eng.embedder.texts_embedded
         st["updates_pending"] = self.updates_pending
         st["updates_done"] = self.updates_done
+        st["last_update"] = self.last_update
         return st
 
     # -- workspace files (for wiki links and link checks) ---------------------

@@ -60,6 +60,9 @@ async def search(
     modes = {resp.mode for resp, _ in answers}
     mode = "hybrid" if modes == {"hybrid"} else "lexical"
     note = next((resp.note for resp, _ in answers if resp.note), None)
+    if not rows and note is None and not any(r.markdown_files() for r in roots):
+        globs = ", ".join(ws.settings.include)
+        note = f"no markdown file is indexed: none in the workspace matches {globs} (setting mdseek.include)"
     return mode, note, rows[:limit]
 
 
@@ -102,7 +105,7 @@ async def status(ws: Workspace) -> dict:
     if not roots:
         messages.append("no workspace folder is open")
     models = dict.fromkeys(str(s.get("model", "")) for s in per)
-    keys = ("files", "chunks", "model", "pending_embeds", "index_path")
+    keys = ("files", "chunks", "model", "pending_embeds", "index_path", "index_location", "last_update")
     out: dict[str, Any] = {
         "state": state,
         "files": sum(s.get("files", 0) for s in per),

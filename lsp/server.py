@@ -6,7 +6,7 @@ requests) and calls the module that owns the feature:
   :mod:`.navigation`   outline, definition, references, hover, anchor completion
   :mod:`.links`        linking by meaning: the code action, target completion
   :mod:`.search`       workspace/symbol, mdseek/search, mdseek/status
-  :mod:`.diagnostics`  broken links of the open documents
+  :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed) and their fix
   :mod:`.indexing`     folders, reconciling with progress, file events
 
 They share a :class:`.workspace.Workspace` (folders, buffers, position
@@ -40,13 +40,14 @@ from pygls.lsp.server import LanguageServer
 
 from mdseek import __version__
 
-from . import links, navigation, search
+from . import diagnostics, links, navigation, search
 from .client import Tasks, supports, tell
 from .config import SECTION, Settings, parse_settings, settings_message
 from .convert import Positions, uri_to_path
 from .diagnostics import Diagnostics
 from .indexing import Indexing
 from .params import InvalidParams, SearchParams, structure
+from .transport import MdseekProtocol, serve_stdio
 from .workspace import Workspace
 
 log = logging.getLogger("mdseek.lsp")
@@ -58,13 +59,22 @@ REINDEX = "mdseek/reindex"
 
 class MdseekServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("mdseek", __version__)
+        super().__init__("mdseek", __version__, protocol_cls=MdseekProtocol)
         self.ws = Workspace()
         self.tasks = Tasks()
         self.diagnostics = Diagnostics(self.ws, self.text_document_publish_diagnostics, self.tasks)
         self.indexing = Indexing(self, self.ws, self.tasks, on_indexed=self.diagnostics.refresh)
         self.init_options: Any = None
         self.started = time.monotonic()
+
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve on stdio with :mod:`.transport`'s read loop (resynchronises after
+        a framing error, answers invalid params)."""
+        serve_stdio(self, stdin or sys.stdin.buffer, stdout or sys.stdout.buffer)
+
+    @property
+    def shutdown_received(self) -> bool:
+        return bool(getattr(self.protocol, "_shutdown", False))
 
     # -- settings -------------------------------------------------------------
 
@@ -108,6 +118,8 @@ def build_server() -> MdseekServer:
             folders = [uri_to_path(params.root_uri) if params.root_uri else Path(params.root_path or "")]
         ls.indexing.folders = [f for f in folders if f is not None]
         ls.ws.settings, _ = parse_settings(ls.init_options)
+        ls.diagnostics.configure(params.capabilities)
+        ls.diagnostics.request_refresh = lambda: ls.workspace_diagnostic_refresh_async(None)
         for f in ls.indexing.folders:  # state "starting" until initialized has the final settings
             ls.indexing.add_root(f, start=False)
 
@@ -122,6 +134,10 @@ def build_server() -> MdseekServer:
     @ls.feature(types.SHUTDOWN)
     def shutdown(ls: MdseekServer, params: None) -> None:
         ls.indexing.close()
+
+    @ls.feature(types.EXIT)
+    def exit_(ls: MdseekServer, params: None) -> None:
+        _exit_now(ls, 0 if ls.shutdown_received else 1)
 
     # -- documents ------------------------------------------------------------------
 
@@ -220,15 +236,36 @@ def build_server() -> MdseekServer:
                 return targets
         return types.CompletionList(is_incomplete=False, items=items)
 
-    @ls.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=[links.KIND])
-    )
-    async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return await links.code_actions(ls.ws, params)
-
     @ls.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: MdseekServer, params: types.HoverParams) -> types.Hover | None:
         return await navigation.hover(ls.ws, params.text_document.uri, params.position)
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier="mdseek", inter_file_dependencies=True, workspace_diagnostics=True),
+    )
+    async def document_diagnostic(ls: MdseekServer, params: types.DocumentDiagnosticParams) -> Any:
+        return await ls.diagnostics.document_report(params.text_document.uri, params.previous_result_id)
+
+    @ls.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: MdseekServer, params: types.WorkspaceDiagnosticParams) -> Any:
+        previous = {p.uri: p.value for p in params.previous_result_ids or []}
+        return await ls.diagnostics.workspace_report(previous)
+
+    @ls.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND]),
+    )
+    async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """Quick fixes of broken anchors first, then links by meaning."""
+        fix = types.CodeActionKind.QuickFix
+        only = params.context.only
+        fixes: list[types.CodeAction] = []
+        if not only or any(k == fix or fix.startswith(f"{k}.") for k in only):
+            fixes = await asyncio.to_thread(
+                diagnostics.anchor_fixes, ls.ws, params.text_document.uri, params.context.diagnostics
+            )
+        return fixes + await links.code_actions(ls.ws, params)
 
     # -- custom requests ----------------------------------------------------------------
 
@@ -261,18 +298,29 @@ def _quiet_pygls() -> None:
             logging.getLogger(name).setLevel(logging.WARNING)
 
 
+def _exit_now(ls: MdseekServer, code: int) -> None:
+    """End the process now, whatever it is doing: engines stop between batches,
+    and work in flight cannot corrupt the index (every write is one SQLite
+    transaction; the rest is redone on the next start). At most one line on stderr."""
+    interrupted = ls.indexing.close()
+    if interrupted:
+        log.warning("exiting while indexing %s; the rest is indexed on the next start",
+                    ", ".join(interrupted))
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
 def run() -> int:
     """Serve LSP over stdin/stdout until the client says exit (or goes away)."""
     _quiet_pygls()
     ls = build_server()
-    code = 0
     try:
         ls.start_io()
-    finally:
-        ls.indexing.close()
-        logging.shutdown()
-        sys.stderr.flush()
-        # Engine work in flight cannot corrupt the index (every write is one SQLite
-        # transaction), so do not wait for a long embedding run to finish.
-        os._exit(code)
-    return code
+    finally:  # stdin closed (the client went away) or the loop stopped
+        _exit_now(ls, 0 if ls.shutdown_received else 1)
+    return 0

@@ -3,14 +3,42 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
+# The ONNX export of the model is made once per test session, for real, in a
+# temp cache (servers the tests start inherit it). Set MDSEEK_CACHE_DIR to keep
+# one between sessions.
+_OWN_CACHE = None
+if not os.environ.get("MDSEEK_CACHE_DIR"):
+    _OWN_CACHE = os.environ["MDSEEK_CACHE_DIR"] = tempfile.mkdtemp(prefix="mdseek-test-cache-")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _OWN_CACHE:
+        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 QUERIES = Path(__file__).resolve().parent / "fixture_queries.json"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_cache(tmp_path_factory) -> Path:
+    """Indexes made at the default location (the user cache) go to a tmp folder,
+    never the real ~/.cache; servers and CLIs started by tests inherit it."""
+    cache = tmp_path_factory.mktemp("xdg-cache")
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    yield cache
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
 
 
 @pytest.fixture(scope="session")
@@ -37,6 +65,23 @@ def copy_fixtures(dest: Path) -> Path:
     return dest
 
 
+def grown_workspace(root: Path, copies: int) -> Path:
+    """The handbook plus ``copies`` variants of each document (a marker word per
+    paragraph, so every chunk is new): a corpus that takes a while to embed."""
+    copy_fixtures(root)
+    for n in range(copies):
+        for f in sorted((FIXTURES / "handbook").rglob("*.md")):
+            paras = f.read_text().split("\n\n")
+            text = "\n\n".join(
+                p + (f" variant{n}x{i}" if p and not p.startswith(("#", "```", "|")) else "")
+                for i, p in enumerate(paras)
+            )
+            dest = root / f"copy{n}" / f.relative_to(FIXTURES)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(text)
+    return root
+
+
 @pytest.fixture(scope="session")
 def golden_index(tmp_path_factory) -> Path:
     """An index of the fixture handbook, built once per session (the slow part:
@@ -53,6 +98,8 @@ def golden_index(tmp_path_factory) -> Path:
 
 
 def workspace_with_index(dest: Path, golden: Path) -> Path:
+    """A copy of the fixtures whose index is ``<ws>/.mdseek/index.sqlite`` (the
+    in-workspace location, used because the file exists)."""
     ws = copy_fixtures(dest)
     (ws / ".mdseek").mkdir(exist_ok=True)
     shutil.copy(golden, ws / ".mdseek" / "index.sqlite")

@@ -169,12 +169,13 @@ def indexed_template(tmp_path_factory, request=None) -> Path:
         except Exception:
             golden = None
     copy_workspace(ws)
+    index = ws / ".mdseek" / "index.sqlite"  # in the workspace, so copies carry it along
+    index.parent.mkdir()
     if golden is not None and golden.is_file():
-        (ws / ".mdseek").mkdir(exist_ok=True)
-        shutil.copy(golden, ws / ".mdseek" / "index.sqlite")
+        shutil.copy(golden, index)
     from mdseek.index.engine import Engine
 
-    eng = Engine(ws)
+    eng = Engine(ws, index_path=index)
     rep = eng.index()  # with the golden index: only stat/hash checks, nothing embedded
     assert rep.pending == 0 and rep.chunks > 0, rep
     eng.close()  # the last connection: the WAL is checkpointed into the file

@@ -179,8 +179,9 @@ def test_continuation_chunks_keep_breadcrumb(chunker):
         for i in range(40)
     )
     chunks = chunker.chunk(parse_text(md, "g.md"))
-    assert len(chunks) > 3
-    assert all(c.breadcrumb == "Guide > Deep > Part" for c in chunks[1:])
+    part = [c for c in chunks if c.sections == (2,)]  # the long section, cut in pieces
+    assert len(part) > 3 and part[0].start_line == 4
+    assert all(c.breadcrumb == "Guide > Deep > Part" for c in part)
 
 
 def test_fixtures_coverage_is_100_percent_via_cli():
@@ -223,3 +224,21 @@ def test_premise_default_model_truncates_at_its_window(tokenizer):
     w = emb.encode([short, short + " holiday travel policy"])
     assert not np.allclose(w[0], w[1], atol=1e-3)
     assert tokenizer.window == emb.load().max_seq_length
+
+
+def test_coverage_is_exactly_one_with_shortened_breadcrumbs(tmp_path, tokenizer):
+    """Every body token is covered, so coverage is exactly 1.0, also where the
+    chunker shortened an absurd breadcrumb (it reported 0.9999 by slicing the
+    full breadcrumb off the embedded text). A truncated baseline stays below 1."""
+    from mdseek.index.coverage import window_coverage
+
+    (tmp_path / "deep.md").write_text(NASTY["deep_breadcrumb"] + "\n" + "words about the scheduler. " * 300)
+    out = subprocess.run(
+        [sys.executable, "-m", "mdseek", "coverage", str(tmp_path), "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    data = json.loads(out.stdout)
+    assert data["coverage"] == 1.0 and data["files"]["deep.md"]["coverage"] == 1.0
+    assert data["covered_tokens"] == data["body_tokens"] > 1000
+    whole = window_coverage(tokenizer, [("", (tmp_path / "deep.md").read_text())])
+    assert 0 < whole.fraction < 0.5 and whole.covered_tokens == tokenizer.window - tokenizer.special_overhead()

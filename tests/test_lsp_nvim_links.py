@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from lsp_support import REPO, indexed_copy
+from test_lsp_nvim import install_config
 
 from mdseek.index.parse import parse_text
 
@@ -36,7 +37,6 @@ def test_neovim_links_by_meaning(tmp_path_factory, request, tmp_path):
     env = {
         **os.environ,
         "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MDSEEK_CONFIG": str(REPO / "lsp/editors/nvim.lua"),
         "MDSEEK_FILE": str(draft),
         "MDSEEK_LINE": "3",
         "MDSEEK_WANT": FAILOVER,
@@ -45,8 +45,9 @@ def test_neovim_links_by_meaning(tmp_path_factory, request, tmp_path):
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
+    init = install_config("lsp-dir", tmp_path / "config")  # the shipped lsp/mdseek.lua, as documented
     proc = subprocess.run(
-        [NVIM, "--headless", "-u", "NONE", "-i", "NONE", "-l", str(REPO / "tests/nvim/links.lua")],
+        [NVIM, "--headless", "-u", str(init), "-i", "NONE", "-l", str(REPO / "tests/nvim/links.lua")],
         cwd=ws, env=env, capture_output=True, text=True, timeout=170,
     )
     res = json.loads(out.read_text()) if out.exists() else {}

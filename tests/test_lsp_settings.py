@@ -85,3 +85,18 @@ async def test_did_change_configuration_applies_good_and_reports_bad(client: Lan
     assert "searchLimit" in client.messages[-1].message
     res = await request(client, "mdseek/search", {"query": "database"})
     assert len(res["results"]) == 20
+
+
+def test_empty_list_null_and_empty_string_mean_no_settings():
+    """Neovim encodes `init_options = {}` as [] : that is "no settings", silently."""
+    for raw in ([], (), None, "", {}, {"mdseek": {}}, {"mdseek": None}):
+        s, problems = parse_settings(raw)
+        assert problems == [] and s == Settings(), raw
+    s, problems = parse_settings([], {"searchLimit": 4}, None)
+    assert problems == [] and s.search_limit == 4
+    _, problems = parse_settings([1, 2])
+    assert problems and "must be an object" in problems[0]
+    s, problems = parse_settings({"documentSymbols": False})
+    assert problems == [] and s.document_symbols is False
+    s, problems = parse_settings({"documentSymbols": "no"})
+    assert s.document_symbols is True and "documentSymbols" in problems[0]

@@ -152,8 +152,7 @@ LONG_QUESTION = (
     "primary engineer was travelling and did not answer, and the alerts said that customer "
     "requests were failing everywhere. Our status page was red, support was asking for updates "
     "every few minutes, and I honestly did not know where to begin or whom to call first. "
-    "Eventually somebody senior joined the call and sorted it out, but I want to be ready next "
-    "time. So my actual question is this: when the main Postgres server has crashed and did not "
+    "So my actual question is this: when the main Postgres server has crashed and did not "
     "automatically fail over, how do I pick the healthiest standby and promote the replica to "
     "become the new primary?"
 )

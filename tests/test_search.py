@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 
 import pytest
 
@@ -86,18 +85,6 @@ def test_results_carry_section_metadata(indexed_ws):
     assert r.snippet and len(r.snippet) <= 200
     lines = (indexed_ws.root / r.path).read_text().split("\n")
     assert r.heading.split()[0].strip('`"') in lines[r.heading_line] or lines[r.heading_line + 1].startswith(("=", "-"))
-
-
-def test_query_latency_is_measured(indexed_ws):
-    """Not a gate (timings are noisy here); prints the median for the README."""
-    qs = ["database failover", "how do I get reimbursed for a taxi", "queue backlog growing"] * 5
-    times = []
-    for q in qs:
-        t0 = time.perf_counter()
-        indexed_ws.search(q, limit=10)
-        times.append(time.perf_counter() - t0)
-    times.sort()
-    print(f"\nsearch latency median {times[len(times) // 2] * 1000:.1f} ms over {len(times)} queries")
 
 
 def test_unloadable_model_falls_back_to_lexical_and_says_why(tmp_path, caplog):

@@ -1,7 +1,10 @@
 ;;; mdseek with Emacs eglot (Emacs 29+, or Emacs 28 with the eglot package)
-;; Needs `mdseek` on PATH (or replace "mdseek" with the full path to your venv's mdseek).
+;; Requires markdown-mode (MELPA/NonGNU ELPA `markdown-mode', Debian
+;; `elpa-markdown-mode'): eglot starts mdseek in its buffers. Needs `mdseek' on
+;; PATH (README "Install"), or replace "mdseek" with your venv's bin/mdseek.
 ;; M-x xref-find-apropos searches sections by meaning (workspace/symbol);
-;; eldoc shows the hover preview of a link's target section; M-. follows links.
+;; eldoc shows the hover preview of a link's target section; M-. follows links;
+;; flymake lists broken links; M-x eglot-code-actions fixes a broken anchor.
 
 (with-eval-after-load 'eglot
   (add-to-list 'eglot-server-programs

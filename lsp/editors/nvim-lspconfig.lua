@@ -1,20 +1,16 @@
--- mdseek for nvim-lspconfig users (Neovim 0.9/0.10, or 0.11 with lspconfig).
--- lspconfig ships no mdseek entry, so register it once, then set it up.
--- Needs `mdseek` on PATH, or set cmd = { '/path/to/venv/bin/python', '-m', 'mdseek', 'serve' }.
+-- mdseek in an init.lua that uses nvim-lspconfig (Neovim 0.11+, lspconfig 2.x).
+--
+-- lspconfig 2.x configures servers through Neovim's own API: vim.lsp.config()
+-- and vim.lsp.enable(); `require('lspconfig').<server>.setup{}` is deprecated.
+-- lspconfig ships no mdseek config, so define it here (or save
+-- nvim/lsp/mdseek.lua as ~/.config/nvim/lsp/mdseek.lua) and enable it next to
+-- the servers lspconfig provides, e.g. vim.lsp.enable({ 'marksman', 'mdseek' }).
+-- Needs `mdseek` on PATH (README "Install"), or cmd = { '/path/to/venv/bin/mdseek', 'serve' }.
 
-local configs = require('lspconfig.configs')
-local util = require('lspconfig.util')
-
-if not configs.mdseek then
-  configs.mdseek = {
-    default_config = {
-      cmd = { 'mdseek', 'serve' },
-      filetypes = { 'markdown' },
-      root_dir = util.root_pattern('.mdseek', '.git', '.obsidian'),
-      single_file_support = false,
-      settings = { mdseek = { searchLimit = 20, hoverRelated = 5 } },
-    },
-  }
-end
-
-require('lspconfig').mdseek.setup({})
+vim.lsp.config('mdseek', {
+  cmd = { 'mdseek', 'serve' },
+  filetypes = { 'markdown' },
+  root_markers = { '.git', '.obsidian', '.mdseek' },
+  settings = { mdseek = { searchLimit = 20, hoverRelated = 5 } },
+})
+vim.lsp.enable('mdseek')

@@ -2,8 +2,8 @@
 -- "Link to related section" code action (vim.lsp.buf.code_action, applied),
 -- then completion after '](' (the item's textEdit applied as Neovim's completion
 -- does), and gd on each inserted link. Run by tests/test_lsp_nvim_links.py as
---   nvim --headless -u NONE -i NONE -l tests/nvim/links.lua
--- with MDSEEK_CONFIG (lsp/editors/nvim.lua), MDSEEK_FILE (a draft whose line
+--   nvim --headless -u <tmp config>/nvim/init.lua -i NONE -l tests/nvim/links.lua
+-- (the shipped lsp/mdseek.lua installed as documented), MDSEEK_FILE (a draft whose line
 -- MDSEEK_LINE ends a paragraph), MDSEEK_WANT (a path the action should link to)
 -- and MDSEEK_OUT (results, as JSON) in the environment.
 local out = assert(vim.env.MDSEEK_OUT)
@@ -25,7 +25,7 @@ local function step(name)
   table.insert(results.steps, name)
 end
 
-dofile(assert(vim.env.MDSEEK_CONFIG)) -- the documented config, unchanged
+-- the user's config (init.lua + lsp/mdseek.lua on the runtimepath) is already loaded
 vim.cmd('filetype on')
 vim.cmd.edit(vim.fn.fnameescape(assert(vim.env.MDSEEK_FILE)))
 local buf = vim.api.nvim_get_current_buf()

@@ -51,6 +51,15 @@ export interface StatusResponse {
   model: string;
   pending_embeds: number;
   message?: string;
+  index_path?: string;
+  roots?: { path: string; index_path?: string | null }[];
+}
+
+/** Where the index files are (one per workspace folder). */
+export function indexPaths(st: StatusResponse): string[] {
+  const paths = (st.roots ?? []).map((r) => r.index_path).filter((p): p is string => !!p);
+  if (!paths.length && st.index_path) paths.push(st.index_path);
+  return [...new Set(paths)];
 }
 
 export interface ReindexResponse { files: number; chunks: number }
@@ -59,8 +68,11 @@ const SEARCH = 'mdseek/search';
 const STATUS = 'mdseek/status';
 const REINDEX = 'mdseek/reindex';
 
-const FIX_HINT =
-  'pip install mdseek, or set mdseek.server.command to e.g. ["/path/to/venv/bin/python", "-m", "mdseek", "serve"]';
+/** The install story, as in the README's "Install" (mdseek is not on PyPI). */
+export const INSTALL_HINT =
+  'mdseek is not on PyPI: install it from its checkout or a built wheel into a virtualenv ' +
+  '(pip install torch==2.13.0 first, then pip install <checkout or mdseek-*.whl>), ' +
+  'then point mdseek.server.command at it, e.g. ["/home/you/.venvs/mdseek/bin/mdseek", "serve"]';
 
 // Settings forwarded to the server as initializationOptions (server.* is the
 // client's own business).
@@ -106,7 +118,23 @@ function serverConfig(): { command: string[]; env: Record<string, string> } {
       if (v !== undefined && v !== null) env[k] = String(v);
     }
   }
-  return { command: command as string[], env };
+  const cmd = [...(command as string[])];
+  cmd[0] = expandHome(cmd[0]);
+  return { command: cmd, env };
+}
+
+/** `~/x` → `$HOME/x` in the server program (settings are not run by a shell). */
+export function expandHome(program: string): string {
+  if (program === '~' || program.startsWith('~/')) {
+    const home = process.env.HOME || process.env.USERPROFILE;
+    if (home) return path.join(home, program.slice(1));
+  }
+  return program;
+}
+
+/** VS Code's built-in Markdown extension provides the outline and breadcrumbs. */
+function builtInMarkdownOutline(): boolean {
+  return vscode.extensions.getExtension('vscode.markdown-language-features') !== undefined;
 }
 
 /** The `mdseek` configuration section as a plain object, minus `server.*`. */
@@ -119,7 +147,12 @@ export function initializationOptions(): Record<string, unknown> {
     out = {};
   }
   delete out.server;
+  delete out.outline;
   for (const key of SERVER_SETTINGS) if (!(key in out)) out[key] = cfg.get(key);
+  // One outline, not two: mdseek's documentSymbol stays off while VS Code's
+  // built-in Markdown outline is there (mdseek.outline: auto | always | never).
+  const outline = cfg.get<string>('outline', 'auto');
+  out.documentSymbols = outline === 'always' || (outline === 'auto' && !builtInMarkdownOutline());
   return out;
 }
 
@@ -147,12 +180,14 @@ function checkExecutable(program: string, env: NodeJS.ProcessEnv): string | unde
 
 function showStartError(command: string[], reason: string): void {
   const cmd = JSON.stringify(command);
-  lastStartError = `mdseek: could not start the language server ${cmd}: ${reason}. Fix: ${FIX_HINT}.`;
+  lastStartError = `mdseek: could not start the language server ${cmd}: ${reason}. Fix: ${INSTALL_HINT}.`;
   log(lastStartError);
   setUiState('error');
-  void vscode.window.showErrorMessage(lastStartError, 'Open Settings', 'Show Output').then((choice) => {
-    if (choice === 'Open Settings') {
+  void vscode.window.showErrorMessage(lastStartError, 'Open Setting', 'Install Instructions', 'Show Output').then((choice) => {
+    if (choice === 'Open Setting') {
       void vscode.commands.executeCommand('workbench.action.openSettings', 'mdseek.server.command');
+    } else if (choice === 'Install Instructions') {
+      void vscode.commands.executeCommand('extension.open', 'mdseek.mdseek');
     } else if (choice === 'Show Output') {
       output.show(true);
     }
@@ -161,7 +196,10 @@ function showStartError(command: string[], reason: string): void {
 
 // ---------------------------------------------------------------- client lifecycle
 
+let clientStarts = 0; // how many times a server was started (read by the self-test)
+
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
+  clientStarts++;
   const { command, env } = serverConfig();
   const mergedEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   lastStartError = undefined;
@@ -323,9 +361,14 @@ function onWorkDone(token: string, v: WorkDoneProgressBegin | WorkDoneProgressRe
 let progressText: string | undefined;
 let progressPct: number | undefined;
 let uiState: UiState = 'starting';
+/** Fires on every status change and status poll (the search picker re-asks
+ * while the index fills up and when it becomes ready). */
+const uiStateChanged = new vscode.EventEmitter<UiState>();
 
 function setUiState(s: UiState): void {
+  const changed = uiState !== s;
   uiState = s;
+  if (changed) uiStateChanged.fire(s);
   const st = lastStatus;
   const stats = st
     ? `${st.files} files, ${st.chunks} sections (${Math.max(0, st.chunks - (st.pending_embeds ?? 0))} embedded), ` +
@@ -376,6 +419,7 @@ async function refreshStatus(): Promise<StatusResponse | undefined> {
     const st = await c.sendRequest<StatusResponse>(STATUS, {});
     if (c !== client) return undefined;
     lastStatus = st;
+    if (uiState === 'indexing') uiStateChanged.fire('indexing'); // a poll while indexing
     if (activeProgress.size > 0 || st.state === 'indexing') {
       setUiState('indexing');
       startPolling();
@@ -389,7 +433,10 @@ async function refreshStatus(): Promise<StatusResponse | undefined> {
     return st;
   } catch (err) {
     log(`${STATUS} failed: ${err}`);
-    if (activeProgress.size === 0 && uiState === 'starting') setUiState('ready');
+    // a server without mdseek/status is still usable; a dying one is not "ready"
+    if (activeProgress.size === 0 && uiState === 'starting' && c === client && clientReady && c.isRunning()) {
+      setUiState('ready');
+    }
     return undefined;
   }
 }
@@ -413,8 +460,22 @@ function requireClient(): LanguageClient | undefined {
   return undefined;
 }
 
+// ---------------------------------------------------------------- search picker
+
 interface ResultItem extends vscode.QuickPickItem {
-  result: SearchResult;
+  result?: SearchResult; // undefined for the empty-state row
+}
+
+const LABEL_MAX = 80;
+const CRUMB_PART_MAX = 48;
+
+/** `text` cut to at most `max` characters at a word boundary, with an ellipsis. */
+export function shorten(text: string, max: number): string {
+  const t = text.replace(/\s+/g, ' ').trim();
+  if (t.length <= max) return t;
+  const cut = t.slice(0, max - 1);
+  const sp = cut.lastIndexOf(' ');
+  return (sp > max / 2 ? cut.slice(0, sp) : cut).replace(/[\s,;:.\-–—]+$/, '') + '…';
 }
 
 /** The breadcrumb without a trailing repetition of the heading itself. */
@@ -422,17 +483,50 @@ export function parentCrumb(r: SearchResult): string {
   const crumb = r.breadcrumb || '';
   const parts = crumb.split(' > ');
   if (parts.length > 1 && parts[parts.length - 1] === r.heading) parts.pop();
-  return parts.join(' > ') || r.path;
+  return parts.join(' > ');
 }
 
-function toItem(r: SearchResult): ResultItem {
+/** One picker row: the heading, then the file and where in it, then the snippet.
+ * Long headings (converted AsciiDoc, whole sentences) are shortened. */
+export function toItem(r: SearchResult): ResultItem {
+  const file = path.basename(r.path || vscode.Uri.parse(r.uri).fsPath);
+  const crumb = parentCrumb(r)
+    .split(' > ')
+    .filter(Boolean)
+    .map((p) => shorten(p, CRUMB_PART_MAX))
+    .join(' > ');
   return {
-    label: r.heading || path.basename(r.path || r.uri),
-    description: parentCrumb(r),
+    label: shorten(r.heading || file, LABEL_MAX),
+    description: crumb ? `${file} · ${crumb}` : file,
     detail: r.snippet,
     alwaysShow: true,
     result: r,
   };
+}
+
+/** The row shown when there is nothing to list, with the server's note. */
+function emptyItem(note: string | undefined, waiting: boolean): ResultItem {
+  if (waiting) {
+    return {
+      label: '$(sync~spin) The index is still opening…',
+      detail: 'Results appear here as soon as it is ready; keep typing or wait.',
+      alwaysShow: true,
+    };
+  }
+  return {
+    label: '$(search-stop) No matching sections',
+    detail: note ? `Server note: ${note}` : 'Describe what the section is about in other words.',
+    alwaysShow: true,
+  };
+}
+
+const STOP = new Set(('a an and are as at be by can do does for from how i if in is it my of on or so the ' +
+  'this to was what when where which who why will with you your').split(' '));
+
+/** Query words worth highlighting in the previewed section. */
+export function queryTerms(query: string): string[] {
+  const words = query.toLowerCase().match(/[\p{L}\p{N}_][\p{L}\p{N}_'-]*/gu) ?? [];
+  return [...new Set(words.filter((w) => w.length >= 3 && !STOP.has(w)))];
 }
 
 function headingLine(r: SearchResult): number {
@@ -451,6 +545,152 @@ export async function openResult(r: SearchResult): Promise<vscode.TextEditor> {
   return editor;
 }
 
+/** Shows the section under the picker's selection in the editor without taking
+ * the focus (like Quick Open), highlights it and the query's words, and puts
+ * back what was there when the picker is cancelled. */
+class SectionPeek {
+  private readonly sectionDeco = vscode.window.createTextEditorDecorationType({
+    isWholeLine: true,
+    backgroundColor: new vscode.ThemeColor('editor.rangeHighlightBackground'),
+  });
+  private readonly termDeco = vscode.window.createTextEditorDecorationType({
+    backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
+    borderColor: new vscode.ThemeColor('editor.findMatchHighlightBorder'),
+    borderStyle: 'solid',
+    borderWidth: '1px',
+  });
+  private readonly before?: {
+    uri: vscode.Uri;
+    viewColumn?: vscode.ViewColumn;
+    selection: vscode.Selection;
+    top?: vscode.Range;
+    wasPreview: boolean;
+  };
+  private openUris = new Set<string>();
+  private peeked?: vscode.Uri;
+  private seq = 0;
+  private inflight: Promise<void> = Promise.resolve();
+  private finished = false; // the picker is gone: no more previews
+
+  constructor() {
+    const e = vscode.window.activeTextEditor;
+    if (e) {
+      this.before = {
+        uri: e.document.uri,
+        viewColumn: e.viewColumn,
+        selection: e.selection,
+        top: e.visibleRanges[0],
+        wasPreview: vscode.window.tabGroups.activeTabGroup.activeTab?.isPreview ?? false,
+      };
+    }
+    for (const g of vscode.window.tabGroups.all) {
+      for (const t of g.tabs) if (t.input instanceof vscode.TabInputText) this.openUris.add(t.input.uri.toString());
+    }
+  }
+
+  show(r: SearchResult, terms: string[]): Promise<void> {
+    const next = this.inflight.then(() => this.showNow(r, terms));
+    this.inflight = next.catch(() => undefined);
+    return next;
+  }
+
+  private async showNow(r: SearchResult, terms: string[]): Promise<void> {
+    if (this.finished) return;
+    const mine = ++this.seq;
+    const uri = vscode.Uri.parse(r.uri);
+    const line = headingLine(r);
+    let editor: vscode.TextEditor;
+    try {
+      editor = await vscode.window.showTextDocument(uri, {
+        preview: true,
+        preserveFocus: true,
+        viewColumn: this.before?.viewColumn,
+        selection: new vscode.Range(line, 0, line, 0),
+      });
+    } catch (err) {
+      log(`preview of ${r.uri} failed: ${err}`);
+      return;
+    }
+    if (mine !== this.seq) return; // the selection moved on meanwhile
+    this.peeked = uri;
+    const doc = editor.document;
+    const end = Math.min(Math.max(r.end_line ?? line + 1, line + 1), doc.lineCount);
+    const section = new vscode.Range(line, 0, Math.max(line, end - 1), 0);
+    // centred: the picker covers the top of the editor
+    editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);
+    editor.setDecorations(this.sectionDeco, [section]);
+    const hits: vscode.Range[] = [];
+    if (terms.length) {
+      const re = new RegExp(`(?<![\\p{L}\\p{N}_])(${terms.map(escapeRe).join('|')})[\\p{L}\\p{N}_]*`, 'giu');
+      for (let i = line; i < end && hits.length < 500; i++) {
+        const text = doc.lineAt(i).text;
+        for (const m of text.matchAll(re)) hits.push(new vscode.Range(i, m.index ?? 0, i, (m.index ?? 0) + m[0].length));
+      }
+    }
+    editor.setDecorations(this.termDeco, hits);
+  }
+
+  private clear(): void {
+    for (const e of vscode.window.visibleTextEditors) {
+      e.setDecorations(this.sectionDeco, []);
+      e.setDecorations(this.termDeco, []);
+    }
+  }
+
+  /** No more previews; resolves when the last one has landed (so that
+   * opening the chosen section comes after it, never before). */
+  async settle(): Promise<void> {
+    this.finished = true;
+    await this.inflight;
+  }
+
+  /** The picker was accepted: keep nothing of the peek but the opened file. */
+  dispose(): void {
+    this.finished = true;
+    this.seq++;
+    this.clear();
+    this.sectionDeco.dispose();
+    this.termDeco.dispose();
+  }
+
+  /** The picker was cancelled: back to the editor (and scroll position) of before. */
+  async restore(): Promise<void> {
+    this.finished = true;
+    this.seq++;
+    await this.inflight; // a preview still opening would land after the restore
+    this.clear();
+    const peeked = this.peeked;
+    if (!peeked) return;
+    if (this.before) {
+      const b = this.before;
+      const editor = await vscode.window.showTextDocument(b.uri, {
+        viewColumn: b.viewColumn,
+        selection: b.selection,
+        preview: b.wasPreview,
+        preserveFocus: false,
+      });
+      if (b.top) editor.revealRange(b.top, vscode.TextEditorRevealType.AtTop);
+    }
+    if (!this.openUris.has(peeked.toString()) && (!this.before || this.before.uri.toString() !== peeked.toString())) {
+      // the peeked file was not open before: close its preview tab
+      for (const g of vscode.window.tabGroups.all) {
+        for (const t of g.tabs) {
+          if (t.isPreview && t.input instanceof vscode.TabInputText && t.input.uri.toString() === peeked.toString()) {
+            await vscode.window.tabGroups.close(t, true);
+          }
+        }
+      }
+    }
+  }
+}
+
+function escapeRe(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The last answer the picker showed (read by the self-test). */
+let lastPicker: { value: string; mode?: string; note?: string; rows: number; waiting: boolean; settled: boolean } | undefined;
+
 async function searchSections(): Promise<void> {
   const c = requireClient();
   if (!c) return;
@@ -459,13 +699,21 @@ async function searchSections(): Promise<void> {
   const qp = vscode.window.createQuickPick<ResultItem>();
   qp.title = baseTitle;
   qp.placeholder = 'Describe what you are looking for (semantic search over Markdown sections)';
-  qp.matchOnDescription = false;
-  qp.matchOnDetail = false;
+  // VS Code highlights the query where it appears verbatim in a row (the
+  // stable API has no per-word highlights for QuickPick items); alwaysShow
+  // keeps every result listed, in the server's order.
+  qp.matchOnDescription = true;
+  qp.matchOnDetail = true;
   qp.ignoreFocusOut = false;
+  const peek = new SectionPeek();
 
   let seq = 0;
   let timer: NodeJS.Timeout | undefined;
   let cts: vscode.CancellationTokenSource | undefined;
+  let partial = false; // the last answer came before the index was ready
+  let lastRows = 0;
+  let accepted = false;
+  lastPicker = { value: '', rows: 0, waiting: false, settled: true };
 
   const run = async (query: string): Promise<void> => {
     const mine = ++seq;
@@ -474,52 +722,78 @@ async function searchSections(): Promise<void> {
     if (!query.trim()) {
       qp.items = [];
       qp.busy = false;
+      partial = false;
+      lastPicker = { value: query, rows: 0, waiting: false, settled: true };
       return;
     }
     qp.busy = true;
+    lastPicker = { value: query, rows: 0, waiting: false, settled: false };
     try {
       const res = await c.sendRequest<SearchResponse>(SEARCH, { query, limit }, cts.token);
       if (mine !== seq) return; // stale
-      qp.items = (res?.results ?? []).map(toItem);
-      if (res?.mode === 'lexical') {
-        qp.title = `${baseTitle} — keyword results only: semantic search is still loading`;
-      } else {
-        qp.title = baseTitle;
-      }
-      if (res?.results?.length === 0) {
-        qp.placeholder = 'No matching sections';
-      }
+      const results = res?.results ?? [];
+      const waiting = results.length === 0 && /still opening/.test(res?.note ?? '');
+      partial = waiting || (res?.mode === 'lexical' && (uiState === 'indexing' || uiState === 'starting'));
+      lastRows = results.length;
+      qp.items = results.length ? results.map(toItem) : [emptyItem(res?.note, waiting)];
+      qp.title = res?.mode === 'lexical' && (uiState === 'indexing' || uiState === 'starting')
+        ? `${baseTitle} — keyword results only: semantic search is still loading`
+        : res?.mode === 'lexical' && uiState === 'lexical-only'
+          ? `${baseTitle} — keyword results only${res.note ? `: ${res.note}` : ''}`
+          : baseTitle;
+      lastPicker = { value: query, mode: res?.mode, note: res?.note, rows: results.length, waiting, settled: true };
     } catch (err) {
       if (mine !== seq) return;
       qp.items = [];
       qp.title = `${baseTitle} — error: ${err instanceof Error ? err.message : String(err)}`;
       log(`${SEARCH} failed: ${err}`);
+      lastPicker = { value: query, rows: 0, waiting: false, settled: true };
     } finally {
       if (mine === seq) qp.busy = false;
     }
   };
 
-  qp.onDidChangeValue((value) => {
-    if (timer) clearTimeout(timer);
-    qp.busy = value.trim().length > 0;
-    timer = setTimeout(() => void run(value), 150);
-  });
-  qp.onDidAccept(async () => {
-    const item = qp.selectedItems[0] ?? qp.activeItems[0];
-    if (!item) return;
-    qp.hide();
-    try {
-      await openResult(item.result);
-    } catch (err) {
-      void vscode.window.showErrorMessage(`mdseek: cannot open ${item.result.uri}: ${err}`);
-    }
-  });
-  qp.onDidHide(() => {
-    if (timer) clearTimeout(timer);
-    cts?.cancel();
-    seq++;
-    qp.dispose();
-  });
+  const subs: vscode.Disposable[] = [
+    // ask again when the index becomes ready (the first answer may have been
+    // keyword-only, or empty because the index was still opening)
+    uiStateChanged.event((state) => {
+      if (!partial || !qp.value.trim() || qp.busy) return;
+      // ready: ask for the full answer; still indexing: ask again while nothing is listed
+      if (state === 'ready' || state === 'lexical-only' || lastRows === 0) void run(qp.value);
+    }),
+    qp.onDidChangeValue((value) => {
+      if (timer) clearTimeout(timer);
+      qp.busy = value.trim().length > 0;
+      lastPicker = { value, rows: 0, waiting: false, settled: false };
+      timer = setTimeout(() => void run(value), 150);
+    }),
+    qp.onDidChangeActive((items) => {
+      const r = items[0]?.result;
+      if (r) void peek.show(r, queryTerms(qp.value));
+    }),
+    qp.onDidAccept(async () => {
+      const item = qp.selectedItems[0] ?? qp.activeItems[0];
+      if (!item?.result) return; // the empty-state row
+      accepted = true;
+      qp.hide();
+      try {
+        await peek.settle();
+        await openResult(item.result);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`mdseek: cannot open ${item.result.uri}: ${err}`);
+      } finally {
+        peek.dispose();
+      }
+    }),
+    qp.onDidHide(() => {
+      if (timer) clearTimeout(timer);
+      cts?.cancel();
+      seq++;
+      for (const d of subs) d.dispose();
+      if (!accepted) void peek.restore().finally(() => peek.dispose());
+      qp.dispose();
+    }),
+  ];
   qp.show();
 }
 
@@ -546,6 +820,7 @@ export function formatStatus(st: StatusResponse): string {
   return (
     `mdseek: ${st.state} — ${st.files} files, ${st.chunks} sections, ` +
     `coverage ${pct}%, model ${st.model}, pending embeds ${st.pending_embeds}` +
+    (indexPaths(st).length ? `; index ${indexPaths(st).join(', ')}` : '') +
     (st.message ? ` (${st.message})` : '')
   );
 }
@@ -578,6 +853,8 @@ interface SelfTestArgs {
   hoverLine?: number;
   hoverChar?: number;
   symbolQuery?: string;
+  /** Also return every diagnostic the mdseek server reported (pulled or pushed). */
+  diagnostics?: boolean;
 }
 
 function hoverToText(h: vscode.Hover): string[] {
@@ -596,6 +873,8 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {
     ok: true,
     uiState,
+    picker: lastPicker ?? null,
+    clientStarts,
     lastStartError: lastStartError ?? null,
     initializationOptions: initializationOptions(),
   };
@@ -609,6 +888,7 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
         character: editor.selection.active.character,
         visibleStart: editor.visibleRanges[0]?.start.line ?? null,
         dirty: editor.document.isDirty,
+        lineText: editor.document.lineAt(editor.selection.active.line).text,
       }
     : null;
   const c = client && clientReady ? client : undefined;
@@ -669,6 +949,15 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
   } catch (e) {
     out.workspaceSymbols = { error: err(e) };
   }
+  if (args?.diagnostics) {
+    out.diagnostics = vscode.languages
+      .getDiagnostics()
+      .flatMap(([uri, ds]) => ds.filter((d) => d.source === 'mdseek').map((d) => ({
+        uri: uri.toString(),
+        line: d.range.start.line,
+        message: d.message,
+      })));
+  }
   if (args?.outFile) {
     fs.mkdirSync(path.dirname(args.outFile), { recursive: true });
     fs.writeFileSync(args.outFile + '.tmp', JSON.stringify(out, null, 2));
@@ -721,6 +1010,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       if (e.affectsConfiguration('mdseek')) void restartClient(context);
     }),
     { dispose: () => stopPolling() },
+    uiStateChanged,
   );
 
   registerLinkSuggestions(context);

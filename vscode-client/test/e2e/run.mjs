@@ -134,6 +134,15 @@ async function shot(name) {
   return file;
 }
 
+/** A tight picture of the quick input (for the README), in OUT. */
+async function clipQuickInput(name) {
+  const box = await page.locator('.quick-input-widget').boundingBox();
+  if (box) {
+    await page.screenshot({ path: path.join(OUT, name),
+      clip: { x: Math.max(0, box.x - 8), y: Math.max(0, box.y - 8), width: box.width + 16, height: box.height + 16 } });
+  }
+}
+
 async function waitFor(desc, fn, timeoutMs, intervalMs = 250) {
   const end = Date.now() + timeoutMs;
   let last;
@@ -258,7 +267,7 @@ async function quickInputVisible() {
 async function closeQuickInput() {
   for (let i = 0; i < 3 && (await quickInputVisible()); i++) {
     await page.keyboard.press('Escape');
-    await sleep(200);
+    await waitFor('the quick input to close', async () => !(await quickInputVisible()), 2000, 50).catch(() => {});
   }
 }
 
@@ -290,8 +299,14 @@ async function quickPickTitle() {
 }
 
 /** Types `query` into the mdseek QuickPick and waits until `heading` is listed. */
-async function searchInQuickPick(query, heading, { timeoutMs = 20000, retype = 0 } = {}) {
-  await runCommand('mdseek: Search sections');
+async function searchInQuickPick(query, heading, { timeoutMs = 20000, retype = 0, viaKey = false } = {}) {
+  if (viaKey) {
+    // the default keybinding the extension contributes
+    await closeQuickInput();
+    await page.keyboard.press('Control+Alt+M');
+  } else {
+    await runCommand('mdseek: Search sections');
+  }
   const input = page.locator('.quick-input-widget input.input');
   await input.waitFor({ state: 'visible', timeout: 10000 });
   await waitFor('the mdseek QuickPick', async () => (await quickPickTitle()).startsWith('mdseek: Search sections'), 10000);
@@ -313,39 +328,55 @@ async function searchInQuickPick(query, heading, { timeoutMs = 20000, retype = 0
       }
       // a person would retype the query after a moment
       await input.fill('');
-      await sleep(300);
+      await waitForPickerAnswer('');
       await page.keyboard.type(query, { delay: 10 });
     }
   }
-  // let late (stale) responses land so we assert on the settled list
-  await sleep(400);
+  // the list on screen is the answer to the whole typed query (not to a
+  // prefix typed earlier): ask the extension, the picker stays open
+  await waitForPickerAnswer(query);
   const rows = await quickPickRows();
   const idx = rows.findIndex((r) => r.label === heading);
   if (idx < 0) throw new Error(`"${heading}" disappeared from the QuickPick; listed: ${JSON.stringify(rows.map((r) => r.label))}`);
   return { rows, idx, title: await quickPickTitle() };
 }
 
-/** Moves the QuickPick focus to row `idx` and presses Enter. */
-async function acceptRow(idx) {
+/** Moves the QuickPick focus to row `idx`. */
+async function focusRow(idx) {
   const rows = await quickPickRows();
   const focused = Math.max(0, rows.findIndex((r) => r.focused));
   const delta = idx - focused;
   for (let i = 0; i < Math.abs(delta); i++) await page.keyboard.press(delta > 0 ? 'ArrowDown' : 'ArrowUp');
-  await sleep(150);
+  await waitFor(`row ${idx} focused`, async () => (await quickPickRows()).some((r) => r.focused && r.index === idx), 5000, 50);
+}
+
+/** Moves the QuickPick focus to row `idx` and presses Enter. */
+async function acceptRow(idx) {
+  await focusRow(idx);
   await page.keyboard.press('Enter');
 }
 
 let selfTestNo = 0;
-async function selfTest(args = {}) {
+async function selfTest(args = {}, { keepPicker = false } = {}) {
   const outFile = path.join(tmpRoot, `selftest-${++selfTestNo}.json`);
   const json = JSON.stringify({ ...args, outFile });
   // executed through the real workbench: a keybinding-less hidden command,
   // run via the developer "executeCommand" path of the command palette is not
-  // possible (hidden), so we use a tiny keybinding installed in the settings.
-  await closeQuickInput();
+  // possible (hidden), so we use a tiny keybinding installed in the settings
+  // (it works with the picker open, too).
+  if (!keepPicker) await closeQuickInput();
   fs.writeFileSync(path.join(tmpRoot, 'selftest-args.json'), json);
   await page.keyboard.press('Control+Alt+Shift+F12');
   return waitFor('self-test output', () => (fs.existsSync(outFile) ? JSON.parse(fs.readFileSync(outFile, 'utf8')) : null), 30000);
+}
+
+/** Until the search picker has answered `query` (the extension's own record). */
+async function waitForPickerAnswer(query, timeoutMs = 30000) {
+  return waitFor(`the picker's answer to "${query}"`, async () => {
+    const st = await selfTest({}, { keepPicker: true });
+    const p = st.picker;
+    return p && p.value === query && p.settled ? p : null;
+  }, timeoutMs, 100);
 }
 
 async function openFile(rel) {
@@ -356,7 +387,10 @@ async function openFile(rel) {
   await input.fill(rel);
   const base = path.basename(rel);
   await page.locator('.quick-input-list .monaco-list-row', { hasText: base }).first().waitFor({ state: 'visible', timeout: 10000 });
-  await sleep(300);
+  await waitFor(`"${base}" focused in Quick Open`, async () => page.evaluate((b) => {
+    const r = document.querySelector('.quick-input-list .monaco-list-row.focused');
+    return !!r && (r.textContent || '').includes(b);
+  }, base), 10000, 50);
   await page.keyboard.press('Enter');
   await waitFor(`editor tab ${base}`, async () => ((await activeTabLabel()) || '').includes(base), 10000);
   await page.locator('.editor-group-container.active .monaco-editor textarea').first().focus().catch(() => {});
@@ -603,6 +637,23 @@ async function main() {
     fs.mkdirSync(path.dirname(settingsFile), { recursive: true });
     fs.writeFileSync(settingsFile, JSON.stringify({ ...baseSettings, ...extra, 'mdseek.server.command': serverCommand }, null, 2));
   };
+  /** Replaces the user settings by typing into settings.json and saving, as a
+   * user does (code-server does not pick up a file written behind its back). */
+  const editSettingsInUI = async (settings) => {
+    await runCommand('Preferences: Open User Settings (JSON)');
+    await waitFor('settings.json editor', async () => ((await activeTabLabel()) || '').includes('settings.json'), 10000);
+    const ed = page.locator('.editor-group-container.active .monaco-editor textarea').first();
+    await ed.focus();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.press('Delete');
+    await page.keyboard.insertText(JSON.stringify(settings, null, 2));
+    await shot('settings-edited');
+    await page.keyboard.press('Control+S');
+    await waitFor('settings.json saved', () => {
+      try { return JSON.stringify(JSON.parse(fs.readFileSync(settingsFile, 'utf8'))) === JSON.stringify(settings); } catch { return false; }
+    }, 10000);
+    await runCommand('View: Close All Editors');
+  };
   const MISSING = path.join(tmpRoot, 'no-such-dir', 'mdseek-missing');
   writeSettings([MISSING, 'serve']);
   // hidden self-test command bound to an unusual chord; args come from a file
@@ -655,7 +706,7 @@ async function main() {
     await toast.waitFor({ state: 'visible', timeout: 60000 });
     const text = (await toast.innerText()).replace(/\s+/g, ' ');
     await shot('missing-server-error');
-    for (const needle of [MISSING, 'pip install mdseek', 'mdseek.server.command']) {
+    for (const needle of [MISSING, 'not on PyPI', 'torch==2.13.0', 'mdseek.server.command']) {
       if (!text.includes(needle)) throw new Error(`error toast lacks "${needle}": ${text}`);
     }
     const label = await mdseekStatusLabel();
@@ -665,23 +716,49 @@ async function main() {
   // dismiss notifications
   await page.evaluate(() => document.querySelectorAll('.notifications-toasts .codicon-notifications-clear, .notifications-toasts .codicon-close').forEach((b) => b.click())).catch(() => {});
 
+  // ---- 1b. a server whose include globs match no file (own scratch index, so
+  // the real one is untouched): the picker's empty state, with the server's note
+  let scratchPids = [];
+  if (spec.emptyState !== false) {
+    await check('no indexed file: the picker shows its empty state', async () => {
+      const starts = (await selfTest({})).clientStarts;
+      await editSettingsInUI({
+        ...baseSettings,
+        'mdseek.server.command': SERVER_CMD,
+        'mdseek.include': ['**/*.no-such-extension'],
+        'mdseek.indexPath': path.join(tmpRoot, 'scratch-index', 'index.sqlite'),
+      });
+      await waitFor('the client restarted for the new settings', async () => (await selfTest({})).clientStarts > starts, 60000, 200);
+      await waitFor('status bar "mdseek: ready"', async () => (await mdseekStatusLabel()) === 'mdseek: ready', READY_TIMEOUT, 200);
+      scratchPids = serverPids();
+      const query = 'what do I do when the main database machine dies';
+      await runCommand('mdseek: Search sections');
+      await page.locator('.quick-input-widget input.input').waitFor({ state: 'visible', timeout: 10000 });
+      await page.keyboard.type(query, { delay: 5 });
+      const answer = await waitForPickerAnswer(query);
+      const rows = await quickPickRows();
+      await shot('empty-state');
+      await clipQuickInput('readme-empty-state.png');
+      await closeQuickInput();
+      if (answer.rows !== 0 || rows.length !== 1 || !rows[0].label.includes('No matching sections')) {
+        throw new Error(`expected the empty-state row, got ${JSON.stringify(rows)}`);
+      }
+      if (answer.note && !(rows[0].aria + rows[0].detail).includes(answer.note)) throw new Error(`the row lacks the server's note "${answer.note}": ${JSON.stringify(rows[0])}`);
+      return `row "${rows[0].label}" — ${rows[0].detail.slice(0, 100)}`;
+    });
+  }
+
   // ---- 2. switch to the real server through the settings editor (the way a
   // user fixes it): the extension must restart the client on the change
   await check('set mdseek.server.command in settings.json (UI) and save', async () => {
-    await runCommand('Preferences: Open User Settings (JSON)');
-    await waitFor('settings.json editor', async () => ((await activeTabLabel()) || '').includes('settings.json'), 10000);
-    const ed = page.locator('.editor-group-container.active .monaco-editor textarea').first();
-    await ed.focus();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.press('Delete');
-    await page.keyboard.insertText(JSON.stringify({ ...baseSettings, 'mdseek.server.command': SERVER_CMD }, null, 2));
-    await shot('settings-edited');
-    await page.keyboard.press('Control+S');
-    await waitFor('settings.json saved', () => {
-      try { return JSON.stringify(JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['mdseek.server.command']) === JSON.stringify(SERVER_CMD); } catch { return false; }
-    }, 10000);
-    await runCommand('View: Close All Editors');
+    const starts = (await selfTest({})).clientStarts;
+    await editSettingsInUI({ ...baseSettings, 'mdseek.server.command': SERVER_CMD });
+    // the status bar may still show the previous server's state: wait for the restart itself
+    await waitFor('the client restarted for the new settings', async () => (await selfTest({})).clientStarts > starts, 60000, 100);
   });
+  if (scratchPids.length) {
+    await waitFor('a new server process for the new settings', () => serverPids().some((p) => !scratchPids.includes(p)), 60000, 100);
+  }
   let sawIndexing = false;
   const seen = new Set();
   // while the index is being built: the picker must say it only has keyword results
@@ -744,6 +821,7 @@ async function main() {
       if (!(k in io)) throw new Error(`initializationOptions lack ${k}: ${JSON.stringify(io)}`);
     }
     if ('server' in io) throw new Error(`initializationOptions must not carry server.*: ${JSON.stringify(io)}`);
+    if (io.documentSymbols !== false) throw new Error(`documentSymbols should be off beside VS Code's markdown outline: ${JSON.stringify(io)}`);
     return `state ${st0.status.state}, ${st0.status.files} files, ${st0.status.chunks} chunks, coverage ${st0.status.coverage}, indexing seen: ${sawIndexing}`;
   });
 
@@ -768,16 +846,14 @@ async function main() {
     const name = `search ${i + 1}: "${c.query}" → ${c.path} # ${c.heading}`;
     await check(name, async () => {
       const expectedLine = headingLineOf(path.join(ws, c.path), c.heading);
-      const { rows, idx, title } = await searchInQuickPick(c.query, c.heading, { timeoutMs: 20000 });
+      const { rows, idx, title } = await searchInQuickPick(c.query, c.heading, { timeoutMs: 20000, viaKey: i === 1 });
+      if (!rows[idx].description.includes(path.basename(c.path))) throw new Error(`row lacks the file name: ${JSON.stringify(rows[idx])}`);
+      // moving the selection previews the section in the editor, the picker keeps the focus
+      await focusRow(idx);
+      await waitFor(`preview of ${path.basename(c.path)} behind the picker`, async () =>
+        ((await activeTabLabel()) || '').includes(path.basename(c.path)) && (await quickInputVisible()), 10000, 100);
       await shot(`search-${i + 1}-results`);
-      if (i === 0) {
-        // a tight picture of the QuickPick for the README
-        const box = await page.locator('.quick-input-widget').boundingBox();
-        if (box) {
-          await page.screenshot({ path: path.join(OUT, 'readme-search.png'),
-            clip: { x: Math.max(0, box.x - 8), y: Math.max(0, box.y - 8), width: box.width + 16, height: box.height + 16 } });
-        }
-      }
+      if (i === 0) await page.screenshot({ path: path.join(OUT, 'readme-search.png') });
       if (c.maxRank && idx + 1 > c.maxRank) throw new Error(`"${c.heading}" is listed at #${idx + 1} (> ${c.maxRank}): ${JSON.stringify(rows.map((r) => r.label))}`);
       const row = rows[idx];
       if (c.breadcrumbIncludes && !row.description.includes(c.breadcrumbIncludes)) throw new Error(`breadcrumb "${row.description}" lacks "${c.breadcrumbIncludes}"`);
@@ -806,6 +882,90 @@ async function main() {
       return `UI rank #${idx + 1}, server rank #${srvIdx + 1} (mode ${st.search.mode}); ${cur.text}; ${orderNote}${title.includes('keyword') ? '; title: ' + title : ''}`;
     });
     await closeQuickInput();
+  }
+
+  // ---- 4b. Escape puts the editor back as it was (the peeked file's tab closes)
+  if ((spec.search || []).length >= 2 && spec.hover && spec.hover.length) {
+    const home = spec.hover[0].path;
+    const c = spec.search[1];
+    await check(`Escape in the picker restores ${path.basename(home)} after previewing ${path.basename(c.path)}`, async () => {
+      await runCommand('View: Close All Editors');
+      await openFile(home);
+      await gotoLine(spec.hover[0].line + 1, 1);
+      const { idx } = await searchInQuickPick(c.query, c.heading, { timeoutMs: 20000 });
+      await focusRow(idx);
+      await waitFor('the preview tab', async () => ((await activeTabLabel()) || '').includes(path.basename(c.path)), 10000, 100);
+      await page.keyboard.press('Escape');
+      await waitFor(`${path.basename(home)} active again`, async () => ((await activeTabLabel()) || '').includes(path.basename(home)), 10000, 100);
+      const cur = await waitFor('cursor back on its line', async () => {
+        const k = await editorCursor();
+        return k && k.line === spec.hover[0].line + 1 ? k : null;
+      }, 5000, 100);
+      const tabsNow = () => page.evaluate(() => [...document.querySelectorAll('.tab')].map((t) => t.getAttribute('aria-label') || t.textContent || ''));
+      const tabs = await waitFor("the previewed file's tab closed", async () => {
+        const t = await tabsNow();
+        return t.some((x) => x.includes(path.basename(c.path))) ? null : t;
+      }, 5000, 100).catch(async () => { throw new Error(`the previewed file's tab stayed open: ${JSON.stringify(await tabsNow())}`); });
+      return `${cur.text}; tabs ${JSON.stringify(tabs.map((t) => t.split(',')[0]))}`;
+    });
+  }
+
+  // ---- 4c. hover on a heading lists related sections (picture for the README)
+  if (spec.relatedHover) {
+    const r = spec.relatedHover;
+    await check(`hover on the heading "${r.heading}" lists related sections`, async () => {
+      const line = headingLineOf(path.join(ws, r.path), r.heading);
+      await openFile(r.path);
+      await gotoLine(line + 1, 4);
+      await page.keyboard.press('Control+K');
+      await page.keyboard.press('Control+I');
+      const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'Related sections' }).first();
+      await hover.waitFor({ state: 'visible', timeout: 15000 });
+      const text = (await hover.innerText()).replace(/\s+/g, ' ');
+      if (r.related && !text.includes(r.related)) throw new Error(`"${r.related}" not among the related sections: ${text.slice(0, 400)}`);
+      await page.waitForFunction(() => {
+        const h = document.querySelector('.monaco-hover:not(.hidden)');
+        return h && getComputedStyle(h).opacity === '1';
+      }, undefined, { timeout: 5000 }).catch(() => {});
+      await page.screenshot({ path: path.join(OUT, 'readme-related-hover.png') });
+      await page.keyboard.press('Escape');
+      return text.slice(0, 160);
+    });
+  }
+
+  // ---- 4d. broken links of files never opened are reported; the quick fix works
+  if (spec.brokenLink) {
+    const b = spec.brokenLink;
+    await check(`a broken anchor in the never-opened ${path.basename(b.path)} is reported and quick-fixed`, async () => {
+      const fileUri = pathToFileURL(path.join(ws, b.path)).toString();
+      const st = await waitFor('the diagnostic of the unopened file', async () => {
+        const r = await selfTest({ diagnostics: true });
+        return (r.diagnostics || []).some((d) => decodeURIComponent(d.uri) === decodeURIComponent(fileUri) && d.line === b.line) ? r : null;
+      }, 60000, 500);
+      const files = new Set(st.diagnostics.map((d) => d.uri.split('/').pop()));
+      await openFile(b.path);
+      const col = linkCharacter(path.join(ws, b.path), b.line, null);
+      await gotoLine(b.line + 1, col + 1);
+      await page.keyboard.press('Control+.');
+      const fix = page.locator('.action-widget .monaco-list-row', { hasText: b.fixTo }).first();
+      await fix.waitFor({ state: 'visible', timeout: 15000 });
+      await shot('quick-fix');
+      await page.screenshot({ path: path.join(OUT, 'readme-quick-fix.png') });
+      // the preferred fix is listed first and focused: Enter applies it
+      const first = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
+      if (!first.includes(b.fixTo)) throw new Error(`the focused quick fix is "${first}", not the nearest heading ${b.fixTo}`);
+      await page.keyboard.press('Enter');
+      const after = await waitFor('the fixed link in the editor', async () => {
+        const r = await selfTest({ diagnostics: true });
+        return r.activeEditor && r.activeEditor.lineText.includes(`#${b.fixTo})`) ? r : null;
+      }, 10000, 200);
+      await waitFor('the diagnostic gone', async () => {
+        const r = await selfTest({ diagnostics: true });
+        return !(r.diagnostics || []).some((d) => decodeURIComponent(d.uri) === decodeURIComponent(fileUri) && d.line === b.line);
+      }, 20000, 300);
+      await page.keyboard.press('Control+Z'); // leave the workspace as it was
+      return `reported in ${[...files].join(', ')}; fixed line: ${after.activeEditor.lineText.trim().slice(0, 100)}`;
+    });
   }
 
   // ---- 5. hover over a link → hover widget shows the target heading
@@ -904,11 +1064,12 @@ async function main() {
         const fresh = serverPids().filter((p) => !pids.includes(p));
         return fresh.length && l === 'mdseek: ready';
       }, READY_TIMEOUT, 200);
+      await waitFor('the restarted client to answer', async () => (await selfTest({})).ok, 30000, 200);
       const q = (spec.search && spec.search[0]) || null;
       if (q) {
         const st = await selfTest({ query: q.query });
         const hits = (st.search && st.search.results) || [];
-        if (!hits.some((h) => h.heading === q.heading)) throw new Error(`search after the restart lacks "${q.heading}": ${JSON.stringify(st.search).slice(0, 300)}`);
+        if (!hits.some((h) => h.heading === q.heading)) throw new Error(`search after the restart lacks "${q.heading}": ${JSON.stringify(st.search ?? st).slice(0, 300)}`);
       }
       await shot('after-restart');
       return `killed ${pids.join(',')}; status: ${seenAfter.join(' → ')}; new server ${serverPids().join(',')}`;

@@ -1,9 +1,13 @@
 -- mdseek for Neovim 0.11+: find markdown sections by meaning.
 --
--- Paste this into your init.lua (or save it as ~/.config/nvim/lsp/mdseek.lua
--- without the last line and call vim.lsp.enable('mdseek') yourself).
--- It needs `mdseek` on your PATH (pip install mdseek); otherwise set `cmd` to
--- e.g. { '/path/to/venv/bin/python', '-m', 'mdseek', 'serve' }.
+-- Save this file unchanged as ~/.config/nvim/lsp/mdseek.lua and add one line
+-- to your init.lua:
+--
+--   vim.lsp.enable('mdseek')
+--
+-- It needs `mdseek` on your PATH (see the README's "Install": mdseek is not
+-- on PyPI, install it from its checkout or a built wheel into a virtualenv);
+-- otherwise set `cmd` below to e.g. { '/path/to/venv/bin/mdseek', 'serve' }.
 --
 -- What you get in markdown buffers:
 --   :lua vim.lsp.buf.workspace_symbol('how do I fail over the database')
@@ -19,21 +23,22 @@
 --   grr / vim.lsp.buf.references() on a heading: the links that point to it
 --   gra / vim.lsp.buf.code_action() on a paragraph or a selection:
 --                                 "Link to related section: ..." inserts a link
---                                 to a section elsewhere about the same thing
+--                                 to a section elsewhere about the same thing;
+--                                 on a broken anchor: the nearest existing heading
 --   completion (<C-x><C-o>, or your completion plugin) after '](' and '[[':
 --                                 sections ranked by meaning, then file names;
 --                                 after '#': the target's headings
---   warnings for broken links
--- The index lives in <root>/.mdseek/index.sqlite and follows your saves.
-
-vim.lsp.config('mdseek', {
+--   warnings for broken links in every indexed file, opened or not
+-- The index lives in ~/.cache/mdseek/indexes/ (or <root>/.mdseek/index.sqlite if
+-- that exists) and follows your saves; `mdseek status <root>` says where.
+return {
   cmd = { 'mdseek', 'serve' },
   filetypes = { 'markdown' },
   -- The workspace is the nearest folder holding one of these.
-  root_markers = { '.mdseek', '.git', '.obsidian' },
-  -- Settings (all optional), sent at start and on request:
-  --   model        sentence-transformers model name or path ('' = bundled all-MiniLM-L6-v2)
-  --   indexPath    index file ('' = <root>/.mdseek/index.sqlite)
+  root_markers = { '.git', '.obsidian', '.mdseek' },
+  -- Settings (all optional), sent when the server asks (workspace/configuration):
+  --   model        sentence-transformers model folder ('' = bundled all-MiniLM-L6-v2)
+  --   indexPath    index file ('' = the default, outside the workspace)
   --   include      globs to index, default { '**/*.md', '**/*.markdown' }
   --   exclude      extra globs to skip (.git, node_modules, .mdseek are always skipped)
   --   maxFileSize  bytes; larger files are skipped (default 5000000)
@@ -45,7 +50,4 @@ vim.lsp.config('mdseek', {
       hoverRelated = 5,
     },
   },
-  init_options = {},
-})
-
-vim.lsp.enable('mdseek')
+}

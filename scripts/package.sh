@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Builds what a user installs, into dist/:
+#   dist/mdseek-<version>-py3-none-any.whl   the server and CLI (python -m build)
+#   dist/mdseek-<version>.vsix               the VS Code extension (vsce)
+# Usage: bash scripts/package.sh        (PYTHON=/path/to/python to pick the interpreter)
+# Needs: python3 with pip (the `build` package is installed into a temporary
+# venv if missing), node 18+ and npm (for the extension).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] && [ -z "${PYTHON:-}" ] && PY=.venv/bin/python
+mkdir -p dist
+
+if ! "$PY" -c 'import build' 2>/dev/null; then
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  "$PY" -m venv "$tmp/venv"
+  "$tmp/venv/bin/python" -m pip install -q build
+  PY="$tmp/venv/bin/python"
+fi
+echo "== wheel ($("$PY" --version))"
+"$PY" -m build --wheel --outdir dist . >dist/build.log 2>&1 || { tail -40 dist/build.log; exit 1; }
+whl=$(ls -t dist/mdseek-*.whl | head -1)
+
+echo "== VS Code extension"
+version=$(node -p "require('./vscode-client/package.json').version")
+(
+  cd vscode-client
+  [ -d node_modules ] || npm ci --no-audit --no-fund >/dev/null
+  npm run --silent package >/dev/null
+)
+cp vscode-client/build/mdseek.vsix "dist/mdseek-$version.vsix"
+
+echo "== built"
+ls -l "$whl" "dist/mdseek-$version.vsix"
+cat <<MSG
+Install (see README "Install"):
+  python3 -m venv ~/.venvs/mdseek
+  ~/.venvs/mdseek/bin/pip install torch==2.13.0
+  ~/.venvs/mdseek/bin/pip install $whl
+  code --install-extension dist/mdseek-$version.vsix
+MSG
