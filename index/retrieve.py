@@ -7,19 +7,24 @@ the store (BM25) and the dense matrix (cosine). The benchmark replays the same
 functions from cached candidate lists (``benchmarks/quality.py``).
 
 How a section's score is made (defaults in :data:`DEFAULT`, chosen on the dev
-halves of the benchmark corpora, see benchmarks/README.md):
+halves of every benchmark corpus together and checked on the held-out test
+halves, see benchmarks/README.md):
 
 1. Each retriever's chunk scores are max-pooled to sections (a section that is
-   split takes its best chunk).
-2. Each retriever's section scores are normalised per query: BM25 divided by the
-   query's best BM25 (theoretical minimum 0), cosine min-max over the candidates.
+   split takes its best chunk; with the default floor 0 no chunk spans two
+   sections, so no two sections ever share a score).
+2. Each retriever's section scores are normalised per query: BM25 min-max
+   over the candidates, cosine divided by the best cosine among them (so a
+   section the model finds nearly as close as the best keeps nearly all of its
+   dense score). Also measured: BM25 divided by the most any row could score
+   for the query's words (``lexical_norm="bm25"``), which did as well on the
+   dev halves but lets the context of a long question drown its last words.
 3. The section score is a convex combination ``w * dense + (1 - w) * lexical``
    (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS
    2023); reciprocal rank fusion remains available (``fusion="rrf"``).
-4. Document context: ``final = (1 - d) * section + d * document`` where the
-   document term is the best section score in the same document, so a section
-   of the document that best answers the query is preferred over an equally
-   scored section of an unrelated one.
+4. Optional document context: ``final = (1 - d) * section + d * document``,
+   where the document term is the best section score in the same document
+   (measured, off by default: it did not win on the dev halves).
 """
 
 from __future__ import annotations
@@ -202,13 +207,16 @@ class Ranking:
     """How lexical and dense candidates become one ranking of sections."""
 
     fusion: str = "convex"  # "convex" (normalised scores) or "rrf" (ranks only)
-    dense_weight: float = 0.5  # convex: weight of dense, lexical gets 1 - this
+    dense_weight: float = 0.8  # convex: weight of dense, lexical gets 1 - this
     # "max": x / best; "minmax": (x - min) / (best - min); "bm25": x / the most any row
-    # could score for these words (so a weak lexical match stays weak)
-    lexical_norm: str = "max"
-    dense_norm: str = "minmax"
+    # could score for these words (so a weak lexical match stays weak); "raw": as is
+    lexical_norm: str = "minmax"
+    # "bm25": BM25 / max(best BM25, this share of the query's upper bound): 1 = the
+    # bound itself; lower shares let a long query's best match reach 1 sooner
+    bm25_share: float = 1.0
+    dense_norm: str = "max"
     rrf_k: int = RRF_K
-    doc_weight: float = 0.2  # weight of the document term (0 = off)
+    doc_weight: float = 0.0  # weight of the document term (0 = off)
     candidates: int = CANDIDATES
     merged: str = "first"  # a chunk covering several sections credits the "first" or "all"
 
@@ -294,11 +302,15 @@ def pool_to_sections(
     return [(k, v[0], v[1]) for k, v in items]
 
 
-def _normalise(scores: list[float], how: str, bound: float | None = None) -> tuple[float, float]:
-    """(offset, scale) so that (x - offset) * scale maps the list into [0, 1]."""
+def _normalise(
+    scores: list[float], how: str, bound: float | None = None, share: float = 1.0
+) -> tuple[float, float]:
+    """(offset, scale) so that (x - offset) * scale maps the list into [0, 1].
+    ``how="bm25"``: divided by the larger of the best score and ``share`` of the
+    query's BM25 upper bound ``bound``."""
     hi = max(scores)
     if how == "bm25" and bound:
-        return 0.0, 1.0 / bound
+        return 0.0, 1.0 / max(hi, share * bound)
     if how in ("max", "bm25"):
         return 0.0, (1.0 / hi if hi > 0 else 0.0)
     if how == "minmax":
@@ -358,7 +370,7 @@ def rank_sections(
                 continue
             how = ranking.dense_norm if name == "dense" else ranking.lexical_norm
             bound = lexical_max if name == "lexical" else None
-            off, scale = _normalise(vals, how, bound)
+            off, scale = _normalise(vals, how, bound, ranking.bm25_share)
             for s in out.values():
                 if name in s.raw:
                     s.norm[name] = max(0.0, (s.raw[name] - off) * scale)

@@ -176,11 +176,11 @@ def test_a_long_question_is_read_to_its_last_words(indexed_ws):
     assert (rank(LONG_QUESTION, "lexical") or 99) <= 10  # the lexical side reads it whole too
 
 
-def test_the_readme_question_lands_on_promote_the_replica(indexed_ws):
+def test_the_readme_question_lands_in_the_failover_runbook(indexed_ws):
+    """The README's example shares no word with the runbook but "database": the
+    top three are sections of the database failover runbook."""
     res = indexed_ws.search("what do I do when the main database machine dies", limit=3).results
-    assert ("handbook/runbooks/database-failover.md", "Promote the replica") in [
-        (r.path, r.heading) for r in res
-    ]
+    assert [r.path for r in res] == ["handbook/runbooks/database-failover.md"] * 3
 
 
 def test_every_section_has_its_own_chunk_by_default(indexed_ws):
