@@ -38,6 +38,7 @@ from .data import (
     load_fixture_queries,
     load_rhdh,
     load_scifact,
+    long_form,
     where_data_should_be,
     write_scifact_workspace,
 )
@@ -97,6 +98,11 @@ def git_commit() -> str | None:
 
 
 # -- corpora --------------------------------------------------------------------
+
+
+def long_queries(qrels: QrelSet) -> QrelSet:
+    """The same questions and judgements, each after a scenario paragraph (data.long_form)."""
+    return QrelSet({q: long_form(q, t) for q, t in qrels.queries.items()}, qrels.docs, qrels.sections)
 
 
 def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
@@ -188,7 +194,11 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
 
     Embedder().load()
     model_load = time.perf_counter() - t_model
-    tp, eng = speed.throughput(docs_root, docs_index, log)
+    if "speed" in parts:
+        tp, eng = speed.throughput(docs_root, docs_index, log)
+    else:  # quality only: the index (reused when the work folder is kept), no timing
+        eng = Engine(docs_root, index_path=docs_index)
+        eng.index()
     res["meta_model"] = {"model_id": eng.model_id, "model_load_seconds": round(model_load, 2), "window": eng.tokenizer.window}
     if "speed" in parts:
         res["speed"]["throughput"] = tp
@@ -197,6 +207,9 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     if "quality" in parts:
         if rh_qrels is not None:
             corpora.append(quality.Corpus("rhdh", "product docs", docs_root, rh_qrels, True, eng))
+            corpora.append(quality.Corpus(
+                "rhdh-long", "product docs, long form", docs_root, long_queries(rh_qrels), True, eng
+            ))  # fmt: skip
         if data is not None:
             try:
                 sf_root, sf_qrels = scifact_workspace(data, work, quick)
@@ -278,15 +291,23 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     return res
 
 
-def update_readme(md: str, meta: dict) -> None:
+QUALITY_START = "<!-- quality:start -->"
+QUALITY_END = "<!-- quality:end -->"
+
+
+def update_readme(md: str, meta: dict, quality_only: bool = False) -> None:
+    """Paste the tables into benchmarks/README.md: a full run's between the results
+    markers, a quality-only run's between the quality markers (its own section)."""
+    start, end = (QUALITY_START, QUALITY_END) if quality_only else (README_START, README_END)
+    title = "## Latest retrieval quality run" if quality_only else "## Latest results"
     text = README.read_text(encoding="utf-8") if README.exists() else ""
-    block = f"{README_START}\n{md}{README_END}"
-    if README_START in text and README_END in text:
-        a = text.index(README_START)
-        b = text.index(README_END) + len(README_END)
+    block = f"{start}\n{md}{end}"
+    if start in text and end in text:
+        a = text.index(start)
+        b = text.index(end) + len(end)
         text = text[:a] + block + text[b:]
     else:
-        text = text.rstrip() + "\n\n## Latest results\n\n" + block + "\n"
+        text = text.rstrip() + f"\n\n{title}\n\n" + block + "\n"
     README.write_text(text, encoding="utf-8")
 
 
@@ -301,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-install", action="store_true", help="never npm-install VS Code's server")
     ap.add_argument("--sizes", default="1000,10000,100000", help="chunks of the scale corpora (speed)")
     args = ap.parse_args(argv)
-    out = args.out or RESULTS
+    quality_only = args.only is not None and set(args.only.split(",")) == {"quality"}
+    # A quality-only run keeps its own results folder, so a full run's speed and
+    # language-server figures stay where they are.
+    out = args.out or (RESULTS / "quality" if quality_only else RESULTS)
     out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="mdseek-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -343,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
 
         plot(lat, out / "latency.png")
     if args.out is None and not args.quick and not args.no_readme:
-        update_readme(md, res["meta"])
+        update_readme(md, res["meta"], quality_only)
     log(f"done in {res['meta']['wall_seconds'] / 60:.1f} min: {out / 'results.md'}")
     return 0
 

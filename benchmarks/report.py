@@ -36,6 +36,7 @@ LEVELS = [
     ("scifact", "doc", "SciFact"),
     ("rhdh", "doc", "docs"),
     ("rhdh", "section", "docs §"),
+    ("rhdh-long", "section", "docs long §"),
     ("fixtures", "section", "fixtures §"),
     ("fixtures-long", "section", "fixtures long §"),
 ]
@@ -102,7 +103,7 @@ def render_quality(q: dict) -> list[str]:
         def cells(r: dict) -> list[str]:
             out = []
             for n, lvl, _ in names:
-                out += [_f(r[f"{n}/{s}"][lvl]["ndcg@10"]) for s in ("dev", "test")]
+                out += [_f(r[f"{n}/{s}"].get(lvl, {}).get("ndcg@10")) for s in ("dev", "test")]
             return out + [_f(r["objective_dev"], 4), _f(r["objective_test"], 4)]
 
         L.append("### One change at a time (nDCG@10, replayed from cached candidates)")
@@ -124,6 +125,29 @@ def render_quality(q: dict) -> list[str]:
         L.append("")
         rows = [[f"{r['knob']} = {r['label']}" + (" *" if r.get("default") else ""), *cells(r)] for r in ab["knobs"]]
         L += table(["knob"] + head[1:], rows)
+        L.append("")
+        L.append("### Tuned on dev, checked on test (mean nDCG@10 over the columns above)")
+        L.append("")
+        L.append(
+            "For each knob: the value best on the dev halves, and what moving the default to it would"
+            " gain on dev and on the held-out test halves."
+        )
+        L.append("")
+        rows = []
+        by_knob: dict[str, list[dict]] = {}
+        for r in ab["knobs"]:
+            by_knob.setdefault(r["knob"], []).append(r)
+        for knob, rs in by_knob.items():
+            default = next((r for r in rs if r.get("default")), None)
+            best = max(rs, key=lambda r: r["objective_dev"])
+            if default is None:
+                continue
+            rows.append([
+                knob, default["label"], best["label"],
+                f"{best['objective_dev'] - default['objective_dev']:+.4f}",
+                f"{best['objective_test'] - default['objective_test']:+.4f}",
+            ])  # fmt: skip
+        L += table(["knob", "default", "best on dev", "gain on dev", "gain on test"], rows)
         L.append("")
     return L
 
