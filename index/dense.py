@@ -97,5 +97,7 @@ class DenseIndex:
             scores = np.where(self.alive, scores, -np.inf)
             k = min(k, len(self._row))
             top = np.argpartition(-scores, k - 1)[:k]
-            top = top[np.argsort(-scores[top])]
+            # best first; equal scores (chunks with the same text share a vector) by row,
+            # so the order never depends on k or on argpartition's choice
+            top = top[np.lexsort((top, -scores[top]))]
             return [(int(self.ids[r]), float(scores[r])) for r in top]
