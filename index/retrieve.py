@@ -315,7 +315,10 @@ def _normalise(
         return 0.0, (1.0 / hi if hi > 0 else 0.0)
     if how == "minmax":
         lo = min(scores)
-        return lo, (1.0 / (hi - lo) if hi > lo else (1.0 if hi > 0 else 0.0))
+        if hi > lo:
+            return lo, 1.0 / (hi - lo)
+        # one candidate, or all equal: each is the best (not the worst)
+        return 0.0, (1.0 / hi if hi > 0 else 0.0)
     if how == "raw":
         return 0.0, 1.0
     raise ValueError(f"unknown normalisation {how!r}")

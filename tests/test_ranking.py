@@ -100,6 +100,16 @@ def test_convex_fusion_uses_how_sure_each_retriever_is():
     assert rrf[0].score == pytest.approx(rrf[1].score)
 
 
+def test_a_lone_lexical_candidate_counts_as_the_best_match():
+    """Min-max over one candidate (a rare word found once) must give it 1, not 0:
+    a small workspace's exact match would otherwise lose to anything dense likes."""
+    lists = {"lexical": [(2, 3.5)], "dense": [(1, 0.5), (2, 0.45)]}
+    ranked = rank_sections(lists, SPANS, Ranking(lexical_norm="minmax", dense_weight=0.8))
+    s = {x.key: x for x in ranked}
+    assert s[(1, 1)].norm["lexical"] == pytest.approx(1.0)
+    assert ranked[0].key == (1, 1)
+
+
 def test_document_term_prefers_the_section_of_the_best_document():
     lists = {"dense": [(1, 0.9), (4, 0.5), (2, 0.5), (3, 0.1)]}
     flat = rank_sections(lists, SPANS, Ranking(doc_weight=0.0, dense_norm="raw"))
