@@ -267,8 +267,11 @@ def _save_tokenizer(st, folder: Path) -> int:
     return window
 
 
-def export_fp32(resolved: str, model_id: str, folder: Path, min_cosine: float = MIN_COSINE) -> Path:
-    """Export, verify and publish ``folder`` (or a rejection manifest there)."""
+def export_fp32(
+    resolved: str, model_id: str, folder: Path, min_cosine: float = MIN_COSINE, fuse: bool = True
+) -> Path:
+    """Export, verify and publish ``folder`` (or a rejection manifest there).
+    ``fuse=False`` keeps the plain traced graph (benchmarks compare the two)."""
     t0 = time.perf_counter()
     st = load_sentence_transformer(resolved)  # torch: the one place it is needed
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
@@ -280,6 +283,8 @@ def export_fp32(resolved: str, model_id: str, folder: Path, min_cosine: float = 
             inputs = _trace(st, tmp / "traced.onnx")
             _external_weights(tmp / "traced.onnx", tmp / "plain.onnx")
             try:
+                if not fuse:
+                    raise ValueError("fusion not asked for")
                 fused = _fuse(st, tmp / "plain.onnx", tmp / "model.onnx")
             except Exception as exc:  # serve the plain graph: slower, same vectors
                 log.info("ONNX graph of %s left unfused: %s", model_id, exc)
