@@ -35,8 +35,10 @@ from .data import (
     QrelSet,
     copy_docs,
     data_dir,
+    load_fixture_queries,
     load_rhdh,
     load_scifact,
+    long_form,
     where_data_should_be,
     write_scifact_workspace,
 )
@@ -98,6 +100,11 @@ def git_commit() -> str | None:
 # -- corpora --------------------------------------------------------------------
 
 
+def long_queries(qrels: QrelSet) -> QrelSet:
+    """The same questions and judgements, each after a scenario paragraph (data.long_form)."""
+    return QrelSet({q: long_form(q, t) for q, t in qrels.queries.items()}, qrels.docs, qrels.sections)
+
+
 def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
     docs, qrels = load_rhdh(data)
     names = None
@@ -109,6 +116,24 @@ def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
     root = work / "rhdh" / "docs"
     copy_docs(docs, root, names)
     return root, qrels
+
+
+def fixtures_workspace(work: Path, quick: bool) -> tuple[Path, QrelSet, QrelSet]:
+    """The fixture handbook and its paraphrase questions, short and long form
+    (quick: two documents)."""
+    src, qrels = load_fixture_queries()
+    _, long = load_fixture_queries(long=True)
+    root = work / "fixtures-quality" / "docs"
+    if quick:
+        docs = sorted({d for q in qrels.queries for d in qrels.docs[q]})[:2]
+        qrels = qrels.subset([q for q in qrels.queries if set(qrels.docs[q]) <= set(docs)])
+        for d in docs:
+            (root / d).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / f"{d}.md", root / f"{d}.md")
+    else:
+        shutil.copytree(src, root, copy_function=shutil.copy2, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".mdseek"))  # fmt: skip
+    return root, qrels, long.subset(list(qrels.queries))
 
 
 def scifact_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
@@ -169,65 +194,48 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
 
     Embedder().load()
     model_load = time.perf_counter() - t_model
-    tp, eng = speed.throughput(docs_root, docs_index, log)
+    if "speed" in parts:
+        tp, eng = speed.throughput(docs_root, docs_index, log)
+    else:  # quality only: the index (reused when the work folder is kept), no timing
+        eng = Engine(docs_root, index_path=docs_index)
+        eng.index()
     res["meta_model"] = {"model_id": eng.model_id, "model_load_seconds": round(model_load, 2), "window": eng.tokenizer.window}
     if "speed" in parts:
         res["speed"]["throughput"] = tp
 
-    replays = {}
-    if "quality" in parts and rh_qrels is not None:
-        log(f"quality: product docs, {len(rh_qrels.queries)} queries")
-        modes = quality.evaluate_modes(eng, rh_qrels, True, log)
-        qv, _ = quality.query_vectors(eng, rh_qrels)
-        rp = quality.Replay(eng, rh_qrels, qv)
-        replays["rhdh"] = rp
-        res["quality"]["rhdh"] = {"modes": modes}
-        res["quality"]["rhdh"]["baselines"] = quality.dense_baselines(docs_root, rh_qrels, eng.embedder, qv, log)
-        res["quality"]["replay_check"] = {"rhdh": quality.check_replay(rp, eng)}
+    corpora: list = []
+    if "quality" in parts:
+        if rh_qrels is not None:
+            corpora.append(quality.Corpus("rhdh", "product docs", docs_root, rh_qrels, True, eng))
+            corpora.append(quality.Corpus(
+                "rhdh-long", "product docs, long form", docs_root, long_queries(rh_qrels), True, eng
+            ))  # fmt: skip
+        if data is not None:
+            try:
+                sf_root, sf_qrels = scifact_workspace(data, work, quick)
+            except DataMissing as exc:
+                res["skipped"].append(f"skipped: {exc}")
+                log(res["skipped"][-1])
+            else:
+                corpora.append(quality.Corpus("scifact", "SciFact", sf_root, sf_qrels, False))
+        fx_root, fx_qrels, fx_long = fixtures_workspace(work, quick)
+        corpora.append(quality.Corpus("fixtures", "fixture paraphrases", fx_root, fx_qrels, True))
+        corpora.append(quality.Corpus("fixtures-long", "fixture paraphrases, long form", fx_root, fx_long, True))
+        res["quality"] = quality.run(corpora, log)
+        sf_root = next((c.root for c in corpora if c.name == "scifact"), None)
 
-    sf_eng = None
-    if "quality" in parts and data is not None:
-        try:
-            sf_root, sf_qrels = scifact_workspace(data, work, quick)
-        except DataMissing as exc:
-            res["skipped"].append(f"skipped: {exc}")
-            log(res["skipped"][-1])
-        else:
-            log(f"quality: SciFact, indexing {sf_root}")
-            sf_eng = Engine(sf_root, index_path=sf_root.parent / "index.sqlite")
-            rep = sf_eng.index()
-            res["quality"]["scifact"] = {
-                "index": {"files": rep.files, "chunks": rep.chunks, "seconds": round(rep.seconds, 1),
-                          "embed_seconds": round(rep.embed_seconds, 1),
-                          "chunks_per_s": round(rep.chunks / rep.seconds, 2) if rep.seconds else None},
-                "published": quality.PUBLISHED_SCIFACT,
-            }  # fmt: skip
-            log(f"  {rep.files} files, {rep.chunks} chunks in {rep.seconds:.0f}s; {len(sf_qrels.queries)} queries")
-            res["quality"]["scifact"]["modes"] = quality.evaluate_modes(sf_eng, sf_qrels, False, log)
-            qv, _ = quality.query_vectors(sf_eng, sf_qrels)
-            replays["scifact"] = quality.Replay(sf_eng, sf_qrels, qv)
-            res["quality"].setdefault("replay_check", {})["scifact"] = quality.check_replay(replays["scifact"], sf_eng)
-
-    if replays:
-        log("quality: ablations (replayed from cached candidate lists)")
-        res["quality"]["ablations"] = quality.ablations(dict(sorted(replays.items(), reverse=True)), log)
-        for rp in replays.values():
-            rp.close()
-    if "quality" in parts and rh_qrels is not None:
-        res["quality"]["floor"] = quality.floor_ablation(
-            docs_root, rh_qrels, work, [0, 40] if quick else [0, 20, 40, 80, 160], log
-        )
     if "quality" in parts:
         roots = {}
-        if "scifact" in res["quality"]:
+        if sf_root is not None:
             roots["SciFact"] = sf_root
         if data_docs is not None:
             roots["product docs"] = docs_root
         roots["fixtures"] = FIXTURES
         log("coverage")
         res["coverage"] = quality.coverage_table(roots, eng.tokenizer, log)
-    if sf_eng is not None:
-        sf_eng.close()
+    for c in corpora:
+        if c.engine is not None and c.engine is not eng:
+            c.engine.close()
 
     if "speed" in parts:
         log("speed: embedding backends side by side (torch, ONNX Runtime)")
@@ -275,23 +283,31 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     eng.close()
 
     res["config"] = {
-        "rrf_k": retrieve.RRF_K,
+        "ranking": retrieve.DEFAULT.to_dict(),
         "fts_weights": list(retrieve.FTS_WEIGHTS),
-        "candidates": retrieve.CANDIDATES,
+        "max_df": retrieve.MAX_DF,
         "chunk_floor": DEFAULT_FLOOR,
     }
     return res
 
 
-def update_readme(md: str, meta: dict) -> None:
+QUALITY_START = "<!-- quality:start -->"
+QUALITY_END = "<!-- quality:end -->"
+
+
+def update_readme(md: str, meta: dict, quality_only: bool = False) -> None:
+    """Paste the tables into benchmarks/README.md: a full run's between the results
+    markers, a quality-only run's between the quality markers (its own section)."""
+    start, end = (QUALITY_START, QUALITY_END) if quality_only else (README_START, README_END)
+    title = "## Latest retrieval quality run" if quality_only else "## Latest results"
     text = README.read_text(encoding="utf-8") if README.exists() else ""
-    block = f"{README_START}\n{md}{README_END}"
-    if README_START in text and README_END in text:
-        a = text.index(README_START)
-        b = text.index(README_END) + len(README_END)
+    block = f"{start}\n{md}{end}"
+    if start in text and end in text:
+        a = text.index(start)
+        b = text.index(end) + len(end)
         text = text[:a] + block + text[b:]
     else:
-        text = text.rstrip() + "\n\n## Latest results\n\n" + block + "\n"
+        text = text.rstrip() + f"\n\n{title}\n\n" + block + "\n"
     README.write_text(text, encoding="utf-8")
 
 
@@ -306,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-install", action="store_true", help="never npm-install VS Code's server")
     ap.add_argument("--sizes", default="1000,10000,100000", help="chunks of the scale corpora (speed)")
     args = ap.parse_args(argv)
-    out = args.out or RESULTS
+    quality_only = args.only is not None and set(args.only.split(",")) == {"quality"}
+    # A quality-only run keeps its own results folder, so a full run's speed and
+    # language-server figures stay where they are.
+    out = args.out or (RESULTS / "quality" if quality_only else RESULTS)
     out.mkdir(parents=True, exist_ok=True)
     work = args.work or Path(tempfile.mkdtemp(prefix="mdseek-bench-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -348,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
 
         plot(lat, out / "latency.png")
     if args.out is None and not args.quick and not args.no_readme:
-        update_readme(md, res["meta"])
+        update_readme(md, res["meta"], quality_only)
     log(f"done in {res['meta']['wall_seconds'] / 60:.1f} min: {out / 'results.md'}")
     return 0
 

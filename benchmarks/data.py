@@ -44,7 +44,11 @@ def where_data_should_be() -> str:
 
 @dataclass
 class QrelSet:
-    """Queries and their judged documents (and, optionally, section lines)."""
+    """Queries and their judged documents (and, optionally, sections).
+
+    A doc id is the file's path relative to the workspace without ``.md``; a
+    judged section is (doc id, 1-based line of its heading), checked against
+    the parsed document (see :func:`resolve_sections`)."""
 
     queries: dict[str, str]
     docs: dict[str, dict[str, int]]  # query id -> doc id -> grade
@@ -107,16 +111,100 @@ def rhdh_dir(data: Path) -> Path:
 
 
 def load_rhdh(data: Path) -> tuple[Path, QrelSet]:
+    """The product docs and their questions. Section qrels are tightened: each
+    judged (doc, line, heading path) must name a section of the parsed document
+    whose heading sits on that line and whose heading path ends like the judged
+    one; a returned section then counts only when it *is* that section."""
     d = rhdh_dir(data)
     queries = {q["_id"]: q["text"] for q in _read_jsonl(d / "queries.jsonl")}
     docs: dict[str, dict[str, int]] = {}
     for qid, did, score in _read_tsv(d / "qrels_doc.tsv"):
         docs.setdefault(qid, {})[did] = int(score)
-    sections: dict[str, list[tuple[str, int]]] = {}
+    judged: dict[str, list[tuple[str, int, tuple[str, ...]]]] = {}
     for row in _read_tsv(d / "qrels_section.tsv"):
-        qid, did, line = row[0], row[1], int(row[2])
-        sections.setdefault(qid, []).append((did, line))
+        qid, did, line, path = row[0], row[1], int(row[2]), row[3]
+        judged.setdefault(qid, []).append((did, line, tuple(p.strip() for p in path.split(" > "))))
+    sections = resolve_sections(d / "docs", judged)
     return d / "docs", QrelSet({q: t for q, t in queries.items() if q in docs}, docs, sections)
+
+
+def resolve_sections(
+    root: Path, judged: dict[str, list[tuple[str, int | None, tuple[str, ...]]]]
+) -> dict[str, list[tuple[str, int]]]:
+    """(doc id, 1-based heading line or None, heading path) -> (doc id, 1-based heading
+    line) of the section it names in the parsed document.
+
+    With a line: the section must start on it, and its heading must equal the
+    path's last part (parent headings are not compared: the data set's paths skip
+    some levels). Without a line: the one section whose heading path ends with
+    the given parts. A judgement that names no section raises: a silent miss
+    would make every system look worse on that query."""
+    from mdseek.index.parse import parse_bytes
+
+    parsed: dict[str, object] = {}
+    out: dict[str, list[tuple[str, int]]] = {}
+    for qid, items in judged.items():
+        for did, line, path in items:
+            doc = parsed.get(did)
+            if doc is None:
+                f = root / f"{did}.md"
+                doc = parsed[did] = parse_bytes(f.read_bytes(), f"{did}.md")
+            secs = doc.sections  # type: ignore[attr-defined]
+            if line is not None:
+                hits = [s for s in secs if s.start_line == line - 1 and s.title == path[-1]]
+            else:
+                hits = [s for s in secs if tuple(s.path[-len(path):]) == path]
+            if len(hits) != 1:
+                raise ValueError(f"qrel of {qid} names {len(hits)} sections: {did} {line} {' > '.join(path)}")
+            out.setdefault(qid, []).append((did, hits[0].start_line + 1))
+    return out
+
+
+# Scenario paragraphs put before a question to make a long query (the question
+# comes last, as people write it). They name no section's subject.
+CONTEXTS = (
+    "Some background first. I joined the platform team a few weeks ago and I am still learning"
+    " my way around the handbook, the runbooks and the tools we use every day. My manager"
+    " suggested I read through the documentation, but there is a lot of it and I keep getting"
+    " lost between the different guides, policies and notes. I tried to find the answer myself"
+    " and asked a couple of colleagues, but everyone was busy this week.",
+    "Context: we had a rough week. There was an incident on Tuesday, a release slipped on"
+    " Wednesday, and half the team was out sick, so I have been covering for people in areas I"
+    " do not normally work on. I am writing everything down so that next time I do not have to"
+    " ask the same thing twice, and I would like to get this right rather than guess.",
+    "I am preparing notes for a new colleague who starts on Monday and will be shadowing me for"
+    " their first month. They will have lots of questions about how we work, our tools and our"
+    " processes, and I want to point them to the right part of the handbook instead of"
+    " explaining from memory, since I am not always sure my memory is current.",
+)
+
+
+def long_form(qid: str, question: str) -> str:
+    """A scenario paragraph (chosen by the query id), then the question."""
+    ctx = CONTEXTS[hashlib.sha1(qid.encode()).digest()[1] % len(CONTEXTS)]
+    return f"{ctx} So my question is: {question}"
+
+
+def load_fixture_queries(
+    kinds: tuple[str, ...] = ("paraphrase",), long: bool = False
+) -> tuple[Path, QrelSet]:
+    """The fixture handbook and its hand-written questions (tests/fixture_queries.json)
+    as a small corpus: by default the paraphrases, which avoid the section's words.
+    A query's id is a hash of its text (stable under reordering). ``long``: each
+    question after a scenario paragraph (:func:`long_form`), same ids and judgements."""
+    spec = json.loads((REPO / "tests" / "fixture_queries.json").read_text(encoding="utf-8"))
+    queries: dict[str, str] = {}
+    docs: dict[str, dict[str, int]] = {}
+    judged: dict[str, list[tuple[str, int | None, tuple[str, ...]]]] = {}
+    for q in spec["queries"]:
+        if q["kind"] not in kinds:
+            continue
+        qid = "fx-" + hashlib.sha1(q["query"].encode()).hexdigest()[:10]
+        did = q["path"].removesuffix(".md")
+        queries[qid] = long_form(qid, q["query"]) if long else q["query"]
+        docs[qid] = {did: 1}
+        judged[qid] = [(did, None, (q["heading"],))]
+    return FIXTURES, QrelSet(queries, docs, resolve_sections(FIXTURES, judged))
 
 
 def copy_docs(src: Path, dest: Path, names: list[str] | None = None) -> list[Path]:

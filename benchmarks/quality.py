@@ -1,24 +1,28 @@
-"""Retrieval quality: SciFact (BEIR) and the product docs, three modes, ablations.
+"""Retrieval quality on every corpus the benchmark has: SciFact (BEIR, document
+level), the product docs (document and section level) and the fixture
+handbook's paraphrase questions (section level).
 
 * The headline numbers run the real product path, ``Engine.search``, query
-  embedding included, with the defaults of :mod:`mdseek.index.retrieve`.
-* Ablations (RRF k, FTS column weights, stemming, pooling, candidates, chunk
-  floor) replay the same pipeline from cached candidate lists (FTS hits and
-  dense hits per query), which is checked to give exactly the
-  ``Engine.search`` ranking for the default configuration. Every ablation is
-  scored on two halves of the queries: ``dev`` (where a choice may be made)
-  and ``test`` (held out, reported), see :func:`benchmarks.data.split_of`.
+  embedding included, with the defaults of :mod:`mdseek.index.retrieve`, beside
+  the plain baseline of :mod:`benchmarks.baseline` on the same queries.
+* Ablations (one change at a time, from mdseek as it was to the default, and
+  each ranking knob around the default) replay the same functions
+  (``Engine.candidates`` then ``retrieve.rank_sections``) from cached candidate
+  lists; the run checks that the replay ranks exactly as ``Engine.search``.
+* Every figure is given for the two halves of the queries, ``dev`` (where a
+  choice may be made) and ``test`` (held out), split by a hash of the query id
+  (:func:`benchmarks.data.split_of`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import shutil
-import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -36,8 +40,14 @@ Log = Callable[[str], None]
 # Published nDCG@10 on the SciFact test split (BEIR leaderboard / MTEB).
 PUBLISHED_SCIFACT = {"BM25": 0.665, "all-MiniLM-L6-v2": 0.645}
 
-# Ranked items: (doc id = file stem, start line, end line), 0-based end-exclusive.
+# Ranked items: (doc id = path without .md, start line, end line), 0-based end-exclusive.
 Hit = tuple[str, int, int]
+
+SPLITS = ("dev", "test")
+
+
+def doc_id(path: str) -> str:
+    return path.removesuffix(".md")
 
 
 # -- metrics ------------------------------------------------------------------
@@ -78,20 +88,18 @@ def doc_gains(hits: Sequence[Hit], rels: dict[str, int]) -> list[float]:
 
 
 def section_gains(hits: Sequence[Hit], qrels: list[tuple[str, int]]) -> list[float]:
-    """A returned span is relevant when it holds a judged section's start line.
-
-    Qrel lines are 1-based; spans are 0-based and end-exclusive. Each judged
-    section is credited once."""
-    left = list(qrels)
+    """A returned section is relevant when it is a judged section: same document,
+    and it starts on the judged heading line (qrel lines are 1-based, hits
+    0-based). Each judged section is credited once."""
+    left = set(qrels)
     out = []
-    for doc, start, end in hits:
-        g = 0.0
-        for j, (qdoc, line1) in enumerate(left):
-            if qdoc == doc and start <= line1 - 1 < end:
-                g = 1.0
-                left.pop(j)
-                break
-        out.append(g)
+    for doc, start, _end in hits:
+        key = (doc, start + 1)
+        if key in left:
+            left.discard(key)
+            out.append(1.0)
+        else:
+            out.append(0.0)
     return out
 
 
@@ -112,17 +120,46 @@ def score_runs(runs: dict[str, list[Hit]], qrels: QrelSet, sections: bool) -> di
         if sections:
             sq = qrels.sections.get(qid, [])
             secs.append(rank_metrics(section_gains(hits, sq), [1.0] * len(sq)))
-    out = {"doc": mean_metrics(docs), "queries": len(docs)}
+    out: dict = {"doc": mean_metrics(docs), "queries": len(docs)}
     if sections:
         out["section"] = mean_metrics(secs)
     return out
+
+
+def score_splits(runs: dict[str, list[Hit]], qrels: QrelSet, sections: bool) -> dict[str, dict]:
+    """:func:`score_runs` on all queries and on each half."""
+    out = {"all": score_runs(runs, qrels, sections)}
+    for split in SPLITS:
+        keep = split_qids(runs, split)
+        out[split] = score_runs({q: runs[q] for q in keep}, qrels, sections)
+    return out
+
+
+# -- corpora --------------------------------------------------------------------
+
+
+@dataclass
+class Corpus:
+    """One evaluation corpus: its workspace, queries, and the level that matters."""
+
+    name: str
+    label: str
+    root: Path
+    qrels: QrelSet
+    sections: bool  # section-level qrels exist
+    engine: Engine | None = None
+    qvecs: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def primary(self) -> str:
+        return "section" if self.sections else "doc"
 
 
 # -- the product path ---------------------------------------------------------
 
 
 def _hits(resp) -> list[Hit]:
-    return [(Path(r.path).stem, r.start_line, r.end_line) for r in resp.results]
+    return [(doc_id(r.path), r.start_line, r.end_line) for r in resp.results]
 
 
 def run_engine(engine: Engine, qrels: QrelSet, mode: str, limit: int = 100) -> tuple[dict, float]:
@@ -139,18 +176,38 @@ def run_engine(engine: Engine, qrels: QrelSet, mode: str, limit: int = 100) -> t
     return runs, float(np.median(times) * 1000) if times else 0.0
 
 
-def evaluate_modes(engine: Engine, qrels: QrelSet, sections: bool, log: Log) -> dict:
+def evaluate_modes(c: Corpus, log: Log) -> dict:
+    """mdseek's three modes through ``Engine.search``, on all queries and each half."""
+    assert c.engine is not None
     out = {}
     for mode in ("hybrid", "lexical", "dense"):
-        runs, ms = run_engine(engine, qrels, mode)
-        out[mode] = score_runs(runs, qrels, sections)
+        runs, ms = run_engine(c.engine, c.qrels, mode)
+        out[mode] = score_splits(runs, c.qrels, c.sections)
         out[mode]["median_query_ms"] = round(ms, 1)
-        m = out[mode]
+        m = out[mode]["all"]
         log(
-            f"    {mode:8} doc nDCG@10 {m['doc']['ndcg@10']:.3f}"
-            + (f"  section nDCG@10 {m['section']['ndcg@10']:.3f}" if sections else "")
+            f"    {c.name} {mode:8} doc nDCG@10 {m['doc']['ndcg@10']:.3f}"
+            + (f"  section nDCG@10 {m['section']['ndcg@10']:.3f}" if c.sections else "")
             + f"  ({ms:.0f} ms/query)"
         )
+    return out
+
+
+def evaluate_baseline(c: Corpus, baseline, log: Log) -> dict:
+    """The plain baseline (benchmarks/baseline.py), three modes. Its query vector is
+    the whole query's (mdseek's own adds a long query's question; short queries,
+    every query of SciFact and the short forms, have the same vector)."""
+    assert c.engine is not None
+    plain = {
+        q: c.qvecs[q] if retrieve.question_of(t) is None else c.engine.embedder.encode_query(t)
+        for q, t in c.qrels.queries.items()
+    }
+    out = {}
+    for mode in ("hybrid", "lexical", "dense"):
+        runs = {q: baseline.search(t, plain[q], mode) for q, t in c.qrels.queries.items()}
+        out[mode] = score_splits(runs, c.qrels, c.sections)
+    m = out["hybrid"]["all"][c.primary]
+    log(f"    {c.name} plain baseline hybrid {c.primary} nDCG@10 {m['ndcg@10']:.3f}")
     return out
 
 
@@ -158,36 +215,47 @@ def evaluate_modes(engine: Engine, qrels: QrelSet, sections: bool, log: Log) -> 
 
 
 @dataclass(frozen=True)
-class Config:
-    rrf_k: int = retrieve.RRF_K
+class Lexical:
+    """How the lexical query is made (the product: stop words out, IDF pruning)."""
+
+    stop_words: bool = True
+    max_df: float = retrieve.MAX_DF
+    first_words: int | None = None  # mdseek before: the first 32 distinct words only
     weights: tuple[float, float, float] = retrieve.FTS_WEIGHTS
-    stemming: bool = True
-    pooling: str = "max"  # max (a chunk credits every section it covers), max-first, sum
-    candidates: int = retrieve.CANDIDATES
-    lexical_weight: float = 1.0  # weight of the lexical list in RRF (dense = 1)
+    question: bool = True  # a long query's question counts twice (lexical and dense)
+
+
+@dataclass(frozen=True)
+class Config:
+    ranking: retrieve.Ranking = retrieve.DEFAULT
+    lexical: Lexical = Lexical()
+    floor: int | None = None  # None: the default index; else an index chunked with this floor
+    # Vector pseudo-relevance feedback (Rocchio): the query vector plus ``beta`` times
+    # the mean of its ``n`` best dense chunks, renormalised; (n, beta) or None (off).
+    # Measured here only: it did not win on the dev halves, so the product has none.
+    prf: tuple[int, float] | None = None
+
+    def but(self, **kw) -> Config:
+        """A copy with ranking or lexical fields changed (``dense_weight=.6``, ``max_df=1``)."""
+        rk = {k: v for k, v in kw.items() if k in retrieve.Ranking.__dataclass_fields__}
+        lx = {k: v for k, v in kw.items() if k in Lexical.__dataclass_fields__}
+        other = {k: v for k, v in kw.items() if k not in rk and k not in lx}
+        return dataclasses.replace(
+            self,
+            ranking=dataclasses.replace(self.ranking, **rk),
+            lexical=dataclasses.replace(self.lexical, **lx),
+            **other,
+        )
 
 
 DEFAULT = Config()
-
-
-def _pool(ranked, info, pooling: str):
-    if pooling == "max":
-        return retrieve.pool_to_sections(ranked, info)
-    if pooling == "max-first":
-        return retrieve.pool_to_sections(ranked, {c: (d, f, f) for c, (d, f, _) in info.items()})
-    if pooling == "sum":
-        acc: dict = {}
-        for order, (cid, score) in enumerate(ranked):
-            span = info.get(cid)
-            if span is None:
-                continue
-            d, f, last = span
-            for o in range(f, last + 1):
-                s, c, first = acc.get((d, o), (0.0, cid, order))
-                acc[(d, o)] = (s + score, c, first)
-        items = sorted(acc.items(), key=lambda kv: (-kv[1][0], kv[1][2], kv[0]))
-        return [(k, v[0], v[1]) for k, v in items]
-    raise ValueError(pooling)
+# mdseek before retrieval v2: 40-token merge floor, every covered section credited,
+# the first 32 distinct words (stop words included), reciprocal rank fusion.
+BEFORE = Config(
+    ranking=retrieve.Ranking(fusion="rrf", doc_weight=0.0, merged="all"),
+    lexical=Lexical(stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)),
+    floor=40,
+)
 
 
 class Replay:
@@ -205,74 +273,93 @@ class Replay:
             for r in db.execute("SELECT id, doc_id, section_first, section_last FROM chunks")
         }
         self.sections = {
-            (s.doc_id, s.ordinal): (Path(s.path).stem, s.start_line, s.end_line)
+            (s.doc_id, s.ordinal): (doc_id(s.path), s.start_line, s.end_line)
             for s in engine.store.all_sections()
         }
-        self._lex: dict[tuple, dict[str, list]] = {}
-        self._dense: dict[str, list] | None = None
-        self._nostem: sqlite3.Connection | None = None
+        self._lex: dict[Lexical, dict[str, tuple[list, float | None]]] = {}
+        self._dense: dict[tuple, dict[str, list]] = {}
+        self._plain: dict[str, np.ndarray] = {}
+        self._prf: dict[tuple, np.ndarray] = {}
 
-    def close(self) -> None:
-        if self._nostem is not None:
-            self._nostem.close()
+    def terms(self, text: str, lx: Lexical) -> retrieve.QueryTerms:
+        if lx == Lexical(weights=lx.weights):
+            return self.engine.lexical_terms(text)  # the product's own analysis
+        if lx.first_words is not None:
+            text = " ".join(retrieve.query_words(text)[: lx.first_words])
+        words = retrieve.query_words(text)
+        df = self.engine.store.term_doc_freq(words) if len(words) > 1 else None
+        return retrieve.analyse_query(
+            text,
+            doc_freq=df,
+            rows=self.engine._chunk_count(),
+            max_df=lx.max_df,
+            stop_words=retrieve.STOP_WORDS if lx.stop_words else frozenset(),
+            question=lx.question,
+        )
 
-    # FTS without stemming: a copy of the FTS table with the plain unicode61 tokenizer.
-    def _nostem_db(self) -> sqlite3.Connection:
-        if self._nostem is None:
-            db = sqlite3.connect(":memory:")
-            db.execute(
-                "CREATE VIRTUAL TABLE chunks_fts USING fts5(title, headings, body,"
-                " tokenize = 'unicode61 remove_diacritics 2')"
-            )
-            rows = self.engine.store.db.execute(
-                "SELECT rowid, title, headings, body FROM chunks_fts"
-            ).fetchall()
-            db.executemany("INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?,?,?,?)", rows)
-            self._nostem = db
-        return self._nostem
-
-    def lexical(self, weights, stemming: bool) -> dict[str, list]:
-        key = (tuple(weights), stemming)
-        if key not in self._lex:
-            w = ", ".join(str(float(x)) for x in weights)
+    def lexical(self, lx: Lexical) -> dict[str, tuple[list, float | None]]:
+        """query id -> (FTS hits, the query's BM25 upper bound)."""
+        if lx not in self._lex:
             out = {}
             for qid, text in self.qrels.queries.items():
-                match = retrieve.fts_query(text)
-                if stemming:
-                    out[qid] = self.engine.store.fts_search(match, self.MAX_CANDIDATES, weights)
-                elif match:
-                    rows = self._nostem_db().execute(
-                        f"SELECT rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts"
-                        " WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
-                        (match, self.MAX_CANDIDATES),
-                    ).fetchall()
-                    out[qid] = [(int(r[0]), -float(r[1])) for r in rows]
-                else:
-                    out[qid] = []
-            self._lex[key] = out
-        return self._lex[key]
+                terms = self.terms(text, lx)
+                hits = self.engine.store.fts_search(terms.match(), self.MAX_CANDIDATES, lx.weights)
+                out[qid] = (hits, terms.bm25_max)
+            self._lex[lx] = out
+        return self._lex[lx]
 
-    def dense(self) -> dict[str, list]:
-        if self._dense is None:
+    def qvec(self, qid: str, question: bool, prf: tuple[int, float] | None = None) -> np.ndarray:
+        """The query vector (``question``: as the engine makes it, else the whole
+        text's only; ``prf``: moved towards its best dense chunks, see :class:`Config`)."""
+        text = self.qrels.queries[qid]
+        if question or retrieve.question_of(text) is None:
+            q = self.qvecs[qid]
+        else:
+            if qid not in self._plain:
+                self._plain[qid] = self.engine.embedder.encode_query(text)
+            q = self._plain[qid]
+        if prf is None:
+            return q
+        key = (qid, question, prf)
+        if key not in self._prf:
+            n, beta = prf
             self.engine._sync_dense()
-            self._dense = {
-                qid: self.engine.dense.search(self.qvecs[qid], self.MAX_CANDIDATES)
+            top = [self.engine.dense.vector(cid) for cid, _ in self.engine.dense.search(q, n)]
+            v = q + beta * np.mean(top, axis=0)
+            self._prf[key] = (v / np.linalg.norm(v)).astype(np.float32)
+        return self._prf[key]
+
+    def dense(self, question: bool = True, prf: tuple[int, float] | None = None) -> dict[str, list]:
+        if (question, prf) not in self._dense:
+            self.engine._sync_dense()
+            self._dense[(question, prf)] = {
+                qid: self.engine.dense.search(self.qvec(qid, question, prf), self.MAX_CANDIDATES)
                 for qid in self.qrels.queries
             }
-        return self._dense
+        return self._dense[(question, prf)]
 
     def run(self, cfg: Config, mode: str, qids: list[str] | None = None, limit: int = 100) -> dict:
-        lex = self.lexical(cfg.weights, cfg.stemming) if mode in ("hybrid", "lexical") else None
-        den = self.dense() if mode in ("hybrid", "dense") else None
+        rk = cfg.ranking
+        k = rk.candidates
+        lex = self.lexical(cfg.lexical) if mode in ("hybrid", "lexical") else None
+        question = cfg.lexical.question
+        den = self.dense(question, cfg.prf) if mode in ("hybrid", "dense") else None
         runs = {}
         for qid in qids if qids is not None else list(self.qrels.queries):
             lists = {}
+            extra = {}
+            bound = None
             if lex is not None:
-                lists["lexical"] = _pool(lex[qid][: cfg.candidates], self.info, cfg.pooling)
+                hits, bound = lex[qid]
+                lists["lexical"] = hits[:k]
             if den is not None:
-                lists["dense"] = _pool(den[qid][: cfg.candidates], self.info, cfg.pooling)
-            fused = retrieve.rrf(lists, k=cfg.rrf_k, weights={"lexical": cfg.lexical_weight})
-            runs[qid] = [self.sections[f.key] for f in fused[:limit] if f.key in self.sections]
+                lists["dense"] = den[qid][:k]
+                if lex is not None:
+                    seen = {cid for cid, _ in lists["dense"]}
+                    ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
+                    extra["dense"] = self.engine.dense.scores(self.qvec(qid, question, cfg.prf), ids)
+            ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
+            runs[qid] = [self.sections[f.key] for f in ranked[:limit] if f.key in self.sections]
         return runs
 
 
@@ -284,121 +371,194 @@ def check_replay(replay: Replay, engine: Engine, n: int = 25) -> dict[str, str]:
         mine = replay.run(DEFAULT, mode, qids, limit=20)
         same = 0
         for qid in qids:
-            resp = engine.search(
-                replay.qrels.queries[qid],
-                limit=20,
-                mode=mode,
-                seed_vector=replay.qvecs[qid] if mode != "lexical" else None,
-            )
+            resp = engine.search(replay.qrels.queries[qid], limit=20, mode=mode)
             same += _hits(resp) == mine[qid]
         out[mode] = f"{same}/{len(qids)}"
     return out
 
 
-def _objective(res: dict, name: str) -> float:
-    m = res[name]
-    vals = [m["doc"]["ndcg@10"]]
-    if "section" in m:
-        vals.append(m["section"]["ndcg@10"])
-    return sum(vals) / len(vals)
+class Bench:
+    """Every corpus's replays (one per chunk floor), for ablations and tuning."""
+
+    def __init__(self, corpora: list[Corpus], replays: dict[tuple[str, int | None], Replay]):
+        self.corpora = corpora
+        self.replays = replays
+        self.splits = {c.name: {s: split_qids(c.qrels.queries, s) for s in SPLITS} for c in corpora}
+
+    def score(self, cfg: Config, mode: str = "hybrid") -> dict[str, dict]:
+        """corpus -> split -> {"doc": {...}, "section": {...}}."""
+        out: dict[str, dict] = {}
+        for c in self.corpora:
+            rp = self.replays.get((c.name, cfg.floor)) or self.replays[(c.name, None)]
+            out[c.name] = {}
+            for split in SPLITS:
+                runs = rp.run(cfg, mode, self.splits[c.name][split])
+                out[c.name][split] = score_runs(runs, c.qrels, c.sections)
+        return out
+
+    def objective(self, scores: dict[str, dict], split: str = "dev") -> float:
+        """Mean nDCG@10 over the corpora at their primary level, plus the product
+        docs at document level (so the section win cannot cost the document one)."""
+        vals = []
+        for c in self.corpora:
+            m = scores[c.name][split]
+            if not m.get(c.primary):  # a half without queries (--quick)
+                continue
+            vals.append(m[c.primary]["ndcg@10"])
+            if c.sections and c.name == "rhdh":
+                vals.append(m["doc"]["ndcg@10"])
+        return sum(vals) / len(vals) if vals else 0.0
 
 
-def ablations(replays: dict[str, Replay], log: Log) -> dict:
-    """Score each knob's values (others at their defaults) on dev and held-out test halves."""
-    sets = {
-        name: {s: split_qids(r.qrels.queries, s) for s in ("dev", "test")}
-        for name, r in replays.items()
-    }
-    weights = [(1.0, 1.0, 1.0), (2.0, 4.0, 1.0), (1.0, 2.0, 1.0), (2.0, 2.0, 1.0), (4.0, 8.0, 1.0), (8.0, 16.0, 1.0), (0.5, 1.0, 1.0)]
-    knobs: list[tuple[str, list[tuple[str, Config]], tuple[str, ...]]] = [
-        ("rrf_k", [(str(k), Config(rrf_k=k)) for k in (1, 5, 10, 20, 30, 60, 100, 200)], ("hybrid",)),
-        (
-            "fts_weights",
-            [("/".join(f"{x:g}" for x in w), Config(weights=w)) for w in weights],
-            ("lexical", "hybrid"),
-        ),
-        ("stemming", [("porter", Config()), ("none", Config(stemming=False))], ("lexical", "hybrid")),
-        ("pooling", [(p, Config(pooling=p)) for p in ("max", "max-first", "sum")], ("lexical", "dense", "hybrid")),
-        ("candidates", [(str(c), Config(candidates=c)) for c in (50, 100, 200, 300)], ("hybrid",)),
-        ("lexical_weight", [(f"{w:g}", Config(lexical_weight=w)) for w in (0.5, 0.75, 1.0, 1.5, 2.0)], ("hybrid",)),
-    ]
-    rows = []
+def _row(label: str, scores: dict, bench: Bench, **extra) -> dict:
+    row: dict = {"label": label, **extra}
+    for c in bench.corpora:
+        for split in SPLITS:
+            m = scores[c.name][split]
+            row[f"{c.name}/{split}"] = {
+                lvl: {k: m[lvl][k] for k in ("ndcg@10", "recall@10", "mrr@10")}
+                for lvl in ("doc", "section")
+                if m.get(lvl)  # empty when a half has no query (--quick)
+            }
+    row["objective_dev"] = round(bench.objective(scores, "dev"), 4)
+    row["objective_test"] = round(bench.objective(scores, "test"), 4)
+    return row
+
+
+# One change at a time, from mdseek before retrieval v2 to the default.
+_D = retrieve.DEFAULT
+CHAIN: list[tuple[str, dict]] = [
+    ("mdseek before: floor 40, first 32 words, RRF k=60", {}),
+    ("+ every query word (no 32-word cap)", {"first_words": None}),
+    ("+ merged chunk credits its first section only", {"merged": "first"}),
+    ("+ floor 0: every section its own vector", {"floor": None}),
+    ("+ stop words left out", {"stop_words": True}),
+    ("+ words in over half the chunks left out", {"max_df": retrieve.MAX_DF}),
+    ("+ a long query's question counts twice", {"question": True}),
+    ("+ convex fusion of normalised scores", {
+        "fusion": "convex", "dense_weight": _D.dense_weight, "lexical_norm": _D.lexical_norm,
+        "dense_norm": _D.dense_norm, "bm25_share": _D.bm25_share, "doc_weight": _D.doc_weight,
+    }),
+]  # fmt: skip
+
+# Each knob around the default (the others at their defaults).
+KNOBS: list[tuple[str, list]] = [
+    ("fusion", [("rrf k=60", {"fusion": "rrf"}), ("convex", {})]),
+    ("rrf_k (rrf fusion)", [(str(k), {"fusion": "rrf", "rrf_k": k}) for k in (10, 30, 60)]),
+    ("dense_weight", [(f"{w:g}", {"dense_weight": w}) for w in (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]),
+    ("lexical_norm", [
+        ("minmax", {}), ("max", {"lexical_norm": "max"}), ("bm25 bound", {"lexical_norm": "bm25"}),
+        ("bm25 bound, dense weight 0.4", {"lexical_norm": "bm25", "dense_weight": 0.4}),
+        ("bm25 0.3 x bound, dense weight 0.7", {"lexical_norm": "bm25", "bm25_share": 0.3, "dense_weight": 0.7}),
+    ]),
+    ("dense_norm", [(n, {"dense_norm": n}) for n in ("max", "minmax", "raw")]),
+    ("doc_weight (document term)", [(f"{w:g}", {"doc_weight": w}) for w in (0.0, 0.1, 0.2, 0.3)]),
+    ("candidates", [(str(k), {"candidates": k}) for k in (50, 100, 200)]),
+    ("max_df (IDF pruning)", [(f"{x:g}", {"max_df": x}) for x in (0.05, 0.1, 0.2, 0.5, 1.0)]),
+    ("stop_words", [("out", {}), ("kept", {"stop_words": False})]),
+    ("question counts twice", [("on", {}), ("off", {"question": False})]),
+    ("fts_weights", [("/".join(f"{x:g}" for x in w), {"weights": w}) for w in ((1.0, 1.0, 1.0), (2.0, 4.0, 1.0), (1.0, 2.0, 1.0))]),
+    ("chunk floor", [("0", {}), ("40", {"floor": 40})]),
+    ("vector PRF (Rocchio: top n, beta)", [("off", {}), *((f"{n}, {b:g}", {"prf": (n, b)}) for n, b in ((3, 0.3), (5, 0.5), (10, 0.5)))]),
+]  # fmt: skip
+
+
+def ablations(bench: Bench, log: Log) -> dict:
+    """The chain (one change at a time) and every knob around the default,
+    hybrid, on each corpus and half; plus each mode of the default."""
     t0 = time.perf_counter()
-    for knob, values, modes in knobs:
-        for mode in modes:
-            for label, cfg in values:
-                row: dict = {"knob": knob, "value": label, "mode": mode, "default": cfg == DEFAULT}
-                for name, rp in replays.items():
-                    sec = bool(rp.qrels.sections)
-                    for split in ("dev", "test"):
-                        runs = rp.run(cfg, mode, sets[name][split])
-                        res = score_runs(runs, rp.qrels, sec)
-                        row[f"{name}/{split}"] = {
-                            "doc_ndcg@10": res["doc"]["ndcg@10"],
-                            **({"section_ndcg@10": res["section"]["ndcg@10"]} if sec else {}),
-                            "doc_recall@100": res["doc"]["recall@100"],
-                        }
-                rows.append(row)
-    log(f"  ablations: {len(rows)} configurations in {time.perf_counter() - t0:.0f}s")
-    # The choice: per knob and mode, the value with the best mean nDCG@10 over corpora on dev.
-    choices = []
-    for knob, _values, modes in knobs:
-        for mode in modes:
-            cand = [r for r in rows if r["knob"] == knob and r["mode"] == mode]
-
-            def dev_score(r, split="dev"):
-                vals = []
-                for name in replays:
-                    m = r[f"{name}/{split}"]
-                    vals.append(m["doc_ndcg@10"])
-                    if "section_ndcg@10" in m:
-                        vals.append(m["section_ndcg@10"])
-                return sum(vals) / len(vals)
-
-            best = max(cand, key=dev_score)
-            default = next((r for r in cand if r["default"]), None)
-            choices.append(
-                {
-                    "knob": knob,
-                    "mode": mode,
-                    "best_on_dev": best["value"],
-                    "dev_gain": round(dev_score(best) - dev_score(default), 4) if default else None,
-                    "test_gain": round(dev_score(best, "test") - dev_score(default, "test"), 4)
-                    if default
-                    else None,
-                    "default": default["value"] if default else None,
-                }
-            )
-    return {"rows": rows, "choices": choices}
+    chain = []
+    cfg = BEFORE
+    for label, change in CHAIN:
+        cfg = cfg.but(**change)
+        chain.append(_row(label, bench.score(cfg), bench))
+    if cfg != DEFAULT:
+        raise RuntimeError(f"the ablation chain does not end at the default: {cfg} != {DEFAULT}")
+    knobs = []
+    for knob, values in KNOBS:
+        for label, change in values:
+            c = DEFAULT.but(**change)
+            knobs.append(_row(label, bench.score(c), bench, knob=knob, default=c == DEFAULT))
+    modes = [_row(mode, bench.score(DEFAULT, mode), bench) for mode in ("lexical", "dense")]
+    log(f"  ablations: {len(chain) + len(knobs) + len(modes)} configurations in {time.perf_counter() - t0:.0f}s")
+    return {"chain": chain, "knobs": knobs, "modes": modes}
 
 
-def floor_ablation(root: Path, qrels: QrelSet, work: Path, floors: Sequence[int], log: Log) -> list[dict]:
-    """Lexical-only quality for other chunk floors (no re-embedding: FTS only)."""
-    out = []
-    for floor in floors:
-        idx = work / f"floor-{floor}.sqlite"
-        eng = Engine(root, index_path=idx, chunk_floor=floor)
-        try:
-            eng.index(embed=False)
-            runs = {}
-            for split in ("dev", "test"):
-                sub = qrels.subset(split_qids(qrels.queries, split))
-                runs, _ = run_engine(eng, sub, "lexical")
-                res = score_runs(runs, sub, bool(qrels.sections))
-                out.append(
-                    {
-                        "floor": floor,
-                        "split": split,
-                        "chunks": eng.store.counts()["chunks"],
-                        "doc_ndcg@10": res["doc"]["ndcg@10"],
-                        "section_ndcg@10": res.get("section", {}).get("ndcg@10"),
-                    }
-                )
-        finally:
-            eng.close()
-            for f in work.glob(f"floor-{floor}.sqlite*"):
-                f.unlink()
-    log(f"  chunk floor (lexical only): {len(floors)} floors")
+# -- the whole quality part ----------------------------------------------------
+
+
+def _copy_index(src: Path, dest: Path) -> None:
+    """Copy an SQLite index consistently (WAL included)."""
+    import sqlite3
+
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    s = sqlite3.connect(str(src))
+    d = sqlite3.connect(str(dest))
+    with d:
+        s.backup(d)
+    s.close()
+    d.close()
+
+
+def floor_engine(c: Corpus, floor: int, log: Log) -> Engine:
+    """The corpus indexed with another chunk floor: a copy of its index re-chunked
+    (vectors are keyed by text, so only chunks whose text changed are embedded)."""
+    assert c.engine is not None
+    idx = c.engine.index_path.parent / f"index-floor{floor}.sqlite"
+    if not idx.exists():
+        _copy_index(c.engine.index_path, idx)
+    eng = Engine(c.root, index_path=idx, chunk_floor=floor)
+    rep = eng.index()
+    log(f"  {c.name}: floor {floor} index, {rep.chunks} chunks ({rep.embedded} embedded)")
+    return eng
+
+
+def run(corpora: list[Corpus], log: Log) -> dict:
+    """Index each corpus (or reuse its index), run the product path and the plain
+    baseline on it, then the ablations over every corpus together."""
+    from .baseline import PlainBaseline
+
+    out: dict = {"corpora": {}, "replay_check": {}}
+    replays: dict[tuple[str, int | None], Replay] = {}
+    engines: dict[Path, Engine] = {c.root: c.engine for c in corpora if c.engine is not None}
+    floor_engines: dict[Path, Engine] = {}
+    for c in corpora:
+        t0 = time.perf_counter()
+        if c.engine is None:
+            c.engine = engines.get(c.root) or Engine(c.root, index_path=c.root.parent / "index.sqlite")
+            engines[c.root] = c.engine
+        rep = c.engine.index()
+        if rep.lexical_only_reason:
+            raise RuntimeError(rep.lexical_only_reason)
+        log(f"quality: {c.label}, {rep.files} files, {rep.chunks} chunks ({rep.embedded} embedded,"
+            f" {time.perf_counter() - t0:.0f}s); {len(c.qrels.queries)} queries")  # fmt: skip
+        r = out["corpora"][c.name] = {
+            "label": c.label,
+            "queries": len(c.qrels.queries),
+            "levels": ["doc", "section"] if c.sections else ["doc"],
+            "index": {"files": rep.files, "chunks": rep.chunks, "sections": c.engine.store.counts()["sections"]},
+        }
+        c.qvecs, _ = query_vectors(c.engine, c.qrels)
+        r["modes"] = evaluate_modes(c, log)
+        bl = PlainBaseline(c.root, c.engine.embedder.encode, c.root.parent / "baseline-vectors.npz")
+        r["baseline"] = evaluate_baseline(c, bl, log)
+        r["baseline"]["vectors"] = len(bl.items)
+        bl.close()
+        if c.name == "rhdh":
+            r["dense_baselines"] = dense_baselines(c.root, c.qrels, c.engine.embedder, c.qvecs, log)
+        replays[(c.name, None)] = rp = Replay(c.engine, c.qrels, c.qvecs)
+        out["replay_check"][c.name] = check_replay(rp, c.engine)
+        if c.root not in floor_engines:
+            floor_engines[c.root] = floor_engine(c, 40, log)
+        replays[(c.name, 40)] = Replay(floor_engines[c.root], c.qrels, c.qvecs)
+    if corpora:
+        log("quality: ablations (replayed from cached candidate lists)")
+        bench = Bench(corpora, replays)
+        out["ablations"] = ablations(bench, log)
+        base = {c.name: out["corpora"][c.name]["baseline"]["hybrid"] for c in corpora}
+        out["ablations"]["baseline"] = _row("plain baseline", base, bench)
+    for e in floor_engines.values():
+        e.close()
     return out
 
 
@@ -466,12 +626,12 @@ def coverage_table(roots: dict[str, Path], tok, log: Log) -> dict:
 
 def dense_baselines(root: Path, qrels: QrelSet, embedder, qvecs: dict[str, np.ndarray], log: Log) -> dict:
     """Dense retrieval a user could build in an afternoon, with the same model:
-    one vector per document, and one per 1,200-character chunk (max-pooled to documents;
-    a chunk's line span is its section-level hit)."""
+    one vector per document, and one per 1,200-character chunk (max-pooled to
+    documents). Document level only: neither returns sections."""
     docs = []
     for f in scan(root, FileFilter()):
         doc = parse_bytes(f.path.read_bytes(), f.rel)
-        docs.append((Path(f.rel).stem, doc))
+        docs.append((doc_id(f.rel), doc))
     out = {}
     t0 = time.perf_counter()
     # One vector per whole document (the model reads its first window of tokens).
@@ -493,7 +653,7 @@ def dense_baselines(root: Path, qrels: QrelSet, embedder, qvecs: dict[str, np.nd
     for qid in qrels.queries:
         order = np.argsort(-(mat @ qvecs[qid]))[:300]
         runs[qid] = [(pieces[i][0], pieces[i][1], pieces[i][2]) for i in order]
-    res = score_runs(runs, qrels, bool(qrels.sections))
+    res = score_runs(runs, qrels, False)
     res["vectors"] = len(pieces)
     out["fixed_1200_chars"] = res
     log(f"  dense baselines: {len(docs)} + {len(pieces)} vectors in {time.perf_counter() - t0:.0f}s")
@@ -506,7 +666,7 @@ def query_vectors(engine: Engine, qrels: QrelSet) -> tuple[dict[str, np.ndarray]
     times = []
     for qid, text in qrels.queries.items():
         t0 = time.perf_counter()
-        out[qid] = engine.embedder.encode_query(text)
+        out[qid] = engine.query_vector(text)
         times.append(time.perf_counter() - t0)
     return out, times
 

@@ -31,6 +31,127 @@ def table(head: list[str], rows: list[list]) -> list[str]:
     return out
 
 
+# (corpus, level, column label) of the quality tables, in order.
+LEVELS = [
+    ("scifact", "doc", "SciFact"),
+    ("rhdh", "doc", "docs"),
+    ("rhdh", "section", "docs §"),
+    ("rhdh-long", "section", "docs long §"),
+    ("fixtures", "section", "fixtures §"),
+    ("fixtures-long", "section", "fixtures long §"),
+]
+
+
+def _split_cells(m: dict, level: str) -> list[str]:
+    out = []
+    for split in ("dev", "test"):
+        d = m.get(split, {}).get(level)
+        out += [_f(d["ndcg@10"]), _f(d["recall@10"]), _f(d["mrr@10"])] if d else ["–"] * 3
+    return out
+
+
+def render_quality(q: dict) -> list[str]:
+    corpora = q.get("corpora", {})
+    if not corpora:
+        return []
+    L = ["### Retrieval quality (the product path: `Engine.search`, query embedding included)", ""]
+    L.append(
+        "Every corpus's queries are split in two halves by a hash of the query id: choices are made on"
+        " `dev`, `test` is held out. Section level: a returned section counts when it is the judged"
+        " section (same file, same heading line). The plain baseline (`benchmarks/baseline.py`): one vector"
+        " per heading section, FTS5 BM25 over every query word, RRF k=60, same model and sections."
+    )
+    L.append("")
+    rows = []
+    for name, level, _label in LEVELS:
+        c = corpora.get(name)
+        if not c or level not in c.get("levels", []):
+            continue
+        for who, modes in (("mdseek", c["modes"]), ("plain baseline", c.get("baseline", {}))):
+            for mode in ("hybrid", "lexical", "dense"):
+                if mode not in modes:
+                    continue
+                m = modes[mode]
+                star = "**" if who == "mdseek" and mode == "hybrid" else ""
+                cells = _split_cells(m, level)
+                cells[0] = f"{star}{cells[0]}{star}"
+                cells[3] = f"{star}{cells[3]}{star}"
+                all_n = m.get("all", {}).get(level, {}).get("ndcg@10")
+                rows.append([f"{c['label']} ({c['queries']} q)", "document" if level == "doc" else "section", f"{who} {mode}", *cells, _f(all_n)])
+    L += table(["corpus", "level", "system", "dev nDCG@10", "dev R@10", "dev MRR@10", "test nDCG@10", "test R@10", "test MRR@10", "all nDCG@10"], rows)
+    L.append("")
+    rh = corpora.get("rhdh", {})
+    for name, label in (("whole_document", "1 vector per document"), ("fixed_1200_chars", "1,200-char chunks")):
+        b = rh.get("dense_baselines", {}).get(name)
+        if b:
+            L.append(f"- product docs, document level, dense {label} ({b['vectors']} vectors): nDCG@10 {_f(b['doc']['ndcg@10'])}, Recall@10 {_f(b['doc']['recall@10'])}.")
+    sf = corpora.get("scifact")
+    if sf:
+        L.append(f"- SciFact published nDCG@10 (all 300 queries): BM25 0.665, all-MiniLM-L6-v2 0.645; mdseek hybrid {_f(sf['modes']['hybrid']['all']['doc']['ndcg@10'])}, lexical {_f(sf['modes']['lexical']['all']['doc']['ndcg@10'])}, dense {_f(sf['modes']['dense']['all']['doc']['ndcg@10'])}.")
+    for c in corpora.values():
+        ix = c.get("index", {})
+        L.append(f"- {c['label']}: {ix.get('files')} files, {ix.get('sections')} sections, {ix.get('chunks')} chunks; median query {c['modes']['hybrid'].get('median_query_ms')} ms (hybrid).")
+    chk = q.get("replay_check")
+    if chk:
+        L.append(f"- Ablation replay equals `Engine.search` on the default configuration (first 25 queries): {chk}.")
+    L.append("")
+    ab = q.get("ablations")
+    if ab:
+        names = [(n, lvl, lab) for n, lvl, lab in LEVELS if any(f"{n}/dev" in r and lvl in r[f"{n}/dev"] for r in ab["chain"])]
+        head = ["change (hybrid)"] + [f"{lab} {s}" for _, _, lab in names for s in ("dev", "test")] + ["mean dev", "mean test"]
+
+        def cells(r: dict) -> list[str]:
+            out = []
+            for n, lvl, _ in names:
+                out += [_f(r[f"{n}/{s}"].get(lvl, {}).get("ndcg@10")) for s in ("dev", "test")]
+            return out + [_f(r["objective_dev"], 4), _f(r["objective_test"], 4)]
+
+        L.append("### One change at a time (nDCG@10, replayed from cached candidates)")
+        L.append("")
+        L.append(
+            "From mdseek before retrieval v2 to the default, each row adds one change to the row above."
+            " `mean` is the tuning objective: the mean of the columns' nDCG@10 on one half."
+        )
+        L.append("")
+        rows = [[r["label"], *cells(r)] for r in ab["chain"]]
+        for r in ab.get("modes", []):
+            rows.append([f"default, {r['label']} only", *cells(r)])
+        bl = ab.get("baseline")
+        if bl:
+            rows.append(["plain baseline (hybrid)", *cells(bl)])
+        L += table(head, rows)
+        L.append("")
+        L.append("### Each knob around the default (nDCG@10; `*` = default)")
+        L.append("")
+        rows = [[f"{r['knob']} = {r['label']}" + (" *" if r.get("default") else ""), *cells(r)] for r in ab["knobs"]]
+        L += table(["knob"] + head[1:], rows)
+        L.append("")
+        L.append("### Tuned on dev, checked on test (mean nDCG@10 over the columns above)")
+        L.append("")
+        L.append(
+            "For each knob: the value best on the dev halves, and what moving the default to it would"
+            " gain on dev and on the held-out test halves."
+        )
+        L.append("")
+        rows = []
+        by_knob: dict[str, list[dict]] = {}
+        for r in ab["knobs"]:
+            by_knob.setdefault(r["knob"], []).append(r)
+        for knob, rs in by_knob.items():
+            default = next((r for r in rs if r.get("default")), None)
+            best = max(rs, key=lambda r: r["objective_dev"])
+            if default is None:
+                continue
+            rows.append([
+                knob, default["label"], best["label"],
+                f"{best['objective_dev'] - default['objective_dev']:+.4f}",
+                f"{best['objective_test'] - default['objective_test']:+.4f}",
+            ])  # fmt: skip
+        L += table(["knob", "default", "best on dev", "gain on dev", "gain on test"], rows)
+        L.append("")
+    return L
+
+
 def render(res: dict) -> str:
     meta = res["meta"]
     m = meta["machine"]
@@ -46,96 +167,19 @@ def render(res: dict) -> str:
         + " (other work on the machine slows every timed figure; the ratios are measured side by side)."
     )
     cfg = meta["config"]
+    rk = cfg.get("ranking", {})
     L.append(
-        f"Defaults measured: RRF k {cfg['rrf_k']}, FTS weights (title/headings/body) {cfg['fts_weights']},"
-        f" {cfg['candidates']} candidate chunks per retriever, chunk floor {cfg['chunk_floor']} tokens, porter stemming."
+        f"Defaults measured: {rk.get('fusion')} fusion, dense weight {rk.get('dense_weight')}, lexical / dense"
+        f" normalisation {rk.get('lexical_norm')} / {rk.get('dense_norm')}, document weight {rk.get('doc_weight')},"
+        f" {rk.get('candidates')} candidate chunks per retriever; FTS weights (title/headings/body) {cfg.get('fts_weights')},"
+        f" porter stemming, stop words out, words in over {cfg.get('max_df')} of the chunks out; chunk floor {cfg.get('chunk_floor')} tokens."
     )
     for s in res.get("skipped", []):
         L.append(f"- {s}")
     L.append("")
 
     q = res.get("quality", {})
-    if q.get("scifact") or q.get("rhdh"):
-        L.append("### Retrieval quality")
-        L.append("")
-        rows = []
-        sf = q.get("scifact")
-        if sf:
-            pub = {"lexical": "BM25 0.665", "dense": "all-MiniLM-L6-v2 0.645", "hybrid": ""}
-            for mode in ("hybrid", "lexical", "dense"):
-                d = sf["modes"][mode]["doc"]
-                rows.append([f"SciFact test ({sf['modes'][mode]['queries']} q)", "document", mode, _f(d["ndcg@10"]), "", _f(d["recall@100"]), _f(d["mrr@10"]), pub[mode]])
-        rh = q.get("rhdh")
-        if rh:
-            for level in ("doc", "section"):
-                for mode in ("hybrid", "lexical", "dense"):
-                    d = rh["modes"][mode][level]
-                    rows.append([f"product docs ({rh['modes'][mode]['queries']} q)", "document" if level == "doc" else "section (approx.)", mode, _f(d["ndcg@10"]), _f(d["recall@10"]), _f(d["recall@100"]), _f(d["mrr@10"]), ""])
-            for name, label in (("whole_document", "baseline: 1 vector/document"), ("fixed_1200_chars", "baseline: 1,200-char chunks")):
-                b = rh.get("baselines", {}).get(name)
-                if not b:
-                    continue
-                d = b["doc"]
-                rows.append(["product docs", "document", f"dense, {label} ({b['vectors']} vectors)", _f(d["ndcg@10"]), _f(d["recall@10"]), _f(d["recall@100"]), _f(d["mrr@10"]), ""])
-                if "section" in b:
-                    d = b["section"]
-                    rows.append(["product docs", "section (approx.)", f"dense, {label}", _f(d["ndcg@10"]), _f(d["recall@10"]), _f(d["recall@100"]), _f(d["mrr@10"]), ""])
-        L += table(["corpus", "level", "mode", "nDCG@10", "Recall@10", "Recall@100", "MRR@10", "published nDCG@10"], rows)
-        L.append("")
-        if sf:
-            ix = sf.get("index", {})
-            L.append(
-                f"SciFact: {ix.get('files')} abstracts → {ix.get('chunks')} chunks, indexed in {_f(ix.get('seconds'), 0)} s."
-                f" Lexical vs published BM25: {sf['modes']['lexical']['doc']['ndcg@10'] - 0.665:+.3f}."
-                " Recall@100 counts distinct documents among the first 100 sections returned;"
-                " each retriever contributes at most its 100 best chunks."
-            )
-        if rh:
-            L.append(
-                "Product docs: document level uses the reliable qrels; section level is approximate"
-                " (a hit is a returned section span holding the judged section's start line)."
-            )
-        chk = q.get("replay_check")
-        if chk:
-            L.append(f"Ablation replay equals `Engine.search` on the default configuration: {chk}.")
-        L.append("")
-
-    ab = q.get("ablations")
-    if ab:
-        L.append("### What the fusion and FTS choices do (nDCG@10; dev half / held-out test half)")
-        L.append("")
-        names = [n for n in ("scifact", "rhdh") if any(f"{n}/dev" in r for r in ab["rows"])]
-        head = ["knob", "mode", "value"]
-        for n in names:
-            label = "SciFact" if n == "scifact" else "docs"
-            head += [f"{label} dev", f"{label} test"]
-            if n == "rhdh":
-                head += ["docs § dev", "docs § test"]
-        rows = []
-        for r in ab["rows"]:
-            row = [r["knob"], r["mode"], r["value"] + (" *" if r["default"] else "")]
-            for n in names:
-                row += [_f(r[f"{n}/dev"]["doc_ndcg@10"]), _f(r[f"{n}/test"]["doc_ndcg@10"])]
-                if n == "rhdh":
-                    row += [_f(r[f"{n}/dev"].get("section_ndcg@10")), _f(r[f"{n}/test"].get("section_ndcg@10"))]
-            rows.append(row)
-        L += table(head, rows)
-        L.append("")
-        L.append("`*` = current default. Best on the dev half, and what it does on the held-out half (mean nDCG@10 over the columns):")
-        L.append("")
-        rows = [[c["knob"], c["mode"], c["default"], c["best_on_dev"], _f(c["dev_gain"], 4), _f(c["test_gain"], 4)] for c in ab["choices"]]
-        L += table(["knob", "mode", "default", "best on dev", "gain on dev", "gain on test"], rows)
-        L.append("")
-    fl = q.get("floor")
-    if fl:
-        L.append("Chunk floor (lexical only, product docs, re-chunked without embedding):")
-        L.append("")
-        rows = []
-        for floor in sorted({r["floor"] for r in fl}):
-            d = {r["split"]: r for r in fl if r["floor"] == floor}
-            rows.append([floor, d["dev"]["chunks"], _f(d["dev"]["doc_ndcg@10"]), _f(d["test"]["doc_ndcg@10"]), _f(d["dev"]["section_ndcg@10"]), _f(d["test"]["section_ndcg@10"])])
-        L += table(["floor (tokens)", "chunks", "doc dev", "doc test", "§ dev", "§ test"], rows)
-        L.append("")
+    L += render_quality(q)
 
     cov = res.get("coverage")
     if cov:

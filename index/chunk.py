@@ -3,9 +3,10 @@
 A section runs from a heading to the next heading of any level (the preamble
 before the first heading is section 0). Sections become chunks:
 
-* A section whose body is below ``floor`` tokens merges forward into the next
-  section (the chunk keeps the first heading; every covered section stays in the
-  chunk's ``sections``). ``floor=0`` gives every section its own chunk(s).
+* Every section is its own chunk by default (``floor`` 0), so every section has
+  its own vector and its own score. With a ``floor`` above 0, a section whose
+  body is below it merges forward into the next section (the chunk keeps the
+  first heading; every covered section stays in the chunk's ``sections``).
 * A chunk's *embedded text* is ``breadcrumb + "\\n\\n" + text`` and always fits the
   model's window (special tokens included), verified with the real tokenizer.
 * An over-budget chunk is cut at block boundaries (headings, paragraphs, lists,
@@ -58,7 +59,7 @@ log = logging.getLogger(__name__)
 # where a token cut would fall inside a fence that fits the window on its own.
 BLOCK, ITEM, SENTENCE, WORD, AFTER_HEADING = 0, 1, 2, 3, 4
 
-DEFAULT_FLOOR = 40  # body tokens; smaller sections merge forward
+DEFAULT_FLOOR = 0  # body tokens; smaller sections merge forward (0: none do)
 MAX_CHARS_PER_TOKEN = 128  # a chunk holds at most budget * this many characters
 CRUMB_CHARS_PER_TOKEN = 16  # a breadcrumb holds at most budget * this many characters
 COUNT_BATCH = 256  # embedded texts counted per tokenizer call

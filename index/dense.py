@@ -78,6 +78,16 @@ class DenseIndex:
             r = self._row.get(int(chunk_id))
             return None if r is None else self.mat[r].copy()
 
+    def scores(self, q: np.ndarray, ids) -> dict[int, float]:
+        """Cosine of the query with each of ``ids`` that has a vector."""
+        with self._lock:
+            rows = [(int(i), self._row[int(i)]) for i in ids if int(i) in self._row]
+            if not rows:
+                return {}
+            idx = np.fromiter((r for _, r in rows), dtype=np.int64, count=len(rows))
+            vals = self.mat[idx] @ q.astype(np.float32)
+            return {i: float(v) for (i, _), v in zip(rows, vals, strict=True)}
+
     def search(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Top-k (chunk id, cosine) for a unit query vector."""
         with self._lock:
@@ -87,5 +97,7 @@ class DenseIndex:
             scores = np.where(self.alive, scores, -np.inf)
             k = min(k, len(self._row))
             top = np.argpartition(-scores, k - 1)[:k]
-            top = top[np.argsort(-scores[top])]
+            # best first; equal scores (chunks with the same text share a vector) by row,
+            # so the order never depends on k or on argpartition's choice
+            top = top[np.lexsort((top, -scores[top]))]
             return [(int(self.ids[r]), float(scores[r])) for r in top]

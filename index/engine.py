@@ -78,9 +78,13 @@ class SearchResult:
     lexical_rank: int | None
     dense_rank: int | None
     snippet: str
+    explain: dict | None = None  # score parts, when asked (Engine.search(explain=True))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        if d["explain"] is None:
+            del d["explain"]
+        return d
 
 
 @dataclass
@@ -90,7 +94,7 @@ class SearchResponse:
     note: str | None = None
 
 
-MAX_QUERY_CHARS = 4096  # far beyond the model's window and the 32 lexical terms used
+MAX_QUERY_CHARS = 4096  # far beyond the model's window; every word of it is read (see retrieve)
 _UNSEARCHABLE = re.compile("[\x00\ud800-\udfff]")
 
 
@@ -140,8 +144,12 @@ class Engine:
         self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
         self._warned_lexical = False
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
-        self.rrf_k = retrieve.RRF_K
+        self.ranking = retrieve.DEFAULT  # fusion and document-context settings
         self.fts_weights = retrieve.FTS_WEIGHTS
+        self.max_df = retrieve.MAX_DF  # lexical: words in more of the chunks are left out
+        self.emphasise_question = True  # long queries: the question counts twice
+        self._rows = 0
+        self._count_version: int | None = None  # data_version the chunk count reflects
 
     def cancel(self) -> None:
         """Stop embedding at the next batch boundary (for good: the engine is closing)."""
@@ -277,6 +285,7 @@ class Engine:
         removed, new_ids = self.store.replace_document(
             parsed, chunks, size, mtime_ns, digest, self.chunker.signature
         )
+        self._count_version = None
         self._forget(removed)
         if self._dense_version is not None and new_ids:
             ids, mat = self.store.chunk_vectors(self.model_id, new_ids)
@@ -284,6 +293,7 @@ class Engine:
         return len(new_ids)
 
     def _forget(self, chunk_ids: list[int]) -> None:
+        self._count_version = None
         if self._dense_version is not None:
             self.dense.remove(chunk_ids)
 
@@ -424,6 +434,72 @@ class Engine:
 
     # -- search ---------------------------------------------------------------
 
+    def lexical_terms(
+        self, query: str, prefix_last: bool = False, question: bool = True
+    ) -> retrieve.QueryTerms:
+        """The words the lexical retriever searches for (see :func:`retrieve.analyse_query`):
+        stop words out, words in more than half of the chunks out (they cannot
+        change a BM25 order), everything else kept however long the query."""
+        words = retrieve.query_words(query)
+        df: dict[str, int] | None = None
+        rows = 0
+        if len(words) > 1:
+            df = self.store.term_doc_freq(words)
+            rows = self._chunk_count()
+        return retrieve.analyse_query(
+            query,
+            prefix_last=prefix_last,
+            doc_freq=df,
+            rows=rows,
+            max_df=self.max_df,
+            question=question and self.emphasise_question,
+        )
+
+    def query_vector(self, query: str) -> np.ndarray:
+        """The query's unit vector; for a long query with a question
+        (:func:`retrieve.question_of`), the mean of the whole text's and the
+        question's vectors, so the context cannot drown what is asked."""
+        qv = self.embedder.encode_query(query)
+        q = retrieve.question_of(query) if self.emphasise_question else None
+        if q:
+            m = qv + self.embedder.encode_query(q)
+            qv = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
+        return qv
+
+    def _chunk_count(self) -> int:
+        """Chunks in the index, recounted after a write (here or by another process)."""
+        v = self.store.data_version()
+        if self._count_version != v:
+            self._rows = self.store.chunk_count()
+            self._count_version = v
+        return self._rows
+
+    def candidates(
+        self,
+        query: str,
+        mode: str,
+        prefix_last: bool = False,
+        query_vector: np.ndarray | None = None,
+        question: bool = True,
+    ) -> tuple[dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], retrieve.QueryTerms | None]:
+        """Each retriever's best chunks, (chunk id, score) best first, and the
+        dense score of every lexical candidate (exact: one row each)."""
+        lists: dict[str, list[tuple[int, float]]] = {}
+        extra: dict[str, dict[int, float]] = {}
+        terms = None
+        k = self.ranking.candidates
+        if mode in ("hybrid", "lexical"):
+            terms = self.lexical_terms(query, prefix_last, question)
+            lists["lexical"] = self.store.fts_search(terms.match(), k, self.fts_weights)
+        if mode in ("hybrid", "dense") and query_vector is not None:
+            self._sync_dense()
+            lists["dense"] = self.dense.search(query_vector, k)
+            if "lexical" in lists:
+                seen = {cid for cid, _ in lists["dense"]}
+                ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
+                extra["dense"] = self.dense.scores(query_vector, ids)
+        return lists, extra, terms
+
     def search(
         self,
         query: str,
@@ -433,7 +509,9 @@ class Engine:
         wait_for_model: bool = True,
         exclude_path: str | None = None,
         seed_vector: np.ndarray | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
+        """Sections ranked for ``query``; ``explain`` adds each result's score parts."""
         query = clean_query(query)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
@@ -451,37 +529,51 @@ class Engine:
                 if err and not self._warned_lexical:
                     log.warning("%s", note)
                     self._warned_lexical = True
-        lists: dict[str, list] = {}
-        chunk_info: dict[int, tuple[int, int, int]] = {}
-        if mode in ("hybrid", "lexical"):
-            match = retrieve.fts_query(query, prefix_last=prefix_last)
-            hits = self.store.fts_search(match, retrieve.CANDIDATES, self.fts_weights)
-            lists["lexical"] = hits
+        qv = None
         if use_dense:
-            self._sync_dense()
-            qv = seed_vector if seed_vector is not None else self.embedder.encode_query(query)
-            lists["dense"] = self.dense.search(qv, retrieve.CANDIDATES)
-        all_ids = {cid for hits in lists.values() for cid, _ in hits}
+            qv = seed_vector if seed_vector is not None else self.query_vector(query)
+        lexical_mode = "hybrid" if mode == "hybrid" else mode
+        if mode == "hybrid" and qv is None:
+            lexical_mode = "lexical"
+        # A section's own text (related sections) has no question to emphasise.
+        lists, extra, terms = self.candidates(
+            query, lexical_mode, prefix_last, qv, question=seed_vector is None
+        )
+        all_ids = {cid for hits in lists.values() for cid, _ in hits} | {
+            cid for e in extra.values() for cid in e
+        }
         chunks = self.store.chunks_by_id(all_ids)
-        for cid, c in chunks.items():
-            if exclude_path is None or c.path != exclude_path:
-                chunk_info[cid] = (c.doc_id, c.section_first, c.section_last)
-        pooled = {name: retrieve.pool_to_sections(h, chunk_info) for name, h in lists.items()}
-        fused = retrieve.rrf(pooled, k=self.rrf_k)[: max(0, limit)]
-        sections = self.store.sections([f.key for f in fused])
-        terms = retrieve.query_terms(query)
+        chunk_info = {
+            cid: (c.doc_id, c.section_first, c.section_last)
+            for cid, c in chunks.items()
+            if exclude_path is None or c.path != exclude_path
+        }
+        ranked = retrieve.rank_sections(
+            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None
+        )[: max(0, limit)]
+        sections = self.store.sections([f.key for f in ranked])
+        words = retrieve.query_terms(query)
         results = []
-        for f in fused:
+        for f in ranked:
             s = sections.get(f.key)
             if s is None:
                 continue
-            best = chunks.get(f.best_chunk) if f.best_chunk is not None else None
-            results.append(self._result(s, f, best.text if best else "", terms))
+            cid = f.best_chunk
+            best = chunks.get(cid) if cid is not None else None
+            r = self._result(s, f, best.text if best else "", words)
+            if explain:
+                r.explain = f.explain(self.ranking)
+                if terms is not None:
+                    r.explain["query_terms"] = terms.words + ([terms.prefix + "*"] if terms.prefix else [])
+                    r.explain["dropped_terms"] = terms.dropped
+                    if terms.emphasis:
+                        r.explain["question_terms"] = terms.emphasis
+            results.append(r)
         used = "hybrid" if len(lists) == 2 else ("dense" if "dense" in lists else "lexical")
         return SearchResponse(results, used, note)
 
     @staticmethod
-    def _result(s: SectionRow, f: retrieve.Fused, text: str, terms: list[str]) -> SearchResult:
+    def _result(s: SectionRow, f: retrieve.Scored, text: str, terms: list[str]) -> SearchResult:
         return SearchResult(
             path=s.path,
             heading=s.heading,

@@ -1,68 +1,299 @@
-"""Hybrid retrieval: safe FTS5 queries, pooling chunks to sections, and
-reciprocal rank fusion.
+"""Hybrid retrieval: safe FTS5 queries read whole, chunk scores pooled to
+sections, score fusion with a document-context term, and why each result ranks
+where it does.
 
 Pure functions over ranked lists; :mod:`mdseek.index.engine` feeds them from
-the store (BM25) and the dense matrix (cosine).
+the store (BM25) and the dense matrix (cosine). The benchmark replays the same
+functions from cached candidate lists (``benchmarks/quality.py``).
+
+How a section's score is made (defaults in :data:`DEFAULT`, chosen on the dev
+halves of every benchmark corpus together and checked on the held-out test
+halves, see benchmarks/README.md):
+
+1. Each retriever's chunk scores are max-pooled to sections (a section that is
+   split takes its best chunk; with the default floor 0 no chunk spans two
+   sections, so no two sections ever share a score).
+2. Each retriever's section scores are normalised per query: BM25 min-max
+   over the candidates, cosine divided by the best cosine among them (so a
+   section the model finds nearly as close as the best keeps nearly all of its
+   dense score). Also measured: BM25 divided by the most any row could score
+   for the query's words (``lexical_norm="bm25"``), which did as well on the
+   dev halves but lets the context of a long question drown its last words.
+3. The section score is a convex combination ``w * dense + (1 - w) * lexical``
+   (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS
+   2023); reciprocal rank fusion remains available (``fusion="rrf"``).
+4. Optional document context: ``final = (1 - d) * section + d * document``,
+   where the document term is the best section score in the same document
+   (measured, off by default: it did not win on the dev halves).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
-# Fusion and FTS defaults (see benchmarks/README.md for how they were measured).
 RRF_K = 60
 FTS_WEIGHTS = (2.0, 4.0, 1.0)  # title, headings (breadcrumb), body
 CANDIDATES = 100  # chunks taken from each retriever before pooling
+MAX_DF = 0.5  # lexical: words in more than this share of the chunks are left out
+QUESTION_MIN_WORDS = 20  # a query this long with several sentences: its question counts twice
 
 SectionKey = tuple[int, int]  # (doc id, section ordinal)
+ChunkSpan = tuple[int, int, int]  # (doc id, first section ordinal, last section ordinal)
+
+# English function words: they carry no topic, and OR-ed into a MATCH they make
+# it match nearly every row (slow at scale, and noise in the candidate list).
+STOP_WORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren as at be because been before
+    being below between both but by can cannot could couldn did didn do does doesn doing don
+    down during each few for from further had hadn has hasn have haven having he her here hers
+    herself him himself his how i if in into is isn it its itself just let me more most mustn my
+    myself no nor not now of off on once only or other ought our ours ourselves out over own
+    same shan she should shouldn so some such than that the their theirs them themselves then
+    there these they this those through to too under until up very was wasn we were weren what
+    when where which while who whom why will with won would wouldn you your yours yourself
+    yourselves s t d ll m re ve y also get got getting
+    """.split()
+)
 
 
-def fts_query(text: str, prefix_last: bool = False, max_terms: int = 32) -> str:
-    """An FTS5 MATCH expression for arbitrary user text that never raises.
+# -- query analysis -------------------------------------------------------------
 
-    Each word becomes a quoted string (so ``AND``, ``NEAR``, ``-``, ``:``, ``*``,
-    parentheses and quotes are plain text), OR-ed together so BM25 ranks partial
-    matches. ``prefix_last`` makes the last word a prefix (as-you-type search)."""
-    words: list[str] = []
+
+BM25_K1 = 1.2  # FTS5's bm25() constants
+BM25_B = 0.75
+
+
+def bm25_idf(df: int, rows: int) -> float:
+    """FTS5's IDF of a term in ``df`` of ``rows`` rows (floored at 1e-6 as FTS5 does)."""
+    return max(1e-6, math.log((rows - df + 0.5) / (df + 0.5)))
+
+
+@dataclass
+class QueryTerms:
+    """What the lexical side searches for, and what it left out and why."""
+
+    words: list[str]  # distinct words searched, in query order
+    prefix: str | None = None  # the last word, matched as a prefix (as-you-type)
+    dropped: dict[str, str] = field(default_factory=dict)  # word -> reason
+    idf: dict[str, float] = field(default_factory=dict)  # word -> BM25 IDF, when known
+    emphasis: list[str] = field(default_factory=list)  # words of the question, counted twice
+
+    @property
+    def bm25_max(self) -> float | None:
+        """An upper bound of any row's BM25 for these words: each term's frequency
+        part f * (k1 + 1) / (f + k1 * norm) stays below k1 + 1 whatever the column
+        weights make of f, so no row scores (k1 + 1) * sum(IDF). None when the
+        document frequencies are unknown."""
+        if not self.idf or self.prefix:
+            return None
+        return (BM25_K1 + 1.0) * sum(self.idf.get(w, 0.0) for w in self.words + self.emphasis)
+
+    def match(self) -> str:
+        """The FTS5 MATCH expression: every word quoted (so ``AND``, ``NEAR``, ``-``,
+        ``:``, ``*``, parentheses and quotes are plain text), OR-ed so BM25 ranks
+        partial matches. Empty when there is nothing to search."""
+        # A phrase repeated in the MATCH counts twice in FTS5's bm25().
+        parts = ['"' + w.replace('"', '""') + '"' for w in self.words + self.emphasis]
+        if self.prefix:
+            parts.append('"' + self.prefix.replace('"', '""') + '"*')
+        return " OR ".join(parts)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
+
+
+def question_of(text: str) -> str | None:
+    """The question inside a long query (a scenario or a pasted paragraph, then
+    what is asked): the last sentence that ends in ``?``, else the last sentence.
+    None for a query of one sentence or under :data:`QUESTION_MIN_WORDS` words."""
+    text = text.strip()
+    if len(text.split()) < QUESTION_MIN_WORDS:
+        return None
+    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
+    if len(sentences) < 2:
+        return None
+    asked = [s for s in sentences if s.rstrip().endswith("?")]
+    return (asked or sentences)[-1].strip()
+
+
+def query_words(text: str) -> list[str]:
+    """Distinct lower-cased words of ``text`` in order (every word, no cap)."""
     seen: set[str] = set()
+    out: list[str] = []
     for w in _WORD.findall(text.lower()):
         if w not in seen:
             seen.add(w)
-            words.append(w)
-    words = words[:max_terms]
-    if not words:
-        return ""
-    parts = ['"' + w.replace('"', '""') + '"' for w in words]
-    if prefix_last and text and not text[-1].isspace() and len(words[-1]) >= 2:
-        parts[-1] += "*"
-    return " OR ".join(parts)
+            out.append(w)
+    return out
+
+
+def analyse_query(
+    text: str,
+    prefix_last: bool = False,
+    doc_freq: Mapping[str, int] | None = None,
+    rows: int = 0,
+    max_df: float = MAX_DF,
+    stop_words: frozenset[str] = STOP_WORDS,
+    question: bool = True,
+) -> QueryTerms:
+    """The words the lexical retriever searches for: all of them, read whole
+    (no cap on length), minus
+
+    * stop words (unless the query has nothing else), and
+    * words in more than ``max_df`` of the ``rows`` indexed chunks (``doc_freq``:
+      word -> number of chunks holding it). BM25 gives such a word an IDF of
+      about zero, so it cannot change the order; it would only make the MATCH
+      visit nearly every row. The rarest word is always kept.
+
+    ``prefix_last`` matches the last word as a prefix when the text does not end
+    in a space (search as you type). ``question``: in a long query, the words of
+    its question (:func:`question_of`) count twice, so the context before it
+    cannot outvote what is asked."""
+    words = query_words(text)
+    prefix = None
+    if prefix_last and words and text and not text[-1].isspace() and len(words[-1]) >= 2:
+        if words[-1] not in stop_words or len(words) == 1:
+            prefix = words.pop()
+            if prefix in words:
+                prefix = None
+    dropped: dict[str, str] = {}
+    kept = [w for w in words if w not in stop_words]
+    if kept or prefix:
+        dropped.update({w: "stop word" for w in words if w in stop_words})
+    else:
+        kept = words
+    if doc_freq is not None and rows > 0 and max_df < 1.0 and kept:
+        common = [w for w in kept if doc_freq.get(w, 0) > max_df * rows]
+        if common:
+            if len(common) == len(kept) and not prefix:
+                common.remove(min(common, key=lambda w: doc_freq.get(w, 0)))
+            for w in common:
+                dropped[w] = f"in {doc_freq.get(w, 0) / rows:.0%} of chunks"
+            gone = set(common)
+            kept = [w for w in kept if w not in gone]
+    idf = {}
+    if doc_freq is not None and rows > 0:
+        idf = {w: bm25_idf(doc_freq.get(w, 0), rows) for w in kept}
+    emphasis: list[str] = []
+    q = question_of(text) if question and not prefix else None
+    if q:
+        asked = set(query_words(q))
+        emphasis = [w for w in kept if w in asked]
+    return QueryTerms(kept, prefix, dropped, idf, emphasis)
+
+
+def fts_query(text: str, prefix_last: bool = False) -> str:
+    """A MATCH expression for arbitrary text that never raises (stop words left
+    out, no document frequencies): ``analyse_query(text).match()``."""
+    return analyse_query(text, prefix_last=prefix_last).match()
 
 
 def query_terms(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if len(w) > 2]
+    """Words worth highlighting in a snippet."""
+    return [w for w in query_words(text) if len(w) > 2 and w not in STOP_WORDS]
+
+
+# -- ranking --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How lexical and dense candidates become one ranking of sections."""
+
+    fusion: str = "convex"  # "convex" (normalised scores) or "rrf" (ranks only)
+    dense_weight: float = 0.8  # convex: weight of dense, lexical gets 1 - this
+    # "max": x / best; "minmax": (x - min) / (best - min); "bm25": x / the most any row
+    # could score for these words (so a weak lexical match stays weak); "raw": as is
+    lexical_norm: str = "minmax"
+    # "bm25": BM25 / max(best BM25, this share of the query's upper bound): 1 = the
+    # bound itself; lower shares let a long query's best match reach 1 sooner
+    bm25_share: float = 1.0
+    dense_norm: str = "max"
+    rrf_k: int = RRF_K
+    doc_weight: float = 0.0  # weight of the document term (0 = off)
+    candidates: int = CANDIDATES
+    merged: str = "first"  # a chunk covering several sections credits the "first" or "all"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+DEFAULT = Ranking()
+
+
+@dataclass
+class Scored:
+    """One section in a ranking, with every part of its score."""
+
+    key: SectionKey
+    score: float = 0.0  # final
+    section: float = 0.0  # fused score of the section itself, before the document term
+    document: float = 0.0  # the document term (before its weight)
+    ranks: dict[str, int] = field(default_factory=dict)  # retriever -> 1-based rank
+    raw: dict[str, float] = field(default_factory=dict)  # retriever -> its own score
+    norm: dict[str, float] = field(default_factory=dict)  # retriever -> normalised score
+    chunks: dict[str, int] = field(default_factory=dict)  # retriever -> best chunk id
+
+    @property
+    def best_chunk(self) -> int | None:
+        """The chunk to show: the one the strongest retriever found."""
+        if not self.chunks:
+            return None
+        name = max(self.chunks, key=lambda n: (self.norm.get(n, 0.0), -self.ranks.get(n, 10**9)))
+        return self.chunks[name]
+
+    def explain(self, ranking: Ranking) -> dict:
+        """A JSON-ready account of the score."""
+        parts = {}
+        for name in sorted(set(self.raw) | set(self.ranks)):
+            parts[name] = {
+                "raw": _r(self.raw.get(name)),
+                "rank": self.ranks.get(name),
+                "normalised": _r(self.norm.get(name)) if ranking.fusion == "convex" else None,
+            }
+        if ranking.fusion == "convex":
+            weights = {"dense": ranking.dense_weight, "lexical": 1.0 - ranking.dense_weight}
+        else:
+            weights = {"rrf_k": ranking.rrf_k}
+        return {
+            "fusion": ranking.fusion,
+            **parts,
+            "weights": weights,
+            "section": _r(self.section),
+            "document": _r(self.document),
+            "document_weight": ranking.doc_weight,
+            "final": _r(self.score),
+        }
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
 
 
 def pool_to_sections(
     ranked_chunks: Sequence[tuple[int, float]],
-    chunk_sections: dict[int, tuple[int, int, int]],
+    chunk_sections: Mapping[int, ChunkSpan],
+    merged: str = "first",
 ) -> list[tuple[SectionKey, float, int]]:
-    """Max-pool chunk scores to sections.
+    """Max-pool chunk scores to sections: (section, score, best chunk id), best first.
 
-    ``ranked_chunks``: (chunk id, score), best first. ``chunk_sections``: chunk id
-    -> (doc id, first section ordinal, last section ordinal). Returns (section,
-    score, best chunk id) best first; a merged chunk credits every section it
-    covers, a split section takes its best chunk."""
+    A section split over several chunks takes its best chunk. A chunk that covers
+    several sections (only with a merge floor above 0) credits its first section
+    only (``merged="first"``: sections never share a score) or, as mdseek did
+    before, every section it covers (``"all"``)."""
     best: dict[SectionKey, tuple[float, int, int]] = {}
     for order, (cid, score) in enumerate(ranked_chunks):
         span = chunk_sections.get(cid)
         if span is None:
             continue
         doc, first, last = span
-        for ordinal in range(first, last + 1):
+        for ordinal in range(first, (last if merged == "all" else first) + 1):
             key = (doc, ordinal)
             cur = best.get(key)
             if cur is None or score > cur[0]:
@@ -71,31 +302,92 @@ def pool_to_sections(
     return [(k, v[0], v[1]) for k, v in items]
 
 
-@dataclass
-class Fused:
-    key: SectionKey
-    score: float
-    ranks: dict[str, int] = field(default_factory=dict)  # retriever -> 1-based rank
-    raw: dict[str, float] = field(default_factory=dict)  # retriever -> its own score
-    best_chunk: int | None = None
+def _normalise(
+    scores: list[float], how: str, bound: float | None = None, share: float = 1.0
+) -> tuple[float, float]:
+    """(offset, scale) so that (x - offset) * scale maps the list into [0, 1].
+    ``how="bm25"``: divided by the larger of the best score and ``share`` of the
+    query's BM25 upper bound ``bound``."""
+    hi = max(scores)
+    if how == "bm25" and bound:
+        return 0.0, 1.0 / max(hi, share * bound)
+    if how in ("max", "bm25"):
+        return 0.0, (1.0 / hi if hi > 0 else 0.0)
+    if how == "minmax":
+        lo = min(scores)
+        return lo, (1.0 / (hi - lo) if hi > lo else (1.0 if hi > 0 else 0.0))
+    if how == "raw":
+        return 0.0, 1.0
+    raise ValueError(f"unknown normalisation {how!r}")
 
 
-def rrf(
-    lists: dict[str, Sequence[tuple[SectionKey, float, int]]],
-    k: int = RRF_K,
-    weights: dict[str, float] | None = None,
-) -> list[Fused]:
-    """Reciprocal rank fusion of pooled section lists: sum of w / (k + rank)."""
-    fused: dict[SectionKey, Fused] = {}
+def rank_sections(
+    lists: Mapping[str, Sequence[tuple[int, float]]],
+    chunk_sections: Mapping[int, ChunkSpan],
+    ranking: Ranking = DEFAULT,
+    extra: Mapping[str, Mapping[int, float]] | None = None,
+    lexical_max: float | None = None,
+) -> list[Scored]:
+    """Fuse per-retriever chunk lists ((chunk id, score), best first) into one
+    ranking of sections.
+
+    ``extra``: retriever -> chunk id -> score for chunks outside that retriever's
+    list (the dense score of a lexical candidate is exact and cheap): they fill
+    in a section's score without giving it a rank. ``lexical_max``: the query's
+    BM25 upper bound (:attr:`QueryTerms.bm25_max`) for ``lexical_norm="bm25"``."""
+    out: dict[SectionKey, Scored] = {}
     for name, ranked in lists.items():
-        w = (weights or {}).get(name, 1.0)
-        for rank, (key, score, cid) in enumerate(ranked, start=1):
-            f = fused.get(key)
-            if f is None:
-                f = fused[key] = Fused(key, 0.0, best_chunk=cid)
-            f.score += w / (k + rank)
-            f.ranks[name] = rank
-            f.raw[name] = score
-            if rank < min((r for n, r in f.ranks.items() if n != name), default=10**9):
-                f.best_chunk = cid
-    return sorted(fused.values(), key=lambda f: (-f.score, min(f.ranks.values()), f.key))
+        pooled = pool_to_sections(ranked[: ranking.candidates], chunk_sections, ranking.merged)
+        for rank, (key, score, cid) in enumerate(pooled, start=1):
+            s = out.get(key)
+            if s is None:
+                s = out[key] = Scored(key)
+            s.ranks[name] = rank
+            s.raw[name] = score
+            s.chunks[name] = cid
+    if extra:
+        for name, scores in extra.items():
+            for cid, score in scores.items():
+                span = chunk_sections.get(cid)
+                if span is None:
+                    continue
+                s = out.get((span[0], span[1]))
+                if s is not None and name not in s.ranks and score > s.raw.get(name, float("-inf")):
+                    s.raw[name] = score
+    if not out:
+        return []
+    names = list(lists)
+    if ranking.fusion == "rrf":
+        for s in out.values():
+            s.section = sum(1.0 / (ranking.rrf_k + r) for r in s.ranks.values())
+    elif ranking.fusion == "convex":
+        weights = {"dense": ranking.dense_weight, "lexical": 1.0 - ranking.dense_weight}
+        if len(names) == 1:
+            weights = {names[0]: 1.0}
+        for name in names:
+            vals = [s.raw[name] for s in out.values() if name in s.raw]
+            if not vals:
+                continue
+            how = ranking.dense_norm if name == "dense" else ranking.lexical_norm
+            bound = lexical_max if name == "lexical" else None
+            off, scale = _normalise(vals, how, bound, ranking.bm25_share)
+            for s in out.values():
+                if name in s.raw:
+                    s.norm[name] = max(0.0, (s.raw[name] - off) * scale)
+        for s in out.values():
+            s.section = sum(weights.get(n, 0.0) * s.norm.get(n, 0.0) for n in names)
+    else:
+        raise ValueError(f"unknown fusion {ranking.fusion!r}")
+    best_in_doc: dict[int, float] = {}
+    for s in out.values():
+        d = s.key[0]
+        if s.section > best_in_doc.get(d, float("-inf")):
+            best_in_doc[d] = s.section
+    dw = ranking.doc_weight
+    for s in out.values():
+        s.document = best_in_doc[s.key[0]]
+        s.score = (1.0 - dw) * s.section + dw * s.document
+    return sorted(
+        out.values(), key=lambda s: (-s.score, min(s.ranks.values(), default=10**9), s.key)
+    )
+

@@ -6,12 +6,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from markdown_it.token import Token
-
-from .parse import markdown_parser
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 _SENTENCE_END = re.compile(r"[.!?…:;](?:[\"'”’)\]]*)\s+(?=\S)")
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    """Blocks and inline markup (the indexing parser skips inline: snippets need
+    it, and they are made from one section's text at a time)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table")
 
 
 def _inline_text(tok: Token) -> str:
@@ -30,7 +41,7 @@ def plain_text(markdown: str) -> str:
     """The visible text of a markdown fragment on one line: no heading marks,
     emphasis, link targets, HTML tags, table pipes or list bullets; code keeps
     its text. Headings are dropped (the result row shows the heading already)."""
-    tokens = markdown_parser().parse(markdown)
+    tokens = _parser().parse(markdown)
     out: list[str] = []
     in_heading = False
     for tok in tokens:

@@ -664,6 +664,44 @@ class Store:
             ).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
+    def term_doc_freq(self, words: list[str]) -> dict[str, int]:
+        """word -> number of chunks holding it, counted as FTS5 matches it (porter
+        stems, folded diacritics). A word the tokenizer splits (``foo_bar``) counts
+        as its rarest part. Tokenizes through a scratch FTS5 table in the
+        connection's temp schema, so the stems are exactly the index's."""
+        if not words:
+            return {}
+        with self.lock:
+            if not getattr(self, "_vocab_ready", False):
+                for stmt in (
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_qwords USING fts5("
+                    "w, tokenize = 'porter unicode61 remove_diacritics 2')",
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_qterms"
+                    " USING fts5vocab(temp, mdseek_qwords, instance)",
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_vocab"
+                    " USING fts5vocab(main, chunks_fts, row)",
+                ):
+                    self.db.execute(stmt)
+                self._vocab_ready = True
+            self.db.execute("DELETE FROM temp.mdseek_qwords")
+            self.db.executemany(
+                "INSERT INTO temp.mdseek_qwords(rowid, w) VALUES (?, ?)", list(enumerate(words))
+            )
+            rows = self.db.execute(
+                "SELECT q.doc, (SELECT v.doc FROM temp.mdseek_vocab v WHERE v.term = q.term)"
+                " FROM temp.mdseek_qterms q"
+            ).fetchall()
+        out: dict[str, int] = {}
+        for i, n in rows:
+            w = words[int(i)]
+            n = int(n or 0)
+            out[w] = min(out.get(w, n), n)
+        return out
+
+    def chunk_count(self) -> int:
+        with self.lock:
+            return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
     # -- vectors --------------------------------------------------------------
 
     def pending_chunks(self, model: str, limit: int | None = None) -> list[tuple[str, str]]:

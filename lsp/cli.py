@@ -1,7 +1,7 @@
 """The ``mdseek`` command line: a thin front end over :mod:`mdseek.index`.
 
     mdseek index DIR                 index (incrementally) with a progress bar
-    mdseek search DIR "query"        hybrid search (indexes first if needed)
+    mdseek search DIR "query"        hybrid search (indexes first if needed; --explain: score parts)
     mdseek chunks FILE               how a file is chunked (no index needed)
     mdseek coverage DIR              share of body tokens inside a vector's window
     mdseek status DIR                what the index holds
@@ -134,6 +134,10 @@ def build_parser() -> argparse.ArgumentParser:
         "dense = meaning only (embeddings)",
     )
     p.add_argument("--json", action="store_true", help="print the results as a JSON list (see README)")
+    p.add_argument(
+        "--explain", action="store_true",
+        help="show why each section ranks where it does (query terms, each retriever's score, document term)",
+    )
     _add_common(p)
     _add_progress(p)
 
@@ -334,7 +338,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         eng.index(progress=bar)
     finally:
         bar.close()
-    resp = eng.search(args.query, limit=args.limit, mode=args.mode)
+    resp = eng.search(args.query, limit=args.limit, mode=args.mode, explain=args.explain)
     if args.json:
         rows = [{**r.to_dict(), "path": display_path(r.path)} for r in resp.results]
         print(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -343,13 +347,52 @@ def cmd_search(args: argparse.Namespace) -> int:
         print(f"note: {resp.note}", file=sys.stderr)
     if not resp.results:
         print("no matching sections")
+    if args.explain and resp.results:
+        print(_explain_terms(resp.results[0].explain or {}))
     for n, r in enumerate(resp.results, 1):
         ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
         print(f"{n:2}. {r.breadcrumb}")
         print(f"    {shown(eng.root / r.path)}:{r.start_line + 1}  score {r.score:.4f} ({ranks})")
+        if r.explain:
+            print(f"    {_explain_line(r.explain)}")
         if r.snippet:
             print(f"    {r.snippet}")
     return 0
+
+
+def _explain_terms(ex: dict) -> str:
+    terms = ex.get("query_terms")
+    if terms is None:
+        return "query terms: (no lexical search)"
+    dropped = ex.get("dropped_terms") or {}
+    out = "query terms: " + (", ".join(terms) or "(none)")
+    if dropped:
+        out += "; left out: " + ", ".join(f"{w} ({why})" for w, why in dropped.items())
+    return out
+
+
+def _explain_line(ex: dict) -> str:
+    """One line: each retriever's raw -> normalised score and weight, the section
+    score, the document term and the final score."""
+    parts = []
+    weights = ex.get("weights", {})
+    for name in ("lexical", "dense"):
+        p = ex.get(name)
+        if not p:
+            continue
+        raw = "-" if p.get("raw") is None else f"{p['raw']:.3f}"
+        if ex.get("fusion") == "convex":
+            norm = p.get("normalised")
+            norm_s = "0" if norm is None else f"{norm:.3f}"
+            parts.append(f"{name} {raw} -> {norm_s} x{weights.get(name, 0):g}")
+        else:
+            parts.append(f"{name} {raw} (#{p.get('rank') or '-'})")
+    dw = ex.get("document_weight", 0)
+    fusion = "" if ex.get("fusion") == "convex" else f" [{ex.get('fusion')}, k={weights.get('rrf_k')}]"
+    return (
+        f"why: {' + '.join(parts) or 'no scores'}{fusion} = section {ex.get('section', 0):.3f};"
+        f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}"
+    )
 
 
 def cmd_chunks(args: argparse.Namespace) -> int:

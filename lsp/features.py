@@ -109,8 +109,9 @@ def range_json(rng: types.Range) -> dict:
 
 
 def search_result_json(r: SearchResult, uri: str, rng: types.Range) -> dict:
-    """One result of ``mdseek/search`` (the VS Code client depends on exactly these keys)."""
-    return {
+    """One result of ``mdseek/search`` (the VS Code client depends on exactly these keys;
+    ``explain`` only when the request asked for it)."""
+    out = {
         "uri": uri,
         "path": display_path(r.path),
         "heading": r.heading,
@@ -123,6 +124,9 @@ def search_result_json(r: SearchResult, uri: str, rng: types.Range) -> dict:
         "lexical_rank": r.lexical_rank,
         "dense_rank": r.dense_rank,
     }
+    if r.explain is not None:
+        out["explain"] = r.explain
+    return out
 
 
 # -- hover --------------------------------------------------------------------

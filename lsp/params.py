@@ -59,10 +59,12 @@ def _lenient_text(value: Any) -> str:
 @attrs.define
 class SearchParams:
     """``mdseek/search``: ``query`` (text), ``limit`` (1..200; default: the
-    ``searchLimit`` setting). A limit that is not a positive integer means the default."""
+    ``searchLimit`` setting). A limit that is not a positive integer means the default.
+    ``explain`` (true): each result carries its score parts."""
 
     query: str = attrs.field(default="", converter=_lenient_text)
     limit: int | None = attrs.field(default=None, converter=_lenient_limit)
+    explain: bool = attrs.field(default=False, converter=lambda v: v is True)
 
 
 @attrs.define

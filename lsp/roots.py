@@ -289,7 +289,8 @@ class Root:
     # -- reading --------------------------------------------------------------
 
     def search_sync(
-        self, query: str, limit: int, prefix_last: bool, token: CancelToken | None = None
+        self, query: str, limit: int, prefix_last: bool, token: CancelToken | None = None,
+        explain: bool = False,
     ) -> SearchResponse:
         if token:
             token.check()
@@ -303,6 +304,7 @@ class Root:
             mode="hybrid" if hybrid else "lexical",
             prefix_last=prefix_last,
             wait_for_model=False,
+            explain=explain,
         )
         if resp.mode != "hybrid" and resp.note is None:
             if self.state == "lexical-only":

@@ -26,9 +26,10 @@ Row = tuple[SearchResult, str, types.Range]  # result, its URI, its heading's ra
 
 
 def _search_root(
-    ws: Workspace, root: Root, query: str, limit: int, prefix_last: bool, token: CancelToken
+    ws: Workspace, root: Root, query: str, limit: int, prefix_last: bool, token: CancelToken,
+    explain: bool = False,
 ) -> tuple[SearchResponse, list[Row]]:
-    resp = root.search_sync(query, limit, prefix_last, token)
+    resp = root.search_sync(query, limit, prefix_last, token, explain=explain)
     rows = []
     for r in resp.results:
         p = root.path / r.path
@@ -38,7 +39,7 @@ def _search_root(
 
 
 async def search(
-    ws: Workspace, query: str, limit: int, prefix_last: bool
+    ws: Workspace, query: str, limit: int, prefix_last: bool, explain: bool = False
 ) -> tuple[str, str | None, list[Row]]:
     """(mode, note, rows) of a query over every open folder, best first."""
     roots = [r for r in ws.roots if r.engine is not None]
@@ -48,7 +49,7 @@ async def search(
     token = CancelToken()
     try:
         answers = await asyncio.gather(
-            *(r.read(_search_root, ws, r, query, limit, prefix_last, token) for r in roots)
+            *(r.read(_search_root, ws, r, query, limit, prefix_last, token, explain) for r in roots)
         )
     except (asyncio.CancelledError, Cancelled):
         token.cancelled = True
@@ -77,7 +78,7 @@ async def search_request(ws: Workspace, params: SearchParams) -> dict:
     limit = min(params.limit or ws.settings.search_limit, MAX_LIMIT)
     if not params.query.strip():
         return {"mode": "lexical", "note": "empty query", "results": []}
-    mode, note, rows = await search(ws, params.query, limit, prefix_last=False)
+    mode, note, rows = await search(ws, params.query, limit, prefix_last=False, explain=params.explain)
     out: dict[str, Any] = {
         "mode": mode,
         "results": [F.search_result_json(r, uri, rng) for r, uri, rng in rows],

@@ -15,9 +15,9 @@ each folder's worker threads, parsing of other files in ``asyncio.to_thread``.
 Logging goes to stderr (stdout is the protocol).
 
 Custom requests (the VS Code client depends on these shapes):
-  mdseek/search  {query, limit?} -> {mode, note?, results: [{uri, path, heading,
-                 breadcrumb, range, start_line, end_line, score, snippet,
-                 lexical_rank, dense_rank}]}
+  mdseek/search  {query, limit?, explain?} -> {mode, note?, results: [{uri, path,
+                 heading, breadcrumb, range, start_line, end_line, score, snippet,
+                 lexical_rank, dense_rank, explain?}]}  (explain: the score parts)
   mdseek/status  {} -> {state, files, chunks, coverage, model, pending_embeds,
                  message?, embedded_total, updates_pending, updates_done,
                  cancelled, roots}

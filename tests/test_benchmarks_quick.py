@@ -58,15 +58,18 @@ def test_quick_benchmark_run(tmp_path: Path) -> None:
 
     q = res["quality"]
     if q:  # data present
-        for corpus in ("scifact", "rhdh"):
-            for mode in ("hybrid", "lexical", "dense"):
-                assert 0.0 <= q[corpus]["modes"][mode]["doc"]["ndcg@10"] <= 1.0
-        assert "section" in q["rhdh"]["modes"]["hybrid"]
+        corpora = q["corpora"]
+        for corpus in ("scifact", "rhdh", "rhdh-long", "fixtures", "fixtures-long"):
+            for who in ("modes", "baseline"):
+                for mode in ("hybrid", "lexical", "dense"):
+                    assert 0.0 <= corpora[corpus][who][mode]["all"]["doc"]["ndcg@10"] <= 1.0
+        assert "section" in corpora["rhdh"]["modes"]["hybrid"]["all"]
+        assert {"dev", "test"} <= set(corpora["rhdh"]["modes"]["hybrid"])
         for checks in q["replay_check"].values():
             for got in checks.values():
                 n, total = got.split("/")
                 assert n == total, q["replay_check"]
-        assert q["ablations"]["choices"]
+        assert q["ablations"]["chain"] and q["ablations"]["knobs"]
     else:
         assert any("data not found" in s for s in res["skipped"])
 

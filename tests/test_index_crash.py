@@ -14,6 +14,7 @@ import pytest
 
 from mdseek.index.chunk import Chunker
 from mdseek.index.engine import Engine
+from mdseek.index.location import locate
 from mdseek.index.parse import parse_text
 
 from conftest import copy_fixtures
@@ -83,7 +84,7 @@ def test_kill_9_during_saves_leaves_old_or_new_version(tmp_path, tokenizer):
         time.sleep(rng.uniform(0.05, 1.0))
         proc.kill()  # SIGKILL
         proc.wait()
-        hashes, heads, _ = indexed(ws / ".mdseek" / "index.sqlite", "doc.md")
+        hashes, heads, _ = indexed(locate(ws.resolve()).path, "doc.md")
         assert hashes in want, "a half-written document"
         assert heads == want_heads[want.index(hashes)]
 
@@ -97,7 +98,7 @@ def test_kill_9_during_cli_index_then_resume_equals_fresh(tmp_path):
         time.sleep(rng.uniform(0.5, 6.0))
         proc.kill()
         proc.wait()
-        db = sqlite3.connect(ws / ".mdseek" / "index.sqlite")
+        db = sqlite3.connect(locate(ws.resolve()).path)
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         db.close()
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)

@@ -1,0 +1,233 @@
+"""Ranking: how queries become FTS terms, how scores are fused, and why a result
+ranks where it does (pure functions, then the real engine on the fixtures)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from mdseek.index import retrieve
+from mdseek.index.retrieve import Ranking, analyse_query, question_of, rank_sections
+
+# -- the lexical query ------------------------------------------------------------
+
+
+def test_every_word_is_read_however_long_the_query():
+    words = [f"word{i}" for i in range(300)]
+    terms = analyse_query(" ".join(words))
+    assert terms.words == words  # nothing cut: the 300th word is searched too
+    assert terms.match().count(" OR ") == 299
+
+
+def test_stop_words_are_left_out_and_said_so():
+    terms = analyse_query("what do I do when the primary database dies")
+    assert terms.words == ["primary", "database", "dies"]
+    assert terms.dropped["the"] == "stop word" and "when" in terms.dropped
+
+
+def test_a_query_of_stop_words_only_still_searches():
+    assert analyse_query("to be or not to be").words == ["to", "be", "or", "not"]
+
+
+def test_words_in_most_chunks_are_pruned_but_the_rarest_stays():
+    df = {"kubernetes": 90, "plugin": 70, "keycloak": 3}
+    terms = analyse_query("kubernetes plugin keycloak", doc_freq=df, rows=100, max_df=0.5)
+    assert terms.words == ["keycloak"]
+    assert terms.dropped == {"kubernetes": "in 90% of chunks", "plugin": "in 70% of chunks"}
+    # every word common: the rarest one is still searched (never an empty query)
+    terms = analyse_query("kubernetes plugin", doc_freq=df, rows=100, max_df=0.5)
+    assert terms.words == ["plugin"]
+
+
+def test_prefix_for_search_as_you_type():
+    assert analyse_query("database fail", prefix_last=True).match() == '"database" OR "fail"*'
+    assert analyse_query("database fail ", prefix_last=True).prefix is None
+
+
+@pytest.mark.parametrize(
+    "q", ['"', 'a"b', "NEAR(a b)", "x AND y", "col:value", "-x", "^x", "x*", "'; DROP TABLE t; --"]
+)
+def test_match_expression_is_injection_proof(q):
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(title, body)")
+    db.execute("INSERT INTO t VALUES ('a b', 'x y value col')")
+    for prefix in (False, True):
+        match = analyse_query(q, prefix_last=prefix).match()
+        if match:
+            db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()
+
+
+def test_the_question_of_a_long_query_counts_twice():
+    q = question_of(LONG_QUESTION)
+    assert q is not None and q.startswith("So my actual question") and q.endswith("new primary?")
+    terms = analyse_query(LONG_QUESTION)
+    assert {"promote", "replica", "standby"} <= set(terms.emphasis)
+    assert "pager" in terms.words and "pager" not in terms.emphasis
+    assert terms.match().count('"replica"') == 2 and terms.match().count('"pager"') == 1
+    # short queries, or one long sentence, have no separate question
+    assert question_of("how do I promote the replica? it is lagging.") is None
+    assert question_of(" ".join(["word"] * 40)) is None
+    # without a question mark, the last sentence is the question
+    long = "I was reading the runbook last night. " * 4 + "Tell me which replica to promote."
+    assert question_of(long) == "Tell me which replica to promote."
+
+
+# -- fusion -------------------------------------------------------------------------
+
+
+SPANS = {1: (1, 0, 0), 2: (1, 1, 1), 3: (2, 0, 0), 4: (2, 1, 1), 5: (1, 1, 1)}
+
+
+def test_convex_fusion_uses_how_sure_each_retriever_is():
+    lists = {
+        "lexical": [(1, 10.0), (3, 9.0)],  # lexical barely prefers section (1, 0)
+        "dense": [(3, 0.80), (1, 0.40), (2, 0.30)],  # dense is sure of (2, 0)
+    }
+    r = Ranking(dense_weight=0.5, doc_weight=0.0, lexical_norm="max", dense_norm="minmax")
+    ranked = rank_sections(lists, SPANS, r)
+    assert ranked[0].key == (2, 0)
+    s = {x.key: x for x in ranked}
+    assert s[(2, 0)].norm == {"lexical": pytest.approx(0.9), "dense": pytest.approx(1.0)}
+    assert s[(1, 0)].norm == {"lexical": pytest.approx(1.0), "dense": pytest.approx(0.2)}
+    assert s[(1, 0)].section == pytest.approx(0.5 * 1.0 + 0.5 * 0.2)
+    # reciprocal rank fusion only sees ranks: a tie broken by the best single rank
+    rrf = rank_sections(lists, SPANS, Ranking(fusion="rrf", doc_weight=0.0))
+    assert {x.key for x in rrf[:2]} == {(1, 0), (2, 0)}
+    assert rrf[0].score == pytest.approx(rrf[1].score)
+
+
+def test_document_term_prefers_the_section_of_the_best_document():
+    lists = {"dense": [(1, 0.9), (4, 0.5), (2, 0.5), (3, 0.1)]}
+    flat = rank_sections(lists, SPANS, Ranking(doc_weight=0.0, dense_norm="raw"))
+    assert {flat[1].key, flat[2].key} == {(1, 1), (2, 1)}
+    assert flat[1].score == flat[2].score  # a tie without document context
+    ranked = rank_sections(lists, SPANS, Ranking(doc_weight=0.3, dense_norm="raw"))
+    assert [x.key for x in ranked[:3]] == [(1, 0), (1, 1), (2, 1)]
+    x = ranked[1]
+    assert x.document == pytest.approx(0.9)  # its document's best section
+    assert x.score == pytest.approx(0.7 * 0.5 + 0.3 * 0.9)
+
+
+def test_a_merged_chunk_never_shares_its_score():
+    spans = {1: (1, 0, 2), 2: (1, 3, 3)}  # chunk 1 covers sections 0..2
+    ranked = rank_sections({"dense": [(1, 0.9), (2, 0.5)]}, spans, Ranking(doc_weight=0.0))
+    assert [x.key for x in ranked] == [(1, 0), (1, 3)]
+    shared = rank_sections(
+        {"dense": [(1, 0.9), (2, 0.5)]}, spans, Ranking(doc_weight=0.0, merged="all")
+    )
+    assert len(shared) == 4  # how mdseek ranked before: three sections tied
+
+
+def test_a_split_section_takes_its_best_chunk_and_extra_scores_fill_in():
+    lists = {"lexical": [(2, 5.0), (5, 4.0)], "dense": [(1, 0.7)]}
+    extra = {"dense": {2: 0.2, 5: 0.6}}
+    ranked = rank_sections(lists, SPANS, Ranking(doc_weight=0.0), extra)
+    s = {x.key: x for x in ranked}
+    assert s[(1, 1)].raw == {"lexical": 5.0, "dense": 0.6}  # best of its two chunks each
+    assert "dense" not in s[(1, 1)].ranks  # an exact score, not a dense candidate
+
+
+def test_explain_adds_up():
+    lists = {"lexical": [(1, 3.0), (3, 1.0)], "dense": [(3, 0.6), (4, 0.5), (1, 0.2)]}
+    r = Ranking(dense_weight=0.6, doc_weight=0.25)
+    for x in rank_sections(lists, SPANS, r):
+        ex = x.explain(r)
+        json.dumps(ex)
+        sec = sum(ex["weights"][n] * (ex[n]["normalised"] or 0.0) for n in ("lexical", "dense") if n in ex)
+        assert ex["section"] == pytest.approx(sec, abs=1e-5)
+        assert ex["final"] == pytest.approx(0.75 * ex["section"] + 0.25 * ex["document"], abs=1e-5)
+        assert ex["document"] >= ex["section"] - 1e-9
+
+
+# -- the engine on the fixture handbook --------------------------------------------
+
+LONG_QUESTION = (
+    "Some context first. I joined the platform team last month and I am still finding my way "
+    "around the handbook, the on-call rotation, the release calendar and the dashboards. Last "
+    "night I was the secondary on call. Around two in the morning the pager went off, the "
+    "primary engineer was travelling and did not answer, and the alerts said that customer "
+    "requests were failing everywhere. Our status page was red, support was asking for updates "
+    "every few minutes, and I honestly did not know where to begin or whom to call first. "
+    "So my actual question is this: when the main Postgres server has crashed and did not "
+    "automatically fail over, how do I pick the healthiest standby and promote the replica to "
+    "become the new primary?"
+)
+
+
+def test_a_long_question_is_read_to_its_last_words(indexed_ws):
+    """A ~120-word question whose decisive words come last: the right section is in
+    the top 3, while the context alone (everything before the question) does not
+    find it, so the answer comes from the words at the end."""
+    words = LONG_QUESTION.split()
+    assert 110 <= len(words) <= 140
+    want = ("handbook/runbooks/database-failover.md", "Promote the replica")
+
+    def rank(q, mode="hybrid"):
+        res = indexed_ws.search(q, limit=10, mode=mode).results
+        return next((i for i, r in enumerate(res, 1) if (r.path, r.heading) == want), None)
+
+    context = LONG_QUESTION[: LONG_QUESTION.index("So my actual question")]
+    assert rank(context) is None or rank(context) > 3
+    assert (rank(LONG_QUESTION) or 99) <= 3
+    assert (rank(LONG_QUESTION, "lexical") or 99) <= 10  # the lexical side reads it whole too
+
+
+def test_the_readme_question_lands_in_the_failover_runbook(indexed_ws):
+    """The README's example shares no word with the runbook but "database": the
+    top three are sections of the database failover runbook."""
+    res = indexed_ws.search("what do I do when the main database machine dies", limit=3).results
+    assert [r.path for r in res] == ["handbook/runbooks/database-failover.md"] * 3
+
+
+def test_every_section_has_its_own_chunk_by_default(indexed_ws):
+    """No merge floor: a chunk never spans two sections, so no two sections share a score."""
+    rows = indexed_ws.store.db.execute(
+        "SELECT count(*) FROM chunks WHERE section_first != section_last"
+    ).fetchone()
+    assert rows[0] == 0
+
+
+def test_engine_explain_matches_the_results(indexed_ws):
+    resp = indexed_ws.search("rotate the TLS certificate before it expires", limit=5, explain=True)
+    assert resp.mode == "hybrid"
+    for r in resp.results:
+        ex = r.explain
+        assert ex is not None and ex["final"] == pytest.approx(r.score, abs=1e-5)
+        assert ex["query_terms"] == ["rotate", "tls", "certificate", "expires"]
+        assert ex["dropped_terms"]["the"] == "stop word"
+        assert {"lexical", "dense"} & set(ex)
+        assert r.to_dict()["explain"] == ex
+    assert "explain" not in indexed_ws.search("rotate", limit=1).results[0].to_dict()
+
+
+def test_cli_explain_shows_the_score_parts(indexed_ws):
+    out = subprocess.run(
+        [sys.executable, "-m", "mdseek", "search", str(indexed_ws.root),
+         "how do I promote the replica", "--limit", "3", "--explain"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("query terms: promote, replica")
+    why = [ln.strip() for ln in lines if ln.strip().startswith("why:")]
+    assert len(why) == 3
+    assert all("lexical" in w and "dense" in w and "document" in w and "final" in w for w in why)
+    js = subprocess.run(
+        [sys.executable, "-m", "mdseek", "search", str(indexed_ws.root),
+         "how do I promote the replica", "--limit", "2", "--explain", "--json"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    data = json.loads(js.stdout)
+    assert all(d["explain"]["final"] == pytest.approx(d["score"], abs=1e-5) for d in data)
+
+
+def test_default_ranking_is_what_the_benchmark_measured():
+    """The replay in benchmarks/ must run the same defaults the engine uses."""
+    from benchmarks import quality
+
+    assert quality.DEFAULT.ranking == retrieve.DEFAULT
+    assert quality.DEFAULT.lexical.max_df == retrieve.MAX_DF
