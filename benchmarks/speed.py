@@ -127,17 +127,27 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
-def _variants(resolved: str, base_id: str, log: Log) -> list[tuple[str, str, Callable[[int], object]]]:
-    """(name, vector model id, encoder factory taking a thread count)."""
+def _variants(
+    resolved: str, base_id: str, log: Log, work: Path | None = None
+) -> list[tuple[str, str, Callable[[int], object]]]:
+    """(name, vector model id, encoder factory taking a thread count); with
+    ``work``, also the unfused export (kept in ``work`` between runs)."""
     from mdseek.index import onnx_export
     from mdseek.index.embed import TorchEncoder
-    from mdseek.index.onnx_encoder import OnnxEncoder
+    from mdseek.index.onnx_encoder import OnnxEncoder, read_manifest
 
     out: list[tuple[str, str, Callable[[int], object]]] = [
         ("torch fp32", base_id, lambda n: TorchEncoder(resolved, n)),
     ]
     fp32 = onnx_export.ensure_fp32(resolved, base_id)
     out.append(("onnx fp32", base_id, lambda n: OnnxEncoder(fp32, n)))
+    if work is not None:  # the plain traced graph, as exported before fusion (FORMAT 3)
+        plain = work / "onnx-unfused"
+        m = read_manifest(plain)
+        if m is None or m.get("status") != "ok":
+            plain.parent.mkdir(parents=True, exist_ok=True)
+            onnx_export.export_fp32(resolved, base_id, plain, fuse=False)
+        out.append(("onnx fp32 unfused", base_id, lambda n: OnnxEncoder(plain, n)))
     return out
 
 
@@ -186,7 +196,7 @@ def backends(
     if max_texts:
         texts = texts[:: max(1, len(texts) // max_texts)][:max_texts]
     queries = list(qrels.queries.values())[:n_queries] if qrels else [t[:60] for t in texts[:n_queries]]
-    variants = _variants(resolved, base_id, log)
+    variants = _variants(resolved, base_id, log, work)
     threads = sorted({1, _cores()})
     encs = {(name, n): make(n) for name, _, make in variants for n in threads}
     res: dict = {
@@ -236,6 +246,8 @@ def backends(
     if qrels is not None:
         halves = {h: split_qids(qrels.queries, h) for h in ("dev", "test")}
         for name, _vid, _ in variants:
+            if name.endswith("unfused"):  # the engine serves the fused graph; same vectors (cosine above)
+                continue
             copy = work / "backends" / f"{name.replace(' ', '-')}.sqlite"
             backup(index, copy)
             settings = EmbedSettings(backend="torch" if name.startswith("torch") else "onnx")
@@ -283,12 +295,13 @@ def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
     db.close()
     texts = texts[:: max(1, len(texts) // max_texts)][:max_texts]
     graph = onnx.load(str(src / "model.onnx"), load_external_data=False).graph
-    weights = [n.name for n in graph.node if n.op_type == "MatMul" and "/self/MatMul" not in n.name]
+    # The fused graph: every MatMul has a weight; Attention ops hold the QKV weights.
+    weights = [n.name for n in graph.node if n.op_type in ("MatMul", "Attention") and "/self/MatMul" not in n.name]
     ffn_out = [n for n in weights if n.endswith("/output/dense/MatMul") and "attention" not in n]
     ffn_in = [n for n in weights if "/intermediate/" in n]
     plans = [
-        ("every MatMul (naive)", [], True),
-        ("every MatMul, per-tensor", [], False),
+        ("every MatMul and Attention (naive)", [], True),
+        ("every MatMul and Attention, per-tensor", [], False),
         ("FFN output layers kept fp32", ffn_out, True),
         ("attention only (all FFN kept fp32)", ffn_out + ffn_in, True),
     ]
@@ -303,7 +316,8 @@ def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
         t0 = time.perf_counter()
         quantize_dynamic(
             str(src / "model.onnx"), str(d / "model.onnx"), per_channel=per_channel,
-            weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"], nodes_to_exclude=exclude,
+            weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul", "Attention"], nodes_to_exclude=exclude,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},  # fused ops defeat shape inference
         )  # fmt: skip
         qs = time.perf_counter() - t0
         enc = OnnxEncoder(d, threads=1)

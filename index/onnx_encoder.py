@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 MANIFEST = "manifest.json"
-FORMAT = 3  # bump when the folder layout or the graph's contract changes
+FORMAT = 4  # 4: fused graph (transformer optimizer). Bump when the folder layout or the graph's contract changes
 
 
 def read_manifest(folder: Path) -> dict | None:

@@ -38,6 +38,40 @@ def test_export_is_cached_with_its_verification(onnx_embedder):
     for name in ("model.onnx", "model.onnx.data", "tokenizer.json", "sentence_bert_config.json"):
         assert (folder / name).stat().st_size > 0, name
     assert not [p for p in folder.parent.iterdir() if ".tmp-" in p.name]  # no leftovers
+    assert not list(folder.glob("plain.onnx*")) and not list(folder.glob("traced.onnx*"))
+
+
+def test_export_is_the_fused_graph(onnx_embedder):
+    """One Attention op per layer (not torch's decomposed attention), embedding
+    and skip LayerNorms fused: the graph onnxruntime's optimizer makes."""
+    import onnx
+
+    folder = model_cache_dir(onnx_embedder.model_id)
+    m = read_manifest(folder)
+    ops = [n.op_type for n in onnx.load(str(folder / "model.onnx"), load_external_data=False).graph.node]
+    assert ops.count("Attention") == 6 == m["fused"]["Attention"], m["fused"]
+    assert ops.count("SkipLayerNormalization") == 12 and "Softmax" not in ops and "IsNaN" not in ops
+
+
+def test_old_format_export_is_redone(tmp_path, monkeypatch, onnx_embedder):
+    """A folder cached by an older mdseek (format 3: the unfused graph) is
+    re-exported, not served."""
+    import shutil
+
+    monkeypatch.setenv("MDSEEK_CACHE_DIR", str(tmp_path / "cache"))
+    folder = model_cache_dir(onnx_embedder.model_id)
+    src = onnx_embedder.load().folder
+    assert folder != src
+    folder.parent.mkdir(parents=True)
+    shutil.copytree(src, folder)
+    old = json.loads((folder / "manifest.json").read_text())
+    old.update(format=3, fused=None)
+    (folder / "manifest.json").write_text(json.dumps(old))
+    assert read_manifest(folder) is None
+    assert onnx_export.ensure_fp32(onnx_embedder.resolved, onnx_embedder.model_id) == folder
+    m = read_manifest(folder)
+    assert m and m["status"] == "ok" and m["fused"]["Attention"] == 6
+    assert m["verify"]["min_cosine_vs_torch"] >= onnx_export.MIN_COSINE
 
 
 def test_onnx_agrees_with_torch_on_real_chunks(onnx_embedder, indexed_ws):
