@@ -63,7 +63,7 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         return None
     lines = doc.lines()
     out = []
-    for link in find_links(doc):
+    for link in ws.docs.links(path, doc):
         target = ws.resolve_link(root, path, link)
         if target.external or target.outside or target.path is None:
             continue

@@ -1,7 +1,9 @@
 """The text the features read: an open editor buffer (unsaved text) when there
 is one, else the file on disk — but only inside a workspace folder.
 
-Parsed documents are cached per (buffer version) or (file size, mtime).
+Parsed documents are cached per (buffer version) or (file size, mtime), and so
+are their links (a workspace-wide diagnostics or references pass re-reads only
+what changed).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from mdseek.index.links import Link, find_links
 from mdseek.index.parse import ParsedDocument, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
@@ -37,6 +40,7 @@ class Documents:
     def __init__(self) -> None:
         self._open: dict[Path, tuple[str, int, str]] = {}  # path -> (uri, version, text)
         self._parsed: dict[Path, tuple[tuple, ParsedDocument]] = {}
+        self._links: dict[Path, tuple[ParsedDocument, list[Link]]] = {}
         self._lock = threading.Lock()  # features may read from worker threads
 
     # -- buffers ------------------------------------------------------------
@@ -48,6 +52,7 @@ class Documents:
         self._open.pop(path, None)
         with self._lock:
             self._parsed.pop(path, None)
+            self._links.pop(path, None)
 
     def is_open(self, path: Path) -> bool:
         return path in self._open
@@ -93,3 +98,18 @@ class Documents:
                 for k in [k for k in self._parsed if k not in self._open][:256]:
                     self._parsed.pop(k, None)
         return doc
+
+    def links(self, path: Path, doc: ParsedDocument) -> list[Link]:
+        """``find_links(doc)`` for the document :meth:`parsed` returned for ``path``,
+        computed once per parsed version (a full markdown-it pass, the costly part
+        of checking every file's links after each index update)."""
+        hit = self._links.get(path)
+        if hit is not None and hit[0] is doc:
+            return hit[1]
+        links = find_links(doc)
+        with self._lock:
+            self._links[path] = (doc, links)
+            if len(self._links) > 1024:  # keep only the versions still cached
+                for k in [k for k, v in self._links.items() if self._parsed.get(k, (None, None))[1] is not v[0]]:
+                    self._links.pop(k, None)
+        return links

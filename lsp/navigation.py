@@ -95,7 +95,7 @@ def references_sync(
         if d is None:
             continue
         lines = None
-        for lk in find_links(d):
+        for lk in ws.docs.links(p, d):
             t = resolve(lk, rel, root.exists, root.markdown_files() if lk.kind == "wiki" else ())
             if t.path != want_rel or not t.exists:
                 continue

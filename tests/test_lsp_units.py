@@ -41,3 +41,22 @@ def test_hover_defuses_command_links():
     h = hover_section(doc, doc.headings[1], "t.md", "file:///t.md")
     assert "command:" not in h.contents.value
     assert isinstance(h.contents, types.MarkupContent)
+
+
+def test_document_links_are_computed_once_per_version(tmp_path):
+    from mdseek.lsp.documents import Documents
+
+    f = tmp_path / "a.md"
+    f.write_text("# A\n\nSee [b](b.md).\n")
+    docs = Documents()
+    d1 = docs.parsed(f, "a.md", [tmp_path])
+    first = docs.links(f, d1)
+    assert [lk.path for lk in first] == ["b.md"]
+    assert docs.links(f, docs.parsed(f, "a.md", [tmp_path])) is first  # same version: cached
+    f.write_text("# A\n\nSee [c](c.md#x) and [b](b.md).\n")  # size changes: a new version
+    d2 = docs.parsed(f, "a.md", [tmp_path])
+    assert d2 is not d1
+    assert [(lk.path, lk.anchor) for lk in docs.links(f, d2)] == [("c.md", "x"), ("b.md", None)]
+    docs.set_buffer(f, "file:///a.md", 1, "# A\n\n[[Note]]\n")  # an open buffer wins over the disk
+    d3 = docs.parsed(f, "a.md", [tmp_path])
+    assert [lk.kind for lk in docs.links(f, d3)] == ["wiki"]
