@@ -39,8 +39,8 @@ def inside_any(path: Path, roots: Iterable[Path]) -> Path | None:
 class Documents:
     def __init__(self) -> None:
         self._open: dict[Path, tuple[str, int, str]] = {}  # path -> (uri, version, text)
-        self._parsed: dict[Path, tuple[tuple, ParsedDocument]] = {}
-        self._links: dict[Path, tuple[ParsedDocument, list[Link]]] = {}
+        # path -> [version key, parsed document, its links (filled on first use)]
+        self._parsed: dict[Path, list] = {}
         self._lock = threading.Lock()  # features may read from worker threads
 
     # -- buffers ------------------------------------------------------------
@@ -52,7 +52,6 @@ class Documents:
         self._open.pop(path, None)
         with self._lock:
             self._parsed.pop(path, None)
-            self._links.pop(path, None)
 
     def is_open(self, path: Path) -> bool:
         return path in self._open
@@ -76,7 +75,7 @@ class Documents:
                 return hit[1]
             doc = parse_text(o[2], rel)
             with self._lock:
-                self._parsed[path] = (key, doc)
+                self._parsed[path] = [key, doc, None]
             return doc
         if inside_any(path, roots) is None:
             return None
@@ -93,7 +92,7 @@ class Documents:
             log.info("cannot read %s: %s", path, exc)
             return None
         with self._lock:
-            self._parsed[path] = (key, doc)
+            self._parsed[path] = [key, doc, None]
             if len(self._parsed) > 512:
                 for k in [k for k in self._parsed if k not in self._open][:256]:
                     self._parsed.pop(k, None)
@@ -103,13 +102,9 @@ class Documents:
         """``find_links(doc)`` for the document :meth:`parsed` returned for ``path``,
         computed once per parsed version (a full markdown-it pass, the costly part
         of checking every file's links after each index update)."""
-        hit = self._links.get(path)
-        if hit is not None and hit[0] is doc:
-            return hit[1]
-        links = find_links(doc)
-        with self._lock:
-            self._links[path] = (doc, links)
-            if len(self._links) > 1024:  # keep only the versions still cached
-                for k in [k for k, v in self._links.items() if self._parsed.get(k, (None, None))[1] is not v[0]]:
-                    self._links.pop(k, None)
-        return links
+        entry = self._parsed.get(path)
+        if entry is None or entry[1] is not doc:
+            return find_links(doc)  # not (or no longer) the cached version
+        if entry[2] is None:
+            entry[2] = find_links(doc)
+        return entry[2]

@@ -6,6 +6,7 @@ from lsprotocol import types
 
 from mdseek.index.parse import parse_text
 from mdseek.lsp.convert import Positions, path_to_uri, uri_to_path
+from mdseek.lsp.documents import Documents
 from mdseek.lsp.features import document_symbols, hover_section
 
 
@@ -44,8 +45,6 @@ def test_hover_defuses_command_links():
 
 
 def test_document_links_are_computed_once_per_version(tmp_path):
-    from mdseek.lsp.documents import Documents
-
     f = tmp_path / "a.md"
     f.write_text("# A\n\nSee [b](b.md).\n")
     docs = Documents()
