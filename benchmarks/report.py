@@ -227,10 +227,10 @@ def render(res: dict) -> str:
                 f"{_ms(r['brute_force'])} / {_ms(r['brute_force'], 'p95_ms')}",
                 f"{bf / de:.1f}×" if de else "–",
                 f"{bf / hy:.1f}×" if hy else "–",
-                f"{_ms(r['parts']['query_embedding'])} / {_ms(r['parts']['fts'])} ({_ms(r['parts'].get('fts_without_stop_words'))} w/o stop words) / {_ms(r['parts']['dense_matrix'])}",
+                f"{_ms(r['parts']['query_embedding'])} / {_ms(r['parts']['lexical'])} ({_ms(r['parts']['fts5_bm25'])} in FTS5) / {_ms(r['parts']['dense_matrix'])}",
                 f"{r['rss_mb']['index_loaded']:.0f} ({r['rss_mb']['index_share']:+.0f})",
             ])
-        L += table(["chunks", "distinct vectors: real / synthetic", "hybrid", "dense only", "lexical only", "brute force", "brute / dense", "brute / hybrid", "embed / FTS / matrix (median)", "RSS MB (index share)"], rows)
+        L += table(["chunks", "distinct vectors: real / synthetic", "hybrid", "dense only", "lexical only", "brute force", "brute / dense", "brute / hybrid", "embed / lexical / matrix (median)", "RSS MB (index share)"], rows)
         L.append("")
         L.append(
             "Scale corpora: the product docs plus generated sections (real headings and paragraphs, a fifth of the words"

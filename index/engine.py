@@ -24,6 +24,7 @@ from .chunk import Chunk, Chunker
 from .dense import DenseIndex
 from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
+from .lexical import LexicalIndex, Phrase
 from .location import FILE_MODE, locate, prepare
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
@@ -150,6 +151,13 @@ class Engine:
         self.emphasise_question = True  # long queries: the question counts twice
         self._rows = 0
         self._count_version: int | None = None  # data_version the chunk count reflects
+        # Long-lived processes (server, MCP) rank lexical candidates from memory:
+        # FTS5's BM25, same scores, without scoring every matching row in SQLite.
+        self.lexical_in_memory = False
+        self.lexical = LexicalIndex()
+        self._lexical_version: int | None = None  # data_version it reflects; None: not built
+        self._lexical_lock = threading.Lock()
+        self._lexical_thread: threading.Thread | None = None
 
     def cancel(self) -> None:
         """Stop embedding at the next batch boundary (for good: the engine is closing)."""
@@ -434,18 +442,77 @@ class Engine:
 
     # -- search ---------------------------------------------------------------
 
+    def build_lexical(self) -> float:
+        """(Re)build the in-memory BM25 postings from the index (see
+        :mod:`lexical`); returns the seconds it took. Writes made meanwhile by
+        this process are applied at the next search; by another, start a rebuild."""
+        t0 = time.perf_counter()
+        version = self.store.data_version()
+        self.store.take_fts_touched()  # what was written so far is in the snapshot
+        fresh = LexicalIndex()
+        fresh.reset(self.store.read_postings())
+        with self._lexical_lock:
+            self.lexical = fresh
+            self._lexical_version = version
+        log.debug("lexical postings of %d chunks read in %.2fs", len(fresh), time.perf_counter() - t0)
+        return time.perf_counter() - t0
+
+    def _start_lexical_build(self) -> None:
+        if self._lexical_thread is not None and self._lexical_thread.is_alive():
+            return
+
+        def build() -> None:
+            try:
+                self.build_lexical()
+            except Exception as exc:  # FTS5 keeps answering; say why once
+                log.warning("in-memory lexical ranking unavailable: %s", exc)
+                self.lexical_in_memory = False
+
+        self._lexical_thread = threading.Thread(target=build, name="mdseek-lexical", daemon=True)
+        self._lexical_thread.start()
+
+    def _lexical_current(self) -> bool:
+        """Is the in-memory BM25 usable now? Applies this process's own writes;
+        after a write by another process (or a batch too big to patch) it is
+        rebuilt in the background, and FTS5 answers meanwhile."""
+        if not self.lexical_in_memory:
+            return False
+        with self._lexical_lock:
+            if self._lexical_version is None or self._lexical_version != self.store.data_version():
+                self._lexical_version = None
+                self._start_lexical_build()
+                return False
+            touched = self.store.take_fts_touched()
+            if len(touched) > max(2000, len(self.lexical) // 5):
+                self._lexical_version = None
+                self._start_lexical_build()
+                return False
+            if touched:
+                self.lexical.refresh(touched, self.store.row_postings(touched))
+            return True
+
     def lexical_terms(
-        self, query: str, prefix_last: bool = False, question: bool = True
+        self,
+        query: str,
+        prefix_last: bool = False,
+        question: bool = True,
+        word_terms: dict[str, list[str]] | None = None,
     ) -> retrieve.QueryTerms:
         """The words the lexical retriever searches for (see :func:`retrieve.analyse_query`):
         stop words out, words in more than half of the chunks out (they cannot
-        change a BM25 order), everything else kept however long the query."""
+        change a BM25 order), everything else kept however long the query.
+        ``word_terms`` (word -> its index terms): count chunks in memory."""
         words = retrieve.query_words(query)
         df: dict[str, int] | None = None
         rows = 0
         if len(words) > 1:
-            df = self.store.term_doc_freq(words)
-            rows = self._chunk_count()
+            if word_terms is not None:
+                per = self.lexical.doc_freq({t for w in words for t in word_terms.get(w, [])})
+                df = {w: min((per[t] for t in word_terms.get(w, [])), default=0) for w in words}
+                rows = len(self.lexical)
+            else:
+                df = self.store.term_doc_freq(words)
+                rows = self._chunk_count()
         return retrieve.analyse_query(
             query,
             prefix_last=prefix_last,
@@ -454,6 +521,25 @@ class Engine:
             max_df=self.max_df,
             question=question and self.emphasise_question,
         )
+
+    def _lexical_hits(self, query: str, prefix_last: bool, question: bool) -> tuple[
+        retrieve.QueryTerms, list[tuple[int, float]]
+    ]:
+        """The lexical retriever: terms, then the best chunks by BM25 (from memory
+        when it is current and every word is one index term, else FTS5)."""
+        k = self.ranking.candidates
+        if self._lexical_current():
+            words = retrieve.query_words(query)
+            word_terms = dict(zip(words, self.store.word_terms(words), strict=True))
+            terms = self.lexical_terms(query, prefix_last, question, word_terms)
+            phrases = [word_terms[w] for w in terms.words + terms.emphasis]
+            prefix = word_terms.get(terms.prefix, []) if terms.prefix else None
+            if all(len(p) == 1 for p in phrases) and (prefix is None or len(prefix) == 1):
+                match = [Phrase(p[0]) for p in phrases] + ([Phrase(prefix[0], True)] if prefix else [])
+                return terms, self.lexical.search(match, k, self.fts_weights)
+        else:
+            terms = self.lexical_terms(query, prefix_last, question)
+        return terms, self.store.fts_search(terms.match(), k, self.fts_weights)
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's unit vector; for a long query with a question
@@ -489,8 +575,7 @@ class Engine:
         terms = None
         k = self.ranking.candidates
         if mode in ("hybrid", "lexical"):
-            terms = self.lexical_terms(query, prefix_last, question)
-            lists["lexical"] = self.store.fts_search(terms.match(), k, self.fts_weights)
+            terms, lists["lexical"] = self._lexical_hits(query, prefix_last, question)
         if mode in ("hybrid", "dense") and query_vector is not None:
             self._sync_dense()
             lists["dense"] = self.dense.search(query_vector, k)

@@ -210,6 +210,8 @@ class Store:
         self.path = Path(path)
         self._quick_check = check
         self.lock = threading.RLock()
+        # chunks_fts rows written through this connection since take_fts_touched()
+        self._fts_touched: set[int] = set()
         self.notice: str | None = None
         self.migrated_from: int | None = None
         try:
@@ -468,6 +470,7 @@ class Store:
             )
             cid = int(cur.lastrowid or 0)
             new_ids.append(cid)
+            self._fts_touched.add(cid)
             db.execute(
                 "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
                 (cid, title, " ".join(c.heading_path[1:]), c.text),
@@ -508,6 +511,8 @@ class Store:
             if title != old_title or row[3] != vals[2] or row[8] != c.text:
                 fts.append((title, " ".join(c.heading_path[1:]), c.text, row[0]))
         removed = [(r[0], r[11]) for rows in old.values() for r in rows]
+        self._fts_touched.update(i for i, _ in removed)
+        self._fts_touched.update(f[-1] for f in fts)
         if removed:
             db.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i, _ in removed])
             db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in removed])
@@ -548,6 +553,7 @@ class Store:
 
     def _delete_doc_rows(self, db: sqlite3.Connection, doc_id: int) -> list[tuple[int, str]]:
         rows = [(r[0], r[1]) for r in db.execute("SELECT id, text_hash FROM chunks WHERE doc_id=?", (doc_id,))]
+        self._fts_touched.update(i for i, _ in rows)
         db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in rows])
         db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         db.execute("DELETE FROM sections WHERE doc_id=?", (doc_id,))
@@ -664,6 +670,96 @@ class Store:
             ).fetchall()
         return [(int(r[0]), -float(r[1])) for r in rows]
 
+    # -- postings for the in-memory BM25 (index/lexical.py) ----------------------
+
+    # Per term: its rows and its count in each column, comma-separated, read from
+    # an fts5vocab instance table {vocab}.
+    _POSTINGS_SQL = (
+        "SELECT term, group_concat(doc), group_concat(t), group_concat(h), group_concat(b)"
+        " FROM (SELECT term, doc, sum(col = 'title') AS t, sum(col = 'headings') AS h,"
+        " sum(col = 'body') AS b FROM {vocab} GROUP BY term, doc ORDER BY term, doc)"
+        " GROUP BY term"
+    )
+
+    def read_postings(self) -> list[tuple[str, str, str, str, str]]:
+        """Every term's postings in chunks_fts, read on a connection of its own
+        (one snapshot; the store's connection stays free meanwhile)."""
+        db = sqlite3.connect(self.path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+        try:
+            db.execute("PRAGMA busy_timeout=60000")
+            db.execute(
+                "CREATE VIRTUAL TABLE temp.mdseek_all USING fts5vocab(main, chunks_fts, instance)"
+            )
+            return db.execute(self._POSTINGS_SQL.format(vocab="temp.mdseek_all")).fetchall()
+        finally:
+            db.close()
+
+    def take_fts_touched(self) -> set[int]:
+        """Chunk ids whose chunks_fts row this connection inserted, rewrote or
+        deleted since the last call."""
+        with self.lock:
+            out, self._fts_touched = self._fts_touched, set()
+            return out
+
+    def _scratch(self) -> None:
+        if getattr(self, "_scratch_ready", False):
+            return
+        for stmt in (
+            # A query's words, tokenized exactly as the index is.
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_qwords USING fts5("
+            "w, tokenize = 'porter unicode61 remove_diacritics 2')",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_qterms"
+            " USING fts5vocab(temp, mdseek_qwords, instance)",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_vocab"
+            " USING fts5vocab(main, chunks_fts, row)",
+            # Rows copied from chunks_fts to read their terms.
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_rows USING fts5("
+            "title, headings, body, tokenize = 'porter unicode61 remove_diacritics 2')",
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_rowterms"
+            " USING fts5vocab(temp, mdseek_rows, instance)",
+        ):
+            self.db.execute(stmt)
+        self._scratch_ready = True
+
+    def row_postings(self, chunk_ids: Iterable[int]) -> list[tuple[str, str, str, str, str]]:
+        """The postings of these chunks_fts rows (those that exist)."""
+        ids = sorted({int(i) for i in chunk_ids})
+        if not ids:
+            return []
+        with self.lock:
+            self._scratch()
+            self.db.execute("DELETE FROM temp.mdseek_rows")
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                self.db.execute(
+                    "INSERT INTO temp.mdseek_rows(rowid, title, headings, body)"
+                    " SELECT rowid, title, headings, body FROM chunks_fts"
+                    f" WHERE rowid IN ({','.join('?' * len(part))})",
+                    part,
+                )
+            rows = self.db.execute(self._POSTINGS_SQL.format(vocab="temp.mdseek_rowterms")).fetchall()
+            self.db.execute("DELETE FROM temp.mdseek_rows")
+        return rows
+
+    def word_terms(self, words: list[str]) -> list[list[str]]:
+        """Each word's index terms (porter stems, folded diacritics), in order:
+        usually one; ``foo_bar`` gives two; punctuation alone none."""
+        out: list[list[str]] = [[] for _ in words]
+        if not words:
+            return out
+        with self.lock:
+            self._scratch()
+            self.db.execute("DELETE FROM temp.mdseek_qwords")
+            self.db.executemany(
+                "INSERT INTO temp.mdseek_qwords(rowid, w) VALUES (?, ?)", list(enumerate(words))
+            )
+            rows = self.db.execute(
+                "SELECT doc, term FROM temp.mdseek_qterms ORDER BY doc, offset"
+            ).fetchall()
+        for i, term in rows:
+            out[int(i)].append(term)
+        return out
+
     def term_doc_freq(self, words: list[str]) -> dict[str, int]:
         """word -> number of chunks holding it, counted as FTS5 matches it (porter
         stems, folded diacritics). A word the tokenizer splits (``foo_bar``) counts
@@ -672,17 +768,7 @@ class Store:
         if not words:
             return {}
         with self.lock:
-            if not getattr(self, "_vocab_ready", False):
-                for stmt in (
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_qwords USING fts5("
-                    "w, tokenize = 'porter unicode61 remove_diacritics 2')",
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_qterms"
-                    " USING fts5vocab(temp, mdseek_qwords, instance)",
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_vocab"
-                    " USING fts5vocab(main, chunks_fts, row)",
-                ):
-                    self.db.execute(stmt)
-                self._vocab_ready = True
+            self._scratch()
             self.db.execute("DELETE FROM temp.mdseek_qwords")
             self.db.executemany(
                 "INSERT INTO temp.mdseek_qwords(rowid, w) VALUES (?, ?)", list(enumerate(words))

@@ -174,6 +174,7 @@ def open_folders(
             eng = Engine(d, index_path=index_path, model=model, file_filter=file_filter)
         except (IndexFileError, ModelUnavailable, OSError) as exc:
             raise ValueError(f"cannot open the index of {d}: {exc}") from exc
+        eng.lexical_in_memory = True  # a long-lived process: BM25 from memory
         out.append(Folder(name, eng))
     return Folders(out)
 

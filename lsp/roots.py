@@ -118,6 +118,7 @@ class Root:
             eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter(),
                          embed=s.embed_settings())  # fmt: skip
             eng.chunker  # noqa: B018
+        eng.lexical_in_memory = True  # a long-lived process: BM25 from memory
         threading.Thread(
             target=self._load_model, args=(eng,), name="mdseek-model-load", daemon=True
         ).start()

@@ -1,0 +1,147 @@
+"""The in-memory BM25 (index/lexical.py) against FTS5's own bm25() on a real
+index: the same candidates with the same scores, after a build, after this
+process's edits (patched in place) and after another process's (rebuilt)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import grown_workspace
+
+from mdseek.index.engine import Engine
+from mdseek.index.lexical import LexicalIndex, Phrase
+
+
+def both(eng: Engine, query: str, prefix: bool = False):
+    """(in memory, FTS5): each (query terms, hits) for one query."""
+    assert eng._lexical_current()
+    mem = eng._lexical_hits(query, prefix, True)
+    eng.lexical_in_memory = False
+    try:
+        sql = eng._lexical_hits(query, prefix, True)
+    finally:
+        eng.lexical_in_memory = True
+    return mem, sql
+
+
+def assert_same(mem, sql, query: str) -> None:
+    (tm, hm), (ts, hs) = mem, sql
+    assert tm.words == ts.words and tm.dropped == ts.dropped and tm.prefix == ts.prefix, query
+    assert len(hm) == len(hs), query
+    for (_, a), (_, b) in zip(hm, hs, strict=True):
+        assert a == pytest.approx(b, rel=1e-9, abs=1e-12), query
+    if hs:
+        # The same rows, but for rows tied at the cut-off score.
+        cut = hs[-1][1]
+        ms, ss = dict(hm), dict(hs)
+        for cid in set(ms) ^ set(ss):
+            assert ms.get(cid, ss.get(cid)) == pytest.approx(cut, rel=1e-9), query
+
+
+def queries(fixture_queries: dict) -> list[tuple[str, bool]]:
+    qs = [q["query"] for q in fixture_queries["queries"]]
+    out = [(q, False) for q in qs]
+    out += [(q[: len(q) // 2], True) for q in qs]  # as typed: the last word is a prefix
+    out += [
+        ("promote", False),
+        ("configur", True),
+        ("the", False),
+        ("a an the of", False),
+        ("zzzz nothing matches this qqqq", False),
+        ("runbook failover " * 3, False),
+        ("Éclair café naïve", False),
+    ]
+    return out
+
+
+@pytest.fixture
+def engine(tmp_path):
+    ws = grown_workspace(tmp_path / "ws", copies=3)
+    eng = Engine(ws, index_path=tmp_path / "index.sqlite")
+    eng.index(embed=False)
+    eng.lexical_in_memory = True
+    eng.build_lexical()
+    yield eng
+    eng.close()
+
+
+def test_same_ranking_as_fts5(engine, fixture_queries):
+    assert len(engine.lexical) == engine.store.chunk_count() > 300
+    used = 0
+    for q, prefix in queries(fixture_queries):
+        mem, sql = both(engine, q, prefix)
+        assert_same(mem, sql, q)
+        used += bool(sql[1])
+    assert used > 40  # the comparison is over real hits, not empty lists
+
+
+def test_edits_are_patched_in_place(engine, fixture_queries):
+    ws = engine.root
+    version = engine._lexical_version
+    runbook = ws / "handbook" / "runbooks" / "database-failover.md"
+    text = runbook.read_text()
+    runbook.write_text(text.replace("replica", "standby follower", 3) + "\n\n## Zebra drill\n\nQuokka zebra drill.\n")
+    engine.index_file(runbook, embed=False)
+    gone = next((ws / "copy0").rglob("*.md"))
+    gone.unlink()
+    engine.index_file(gone, embed=False)
+    retitled = next((ws / "copy1").rglob("*.md"))
+    retitled.write_text("# Entirely new title quokka\n\n" + retitled.read_text())
+    engine.index_file(retitled, embed=False)
+    for q, prefix in queries(fixture_queries)[:40] + [("quokka zebra", False), ("standby follower", False)]:
+        mem, sql = both(engine, q, prefix)
+        assert_same(mem, sql, q)
+    assert engine._lexical_version == version  # patched, not rebuilt
+    assert dict(engine._lexical_hits("quokka zebra", False, True)[1])
+
+
+def test_compaction_keeps_the_ranking(tmp_path, fixture_queries):
+    ws = grown_workspace(tmp_path / "ws", copies=1)
+    eng = Engine(ws, index_path=tmp_path / "index.sqlite")
+    eng.index(embed=False)
+    eng.lexical_in_memory = True
+    eng.build_lexical()
+    rows = len(eng.lexical)
+    files = sorted(ws.rglob("*.md"))
+    for round_ in range(6):  # rewrite every chunk: dead rows pile up, then compaction
+        for f in files:
+            f.write_text(f.read_text() + f"\n\nround{round_} extra words\n")
+            eng.index_file(f, embed=False)
+        assert eng._lexical_current()
+    assert len(eng.lexical.alive) < rows * 6  # compacted at least once
+    for q, prefix in queries(fixture_queries)[:30]:
+        assert_same(*both(eng, q, prefix), q)
+    eng.close()
+
+
+def test_another_process_write_rebuilds(engine, fixture_queries):
+    other = Engine(engine.root, index_path=engine.index_path)
+    note = engine.root / "handbook" / "notes" / "pelican.md"
+    note.write_text("# Pelican migration\n\nPelicans migrate along the quay.\n")
+    other.index_file(note, embed=False)
+    other.close()
+    assert not engine._lexical_current()  # stale: FTS5 answers, a rebuild starts
+    assert engine._lexical_hits("pelican migration", False, True)[1]
+    engine._lexical_thread.join(timeout=60)
+    assert engine._lexical_current()
+    for q, prefix in queries(fixture_queries)[:20] + [("pelican quay", False)]:
+        assert_same(*both(engine, q, prefix), q)
+
+
+def test_split_words_fall_back_to_fts5(engine):
+    # FTS5 reads foo_bar as the phrase "foo bar": not one term, so FTS5 answers.
+    mem, sql = both(engine, "replica_lag failover")
+    assert_same(mem, sql, "replica_lag")
+
+
+def test_lexical_index_unit():
+    idx = LexicalIndex()
+    # term, rows, and per column (title, headings, body) counts
+    idx.reset([("alpha", "1,2", "1,0", "0,0", "2,1"), ("beta", "2,3", "0,0", "0,1", "1,1")])
+    assert len(idx) == 3 and idx.doc_freq(["alpha", "beta", "gamma"]) == {"alpha": 2, "beta": 2, "gamma": 0}
+    hits = idx.search([Phrase("alpha")], 10, (2.0, 4.0, 1.0))
+    assert [c for c, _ in hits] == [1, 2]  # row 1 has alpha in its title
+    assert [c for c, _ in idx.search([Phrase("al", prefix=True)], 10, (1.0, 1.0, 1.0))] == [c for c, _ in hits]
+    idx.refresh([1], [])  # row 1 deleted
+    assert idx.doc_freq(["alpha"]) == {"alpha": 1}
+    assert [c for c, _ in idx.search([Phrase("alpha"), Phrase("beta")], 10, (1.0, 1.0, 1.0))][0] == 2
+    assert idx.search([Phrase("nothing")], 10, (1.0, 1.0, 1.0)) == []
