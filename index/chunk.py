@@ -40,6 +40,7 @@ re-chunking a saved document tokenizes only the sections that changed.
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import logging
 import re
@@ -151,7 +152,6 @@ class Chunker:
         window = tokenizer.window
         self.budget = min(budget, window) if budget else window
         self.floor = max(0, int(floor))
-        self.specials = tokenizer.special_overhead()
         self.max_chars = self.budget * MAX_CHARS_PER_TOKEN
         self._units = _LRU(cache_chars)  # (unit text, breadcrumbs) -> pieces
         self._counts = _LRU(cache_chars)  # section text -> body tokens
@@ -160,6 +160,11 @@ class Chunker:
         # pieces whose offset price was wrong (re-split with real counts).
         self.stats = {"documents": 0, "sections_tokenized": 0, "units_split": 0,
                       "units_reused": 0, "pieces": 0, "resplit": 0}
+
+    @functools.cached_property
+    def specials(self) -> int:
+        """Tokens the model adds around any text (asked once, when first chunking)."""
+        return self.tok.special_overhead()
 
     @property
     def signature(self) -> str:

@@ -222,9 +222,13 @@ class Engine:
                     progress("parse", n, len(found))
                 self._index_found(f, known.get(f.rel), rep)
             self.store.set_meta("root", str(self.root))
+            self._lexical_current()  # patched, or (re)built in the background
             if embed:
                 self.embed_pending(progress, rep)
-                if rep.lexical_only_reason is None:
+                # The sweep reads every vector row: only after a run that changed
+                # something (a write, a removal, new vectors, another model's).
+                changed = rep.removed or rep.chunks_written or rep.embedded or self._orphans
+                if rep.lexical_only_reason is None and changed:
                     self.store.sweep_vectors(self.model_id)
                     self._orphans.clear()
             rep.pending = self.store.pending_count(self.model_id)
@@ -334,6 +338,7 @@ class Engine:
                 rep.files = 1
                 self._index_found(found, old, rep)
             self.store.drop_orphan_vectors(orphans)
+            self._lexical_current()  # searchable by its words now, before embedding
             hashes = self.store.document_hashes(rel)
             if embed:
                 self.embed_pending(None, rep, only=hashes)

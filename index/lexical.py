@@ -60,6 +60,7 @@ class LexicalIndex:
         self._post: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._sorted: list[str] | None = None
         self._tokens = 0.0  # tokens over the live rows
+        self._df: dict[str, int] = {}  # term -> live rows holding it (cleared on change)
 
     def __len__(self) -> int:
         return len(self._row)
@@ -76,6 +77,7 @@ class LexicalIndex:
         """Rows ``chunk_ids`` were deleted or rewritten: drop what the index held
         for them, then add ``postings`` (their current text's, if any)."""
         with self._lock:
+            self._df.clear()
             for cid in chunk_ids:
                 r = self._row.pop(int(cid), None)
                 if r is not None:
@@ -96,6 +98,7 @@ class LexicalIndex:
             parsed.append((term, ids, np.minimum(counts, 65535).astype(np.uint16)))
         if not parsed:
             return
+        self._df.clear()
         new_ids = np.unique(np.concatenate([ids for _, ids, _ in parsed]))
         for cid in new_ids.tolist():  # a chunk id still live gets a new row
             r = self._row.pop(cid, None)
@@ -163,8 +166,9 @@ class LexicalIndex:
         parts = [self._merged(t) for t in terms]
         rows = np.concatenate([p[0] for p in parts])
         counts = np.concatenate([p[1] for p in parts]).astype(np.int64)
-        m = self.alive[rows]
-        rows, counts = rows[m], counts[m]
+        if len(self._row) < len(self.alive):  # some rows are dead
+            m = self.alive[rows]
+            rows, counts = rows[m], counts[m]
         if len(parts) > 1:  # a row holding several of the terms counts once, with their sum
             rows, inv = np.unique(rows, return_inverse=True)
             summed = np.zeros((len(rows), 3), dtype=np.int64)
@@ -177,7 +181,15 @@ class LexicalIndex:
         with self._lock:
             out = {}
             for t in terms:
-                out[t] = int(self.alive[self._merged(t)[0]].sum()) if t in self._post else 0
+                n = self._df.get(t)
+                if n is None:
+                    if t not in self._post:
+                        n = 0
+                    else:
+                        rows = self._merged(t)[0]
+                        n = len(rows) if len(self._row) == len(self.alive) else int(self.alive[rows].sum())
+                    self._df[t] = n
+                out[t] = n
             return out
 
     def search(

@@ -22,7 +22,8 @@ import json
 import logging
 import os
 import re
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
 from pathlib import Path
@@ -127,12 +128,31 @@ def _segment_bounds(text: str, segment: int) -> list[tuple[int, int]]:
 
 @dataclass
 class ModelTokenizer:
-    """Counts tokens exactly as the embedding model does (special tokens included)."""
+    """Counts tokens exactly as the embedding model does (special tokens included).
+    A ``tokenizers`` file is read on first use (a search on an unchanged index
+    needs the name and window, not the vocabulary)."""
 
     name: str
     window: int  # max_seq_length: tokens the model reads, specials included
-    _tok: Any
+    _source: Any  # the tokenizer, or (fast only) the path of its tokenizer.json
     _fast: bool
+    _loaded: Any = None
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def _tok(self) -> Any:
+        if self._loaded is None:
+            with self._lock:
+                if self._loaded is None:
+                    tok = self._source
+                    if isinstance(tok, str):
+                        from tokenizers import Tokenizer
+
+                        tok = Tokenizer.from_file(tok)
+                        tok.no_truncation()
+                        tok.no_padding()
+                    self._loaded = tok
+        return self._loaded
 
     def count(self, text: str) -> int:
         if self._fast:
@@ -262,12 +282,7 @@ def load_tokenizer(resolved: str) -> ModelTokenizer:
     if (p / "tokenizer.json").exists():
         window = _window_from_files(p)
         if window is not None:
-            from tokenizers import Tokenizer
-
-            tok = Tokenizer.from_file(str(p / "tokenizer.json"))
-            tok.no_truncation()
-            tok.no_padding()
-            return ModelTokenizer(resolved, window, tok, True)
+            return ModelTokenizer(resolved, window, str(p / "tokenizer.json"), True)
     # Anything else: let sentence-transformers tell us the truth.
     st = load_sentence_transformer(resolved)
     window = int(st.max_seq_length)

@@ -112,6 +112,7 @@ def test_status_progress_and_paths(tmp_path: Path):
     other = tmp_path / "elsewhere"
     other.mkdir()
     r = mdseek("search", str(ws), "what do cats eat", "--db", str(db), "--limit", "1", cwd=other)
+    assert r.returncode == 0 and len(r.stdout.split("\n")) > 2, (r.stdout, r.stderr)
     loc = r.stdout.split("\n")[1].split()[0]
     assert loc.startswith(str(ws / "sub" / "cats.md") + ":"), r.stdout
     line = int(loc.rsplit(":", 1)[1])

@@ -5,10 +5,11 @@ process's edits (patched in place) and after another process's (rebuilt)."""
 from __future__ import annotations
 
 import pytest
-from conftest import grown_workspace
 
 from mdseek.index.engine import Engine
 from mdseek.index.lexical import LexicalIndex, Phrase
+
+from conftest import grown_workspace
 
 
 def both(eng: Engine, query: str, prefix: bool = False):
