@@ -28,6 +28,7 @@ from .model import (
     ModelUnavailable,
     load_sentence_transformer,
     load_tokenizer,
+    model_cache_dir,
     model_id,
     resolve_model,
 )
@@ -52,6 +53,45 @@ def _onnx_encoder(folder: Any, threads: int) -> Any:
         if enc is None:
             enc = _sessions[key] = OnnxEncoder(folder, threads)
         return enc
+
+
+_speculative: tuple[str, int] | None = None  # a session opened by warm_default_session()
+
+
+def warm_default_session() -> threading.Thread:
+    """Open the bundled default model's ONNX session in the background, before
+    anyone asks (a server starting: it overlaps the protocol imports). Only an
+    export already on disk is opened -- never an export, never torch. The first
+    engine that loads another model (or thread count) drops it again."""
+
+    def run() -> None:
+        global _speculative
+        try:
+            from .onnx_encoder import read_manifest
+
+            settings = EmbedSettings.from_env()
+            resolved = resolve_model(None)
+            mid = model_id(resolved)
+            folder = model_cache_dir(mid)
+            m = read_manifest(folder)
+            if settings.backend != "onnx" or not m or m.get("status") != "ok" or m.get("model_id") != mid:
+                return
+            _onnx_encoder(folder, settings.n_threads)
+            _speculative = (str(folder), settings.n_threads)
+        except Exception as exc:  # only a head start: the real load reports problems
+            log.debug("no early model load: %s", exc)
+
+    t = threading.Thread(target=run, name="mdseek-model-warm", daemon=True)
+    t.start()
+    return t
+
+
+def _drop_speculative(used: tuple[str, int]) -> None:
+    global _speculative
+    with _sessions_lock:
+        if _speculative is not None and _speculative != used:
+            _sessions.pop(_speculative, None)
+        _speculative = None
 
 
 def _say_once(msg: str) -> None:
@@ -166,7 +206,9 @@ class Embedder:
             from .onnx_export import ExportRejected, ensure_fp32
 
             try:
-                return _onnx_encoder(ensure_fp32(self.resolved, self.model_id), threads)
+                folder = ensure_fp32(self.resolved, self.model_id)
+                _drop_speculative((str(folder), threads))
+                return _onnx_encoder(folder, threads)
             except ModelUnavailable:
                 raise
             except ExportRejected as exc:
@@ -174,6 +216,7 @@ class Embedder:
             except Exception as exc:  # a broken cache folder, an onnxruntime error
                 self.fallback_reason = f"ONNX Runtime failed for {self.model_id}: {type(exc).__name__}: {exc}"
             _say_once(f"{self.fallback_reason}; embedding with torch")
+        _drop_speculative(("torch", threads))
         return TorchEncoder(self.resolved, threads)
 
     def load(self) -> Any:

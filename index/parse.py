@@ -22,11 +22,9 @@ import logging
 import os
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
-
-import regex
 
 if TYPE_CHECKING:  # markdown-it and yaml load on first parse: a search of an up-to-date index needs neither
     from markdown_it import MarkdownIt
@@ -177,13 +175,19 @@ def normalise(text: str) -> str:
 # Unicode normalisation: a heading typed in decomposed form (NFD) gets another
 # anchor, as on GitHub. Other numbers (¼, ²), other dashes, every other
 # punctuation, symbol, separator, control and format character are dropped.
-_SLUG_DROP = regex.compile(r"[^\p{Alphabetic}\p{L}\p{M}\p{Nd}\p{Nl}\p{Pc}\p{Cs}\- ]")
+@cache
+def _slug_drop():  # the regex module costs ~20 ms to import: only when a heading is slugged
+    import regex
+
+    return regex.compile(r"[^\p{Alphabetic}\p{L}\p{M}\p{Nd}\p{Nl}\p{Pc}\p{Cs}\- ]")
+
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def github_slug(text: str) -> str:
     """GitHub's heading anchor for the rendered text of a heading (github-slugger)."""
-    return _SLUG_DROP.sub("", text.lower()).replace(" ", "-")
+    return _slug_drop().sub("", text.lower()).replace(" ", "-")
 
 
 class Slugger:

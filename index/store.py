@@ -341,6 +341,8 @@ class Store:
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:
+        if self.get_meta(key) == value:
+            return  # no write transaction for nothing (a search on an unchanged index)
         with self.transaction() as db:
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 

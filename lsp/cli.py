@@ -523,12 +523,19 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
+    from mdseek.index.embed import warm_default_session
+
+    warm_default_session()  # overlaps the protocol imports below
     from mdseek.lsp.server import run
 
     return run()
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
+    from mdseek.index.embed import warm_default_session
+
+    if not args.model:
+        warm_default_session()  # overlaps the SDK imports below
     from mdseek.lsp.mcp_server import open_folders, serve
 
     dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
