@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -158,6 +159,13 @@ class Engine:
         self._lexical_version: int | None = None  # data_version it reflects; None: not built
         self._lexical_lock = threading.Lock()
         self._lexical_thread: threading.Thread | None = None
+        self._threads: ThreadPoolExecutor | None = None  # a query's lexical side, beside its embedding
+
+    def _pool(self) -> ThreadPoolExecutor:
+        with self._lexical_lock:
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(2, thread_name_prefix="mdseek-query")
+            return self._threads
 
     def cancel(self) -> None:
         """Stop embedding at the next batch boundary (for good: the engine is closing)."""
@@ -165,6 +173,8 @@ class Engine:
 
     def close(self) -> None:
         self.cancel()
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
         self.store.close()
 
     # -- model-dependent parts ----------------------------------------------
@@ -572,15 +582,17 @@ class Engine:
         prefix_last: bool = False,
         query_vector: np.ndarray | None = None,
         question: bool = True,
+        lexical: tuple[retrieve.QueryTerms, list[tuple[int, float]]] | None = None,
     ) -> tuple[dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], retrieve.QueryTerms | None]:
         """Each retriever's best chunks, (chunk id, score) best first, and the
-        dense score of every lexical candidate (exact: one row each)."""
+        dense score of every lexical candidate (exact: one row each).
+        ``lexical``: the lexical side's answer, when already computed."""
         lists: dict[str, list[tuple[int, float]]] = {}
         extra: dict[str, dict[int, float]] = {}
         terms = None
         k = self.ranking.candidates
         if mode in ("hybrid", "lexical"):
-            terms, lists["lexical"] = self._lexical_hits(query, prefix_last, question)
+            terms, lists["lexical"] = lexical or self._lexical_hits(query, prefix_last, question)
         if mode in ("hybrid", "dense") and query_vector is not None:
             self._sync_dense()
             lists["dense"] = self.dense.search(query_vector, k)
@@ -620,28 +632,36 @@ class Engine:
                     log.warning("%s", note)
                     self._warned_lexical = True
         qv = None
+        lexical: Future | None = None
         if use_dense:
-            qv = seed_vector if seed_vector is not None else self.query_vector(query)
+            if seed_vector is not None:
+                qv = seed_vector
+            else:
+                if mode == "hybrid":  # the lexical side runs while the model embeds the query
+                    lexical = self._pool().submit(self._lexical_hits, query, prefix_last, True)
+                qv = self.query_vector(query)
         lexical_mode = "hybrid" if mode == "hybrid" else mode
         if mode == "hybrid" and qv is None:
             lexical_mode = "lexical"
         # A section's own text (related sections) has no question to emphasise.
         lists, extra, terms = self.candidates(
-            query, lexical_mode, prefix_last, qv, question=seed_vector is None
-        )
+            query, lexical_mode, prefix_last, qv, question=seed_vector is None,
+            lexical=lexical.result() if lexical is not None else None,
+        )  # fmt: skip
         all_ids = {cid for hits in lists.values() for cid, _ in hits} | {
             cid for e in extra.values() for cid in e
         }
-        chunks = self.store.chunks_by_id(all_ids)
+        spans = self.store.chunk_spans(all_ids)
         chunk_info = {
-            cid: (c.doc_id, c.section_first, c.section_last)
-            for cid, c in chunks.items()
-            if exclude_path is None or c.path != exclude_path
+            cid: (doc_id, first, last)
+            for cid, (doc_id, path, first, last) in spans.items()
+            if exclude_path is None or path != exclude_path
         }
         ranked = retrieve.rank_sections(
             lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None
         )[: max(0, limit)]
         sections = self.store.sections([f.key for f in ranked])
+        texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
         words = retrieve.query_terms(query)
         results = []
         for f in ranked:
@@ -649,8 +669,7 @@ class Engine:
             if s is None:
                 continue
             cid = f.best_chunk
-            best = chunks.get(cid) if cid is not None else None
-            r = self._result(s, f, best.text if best else "", words)
+            r = self._result(s, f, texts.get(cid, "") if cid is not None else "", words)
             if explain:
                 r.explain = f.explain(self.ranking)
                 if terms is not None:

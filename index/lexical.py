@@ -33,9 +33,9 @@ import numpy as np
 K1 = 1.2  # FTS5's bm25() constants
 B = 0.75
 
-# One term's postings as FTS5 reports them: term, then comma-separated row ids
-# and the term's count in each column (title, headings, body), row by row.
-PostingText = tuple[str, str, str, str, str]
+# One term's occurrences as FTS5 reports them: the term, then for each occurrence
+# its row id and its column (0 title, 1 headings, 2 body), comma-separated.
+PostingText = tuple[str, str, str]
 
 
 @dataclass(frozen=True)
@@ -44,6 +44,18 @@ class Phrase:
 
     term: str
     prefix: bool = False
+
+
+def _counts(ids: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(distinct row ids, occurrences in each column (n, 3)) of one term's occurrences."""
+    if len(ids) > 1 and (ids[1:] >= ids[:-1]).all():  # as FTS5 lists them: by row
+        starts = np.flatnonzero(np.concatenate([[True], ids[1:] != ids[:-1]]))
+        rows = ids[starts]
+        inv = np.repeat(np.arange(len(rows)), np.diff(np.append(starts, len(ids))))
+    else:
+        rows, inv = np.unique(ids, return_inverse=True)
+    counts = np.bincount(inv * 3 + cols, minlength=3 * len(rows)).reshape(len(rows), 3)
+    return rows, np.minimum(counts, 65535).astype(np.uint16)
 
 
 class LexicalIndex:
@@ -61,6 +73,10 @@ class LexicalIndex:
         self._sorted: list[str] | None = None
         self._tokens = 0.0  # tokens over the live rows
         self._df: dict[str, int] = {}  # term -> live rows holding it (cleared on change)
+        # term -> its column-weighted counts for _f_weights (float32: small whole numbers)
+        self._f: dict[str, np.ndarray] = {}
+        self._f_weights: tuple[float, float, float] | None = None
+        self._norm: np.ndarray | None = None  # row -> k1 * (1 - b + b * D / avgD)
 
     def __len__(self) -> int:
         return len(self._row)
@@ -78,6 +94,7 @@ class LexicalIndex:
         for them, then add ``postings`` (their current text's, if any)."""
         with self._lock:
             self._df.clear()
+            self._norm = None
             for cid in chunk_ids:
                 r = self._row.pop(int(cid), None)
                 if r is not None:
@@ -90,16 +107,23 @@ class LexicalIndex:
 
     def _add(self, postings: Iterable[PostingText]) -> None:
         parsed = []
-        for term, docs, c0, c1, c2 in postings:
-            ids = np.fromstring(docs, dtype=np.int64, sep=",")
-            counts = np.stack(
-                [np.fromstring(c, dtype=np.int64, sep=",") for c in (c0, c1, c2)], axis=1
+        seen = np.zeros(0, dtype=bool)  # chunk id -> in these postings (ids are rowids: small)
+        for term, docs, cols in postings:
+            ids, counts = _counts(
+                np.fromstring(docs, dtype=np.int64, sep=","), np.fromstring(cols, dtype=np.int64, sep=",")
             )
-            parsed.append((term, ids, np.minimum(counts, 65535).astype(np.uint16)))
+            top = int(ids.max()) + 1
+            if top > len(seen):
+                seen = np.concatenate([seen, np.zeros(max(top, 2 * len(seen)) - len(seen), dtype=bool)])
+            seen[ids] = True
+            parsed.append((term, ids, counts))
         if not parsed:
             return
         self._df.clear()
-        new_ids = np.unique(np.concatenate([ids for _, ids, _ in parsed]))
+        self._norm = None
+        new_ids = np.flatnonzero(seen)
+        local_of = np.cumsum(seen, dtype=np.int32) - 1  # chunk id -> its place in new_ids
+        del seen
         for cid in new_ids.tolist():  # a chunk id still live gets a new row
             r = self._row.pop(cid, None)
             if r is not None:
@@ -110,17 +134,20 @@ class LexicalIndex:
         self.ids = np.concatenate([self.ids, new_ids])
         self.alive = np.concatenate([self.alive, np.ones(len(new_ids), dtype=bool)])
         where, sizes = [], []
-        for term, ids, counts in parsed:
-            local = np.searchsorted(new_ids, ids)
+        parsed.reverse()
+        while parsed:  # each term's chunk ids freed as its rows are made
+            term, ids, counts = parsed.pop()
+            local = local_of[ids]
             where.append(local)
-            sizes.append(counts.sum(axis=1, dtype=np.float64))
-            seg = ((local + base).astype(np.int32), counts)
+            sizes.append(counts.sum(axis=1, dtype=np.uint32))
+            seg = (local + np.int32(base), counts)
             segs = self._post.get(term)
             if segs is None:
                 self._post[term] = [seg]
                 self._sorted = None
             else:
                 segs.append(seg)
+                self._f.pop(term, None)
         dl = np.bincount(np.concatenate(where), np.concatenate(sizes), minlength=len(new_ids))
         self.dl = np.concatenate([self.dl, dl])
         self._tokens += float(dl.sum())
@@ -136,6 +163,8 @@ class LexicalIndex:
                 post[term] = [(remap[rows[m]].astype(np.int32), counts[m])]
         self._post = post
         self._sorted = None
+        self._f.clear()
+        self._norm = None
         self.ids = self.ids[keep]
         self.dl = self.dl[keep]
         self.alive = np.ones(len(self.ids), dtype=bool)
@@ -149,8 +178,19 @@ class LexicalIndex:
 
     # -- reading --------------------------------------------------------------
 
-    def _live(self, phrase: Phrase) -> tuple[np.ndarray, np.ndarray]:
-        """(rows, counts per column) of the live rows holding the phrase."""
+    def _weighted(self, term: str, w: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, column-weighted counts) of a term, dead rows included."""
+        if self._f_weights != w:
+            self._f.clear()
+            self._f_weights = w
+        rows, counts = self._merged(term)
+        f = self._f.get(term)
+        if f is None:
+            f = self._f[term] = (counts @ np.asarray(w, dtype=np.float32)).astype(np.float32)
+        return rows, f
+
+    def _live(self, phrase: Phrase, w: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray]:
+        """(rows, column-weighted counts) of the live rows holding the phrase."""
         if phrase.prefix:
             if self._sorted is None:
                 self._sorted = sorted(self._post)
@@ -162,19 +202,16 @@ class LexicalIndex:
         else:
             terms = [phrase.term] if phrase.term in self._post else []
         if not terms:
-            return np.zeros(0, dtype=np.int32), np.zeros((0, 3), dtype=np.uint16)
-        parts = [self._merged(t) for t in terms]
-        rows = np.concatenate([p[0] for p in parts])
-        counts = np.concatenate([p[1] for p in parts]).astype(np.int64)
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+        parts = [self._weighted(t, w) for t in terms]
+        rows, f = parts[0] if len(parts) == 1 else (np.concatenate(x) for x in zip(*parts, strict=True))
         if len(self._row) < len(self.alive):  # some rows are dead
             m = self.alive[rows]
-            rows, counts = rows[m], counts[m]
+            rows, f = rows[m], f[m]
         if len(parts) > 1:  # a row holding several of the terms counts once, with their sum
             rows, inv = np.unique(rows, return_inverse=True)
-            summed = np.zeros((len(rows), 3), dtype=np.int64)
-            np.add.at(summed, inv, counts)
-            counts = summed
-        return rows, counts
+            f = np.bincount(inv, weights=f, minlength=len(rows))
+        return rows, f
 
     def doc_freq(self, terms: Iterable[str]) -> dict[str, int]:
         """term -> live rows holding it."""
@@ -202,21 +239,22 @@ class LexicalIndex:
             n_rows = len(self._row)
             if not phrases or n_rows == 0 or limit <= 0:
                 return []
-            avgdl = self._tokens / n_rows if self._tokens > 0 else 1.0
-            w = np.asarray(weights, dtype=np.float64)
+            if self._norm is None:
+                avgdl = self._tokens / n_rows if self._tokens > 0 else 1.0
+                self._norm = K1 * (1.0 - B + B * self.dl / avgdl)
+            w = (float(weights[0]), float(weights[1]), float(weights[2]))
             total = np.zeros(len(self.ids), dtype=np.float64)
             hit = np.zeros(len(self.ids), dtype=bool)
             cache: dict[Phrase, tuple[np.ndarray, np.ndarray]] = {}
             for p in phrases:
                 if p not in cache:
-                    cache[p] = self._live(p)
-                rows, counts = cache[p]
+                    cache[p] = self._live(p, w)
+                rows, f = cache[p]
                 if len(rows) == 0:
                     continue
                 idf = max(1e-6, math.log((n_rows - len(rows) + 0.5) / (len(rows) + 0.5)))
-                f = counts @ w
-                norm = K1 * (1.0 - B + B * self.dl[rows] / avgdl)
-                total[rows] += idf * (f * (K1 + 1.0)) / (f + norm)
+                f = f.astype(np.float64)
+                total[rows] += idf * (f * (K1 + 1.0)) / (f + self._norm[rows])
                 hit[rows] = True
             cand = np.flatnonzero(hit)
             if len(cand) == 0:

@@ -618,16 +618,30 @@ class Store:
         vals[5] = tuple(json.loads(vals[5]))
         return ChunkRow(*vals)
 
-    def chunks_by_id(self, ids: Iterable[int]) -> dict[int, ChunkRow]:
+    def chunk_spans(self, ids: Iterable[int]) -> dict[int, tuple[int, str, int, int]]:
+        """chunk id -> (doc id, path, first section, last section): what ranking
+        needs of a candidate (no text)."""
         ids = list(ids)
-        out: dict[int, ChunkRow] = {}
+        out: dict[int, tuple[int, str, int, int]] = {}
         with self.lock:
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
-                q = self._CHUNK_SQL + f" WHERE c.id IN ({','.join('?' * len(part))})"
-                for r in self.db.execute(q, part):
-                    c = self._chunk(r)
-                    out[c.id] = c
+                for r in self.db.execute(
+                    "SELECT c.id, c.doc_id, d.path, c.section_first, c.section_last FROM chunks c"
+                    f" JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({','.join('?' * len(part))})",
+                    part,
+                ):
+                    out[int(r[0])] = (int(r[1]), _path_out(r[2]), int(r[3]), int(r[4]))
+        return out
+
+    def chunk_texts(self, ids: Iterable[int]) -> dict[int, str]:
+        ids = list(ids)
+        out: dict[int, str] = {}
+        with self.lock:
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                q = f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(part))})"
+                out.update((int(a), b) for a, b in self.db.execute(q, part))
         return out
 
     def document_chunks(self, path: str) -> list[ChunkRow]:
@@ -674,25 +688,25 @@ class Store:
 
     # -- postings for the in-memory BM25 (index/lexical.py) ----------------------
 
-    # Per term: its rows and its count in each column, comma-separated, read from
-    # an fts5vocab instance table {vocab}.
+    # Per term, every occurrence: its row and its column (0 title, 1 headings,
+    # 2 body), comma-separated, from an fts5vocab instance table {vocab}. The
+    # vocab is read in term order, so no sort is needed.
     _POSTINGS_SQL = (
-        "SELECT term, group_concat(doc), group_concat(t), group_concat(h), group_concat(b)"
-        " FROM (SELECT term, doc, sum(col = 'title') AS t, sum(col = 'headings') AS h,"
-        " sum(col = 'body') AS b FROM {vocab} GROUP BY term, doc ORDER BY term, doc)"
-        " GROUP BY term"
+        "SELECT term, group_concat(doc), group_concat(CASE col WHEN 'title' THEN 0"
+        " WHEN 'headings' THEN 1 ELSE 2 END) FROM {vocab} GROUP BY term"
     )
 
-    def read_postings(self) -> list[tuple[str, str, str, str, str]]:
-        """Every term's postings in chunks_fts, read on a connection of its own
-        (one snapshot; the store's connection stays free meanwhile)."""
+    def read_postings(self) -> Iterator[tuple[str, str, str]]:
+        """Every term's postings in chunks_fts, one term at a time, read on a
+        connection of its own (one snapshot; the store's connection stays free
+        meanwhile)."""
         db = sqlite3.connect(self.path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
         try:
             db.execute("PRAGMA busy_timeout=60000")
             db.execute(
                 "CREATE VIRTUAL TABLE temp.mdseek_all USING fts5vocab(main, chunks_fts, instance)"
             )
-            return db.execute(self._POSTINGS_SQL.format(vocab="temp.mdseek_all")).fetchall()
+            yield from db.execute(self._POSTINGS_SQL.format(vocab="temp.mdseek_all"))
         finally:
             db.close()
 
@@ -723,7 +737,7 @@ class Store:
             self.db.execute(stmt)
         self._scratch_ready = True
 
-    def row_postings(self, chunk_ids: Iterable[int]) -> list[tuple[str, str, str, str, str]]:
+    def row_postings(self, chunk_ids: Iterable[int]) -> list[tuple[str, str, str]]:
         """The postings of these chunks_fts rows (those that exist)."""
         ids = sorted({int(i) for i in chunk_ids})
         if not ids:

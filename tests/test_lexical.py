@@ -136,8 +136,8 @@ def test_split_words_fall_back_to_fts5(engine):
 
 def test_lexical_index_unit():
     idx = LexicalIndex()
-    # term, rows, and per column (title, headings, body) counts
-    idx.reset([("alpha", "1,2", "1,0", "0,0", "2,1"), ("beta", "2,3", "0,0", "0,1", "1,1")])
+    # term, then each occurrence's row and column (0 title, 1 headings, 2 body)
+    idx.reset([("alpha", "1,1,1,2", "0,2,2,2"), ("beta", "3,2,3", "1,2,2")])
     assert len(idx) == 3 and idx.doc_freq(["alpha", "beta", "gamma"]) == {"alpha": 2, "beta": 2, "gamma": 0}
     hits = idx.search([Phrase("alpha")], 10, (2.0, 4.0, 1.0))
     assert [c for c, _ in hits] == [1, 2]  # row 1 has alpha in its title
