@@ -37,6 +37,7 @@ def _inline_text(tok: Token) -> str:
     return "".join(parts)
 
 
+@lru_cache(maxsize=512)  # sections that answer many queries are rendered once
 def plain_text(markdown: str) -> str:
     """The visible text of a markdown fragment on one line: no heading marks,
     emphasis, link targets, HTML tags, table pipes or list bullets; code keeps
