@@ -159,6 +159,8 @@ class Engine:
         self._lexical_version: int | None = None  # data_version it reflects; None: not built
         self._lexical_lock = threading.Lock()
         self._lexical_thread: threading.Thread | None = None
+        # index_file: left.value is 0 when its embedding left nothing pending (per thread)
+        self._left = threading.local()
         self._threads: ThreadPoolExecutor | None = None  # a query's lexical side, beside its embedding
 
     def _pool(self) -> ThreadPoolExecutor:
@@ -350,9 +352,11 @@ class Engine:
             self.store.drop_orphan_vectors(orphans)
             self._lexical_current()  # searchable by its words now, before embedding
             hashes = self.store.document_hashes(rel)
+            self._left.value = None
             if embed:
                 self.embed_pending(None, rep, only=hashes)
-            rep.pending = len(self.store.pending_for(self.model_id, hashes))
+            left = self._left.value  # 0: every pending chunk of the file was just embedded
+            rep.pending = left if left is not None else len(self.store.pending_for(self.model_id, hashes))
         rep.seconds = time.perf_counter() - t0
         return rep
 
@@ -368,7 +372,11 @@ class Engine:
         first one embedded are reused, never embedded twice. :meth:`cancel`
         stops the run between batches (what is committed stays)."""
         rep = rep or IndexReport()
-        if self.cancelled.is_set() or not self._pending(only):
+        if self.cancelled.is_set():
+            return 0
+        pending = self._pending(only)
+        if not pending:
+            self._left.value = 0
             return 0
         try:
             self.embedder.load()
@@ -379,15 +387,22 @@ class Engine:
             if not turn:
                 rep.interrupted = True
                 return 0
-            return self._embed_batches(progress, rep, only)
+            # Not kept waiting: nobody embedded meanwhile (a race costs one duplicate vector).
+            done = self._embed_batches(progress, rep, only, None if rep.lock_wait_seconds else pending)
+            self._left.value = 0 if done == len(pending) and not rep.interrupted else None
+            return done
 
     def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
         if only is None:
             return self.store.pending_chunks(self.model_id)
         return self.store.pending_for(self.model_id, only)
 
-    def _embed_batches(self, progress: Progress | None, rep: IndexReport, only: set[str] | None) -> int:
-        pending = self._pending(only)  # after any wait: what is left
+    def _embed_batches(
+        self, progress: Progress | None, rep: IndexReport, only: set[str] | None,
+        pending: list[tuple[str, str]] | None = None,
+    ) -> int:  # fmt: skip
+        if pending is None:
+            pending = self._pending(only)  # after a wait: what is left
         # Similar token counts in one batch pad less (the store returns hash order).
         counts = self.embedder.token_counts([t for _, t in pending])
         pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]
