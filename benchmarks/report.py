@@ -240,6 +240,15 @@ def render(res: dict) -> str:
             f"{lat[0]['rss_mb']['model_loaded']:.0f} MB with nothing loaded). Plot: `latency.png`."
         )
         L.append("")
+        builds = ", ".join(f"{r['lexical_build_seconds']} s at {r['chunks']}" for r in lat if "lexical_build_seconds" in r)
+        overlap = ", ".join(str(r["parts"].get("top10_overlap_memory_vs_fts5")) for r in lat)
+        L.append(
+            "Lexical side as in the server and `mdseek mcp`: BM25 from in-memory postings (`index/lexical.py`,"
+            " FTS5's own formula and document frequencies; postings read from FTS5 in " + builds + " chunks)."
+            " The FTS5 figure in parentheses is the same query ranked by FTS5's `bm25()` in SQLite, as the"
+            " one-shot CLI does; mean top-10 overlap of the two rankings: " + overlap + " of 10."
+        )
+        L.append("")
 
     from .speed import render_backends_and_cli
 

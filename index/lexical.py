@@ -30,8 +30,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-K1 = 1.2  # FTS5's bm25() constants
-B = 0.75
+from .retrieve import BM25_B as B
+from .retrieve import BM25_K1 as K1
 
 # One term's occurrences as FTS5 reports them: the term, then for each occurrence
 # its row id and its column (0 title, 1 headings, 2 body), comma-separated.
