@@ -81,7 +81,12 @@ def backup(src: Path, dest: Path) -> None:
 
 
 def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
-    """Full index of ``root`` (model already loaded) vs bare encode of the same texts."""
+    """Full index of ``root`` (model already loaded) vs bare encode of the same texts.
+    Always from an empty index, even when the work folder is kept."""
+    from mdseek.index.location import companions
+
+    for p in (index, *companions(index)):
+        p.unlink(missing_ok=True)
     eng = Engine(root, index_path=index)
     st = eng.embedder.load()  # the backend's encoder (ONNX Runtime unless told otherwise)
     st.encode(["warm up the model"] * 8, 8)  # both runs below start warm
