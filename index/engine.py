@@ -159,8 +159,6 @@ class Engine:
         self._lexical_version: int | None = None  # data_version it reflects; None: not built
         self._lexical_lock = threading.Lock()
         self._lexical_thread: threading.Thread | None = None
-        # index_file: left.value is 0 when its embedding left nothing pending (per thread)
-        self._left = threading.local()
         self._threads: ThreadPoolExecutor | None = None  # a query's lexical side, beside its embedding
 
     def _pool(self) -> ThreadPoolExecutor:
@@ -352,11 +350,8 @@ class Engine:
             self.store.drop_orphan_vectors(orphans)
             self._lexical_current()  # searchable by its words now, before embedding
             hashes = self.store.document_hashes(rel)
-            self._left.value = None
-            if embed:
-                self.embed_pending(None, rep, only=hashes)
-            left = self._left.value  # 0: every pending chunk of the file was just embedded
-            rep.pending = left if left is not None else len(self.store.pending_for(self.model_id, hashes))
+            cleared = embed and self._embed(None, rep, hashes)[1]
+            rep.pending = 0 if cleared else len(self.store.pending_for(self.model_id, hashes))
         rep.seconds = time.perf_counter() - t0
         return rep
 
@@ -371,26 +366,27 @@ class Engine:
         second one waits, then embeds only what is still missing, so chunks the
         first one embedded are reused, never embedded twice. :meth:`cancel`
         stops the run between batches (what is committed stays)."""
-        rep = rep or IndexReport()
+        return self._embed(progress, rep or IndexReport(), only)[0]
+
+    def _embed(self, progress: Progress | None, rep: IndexReport, only: set[str] | None) -> tuple[int, bool]:
+        """(texts embedded, whether nothing was left pending)."""
         if self.cancelled.is_set():
-            return 0
+            return 0, False
         pending = self._pending(only)
         if not pending:
-            self._left.value = 0
-            return 0
+            return 0, True
         try:
             self.embedder.load()
         except ModelUnavailable as exc:
             rep.lexical_only_reason = str(exc)
-            return 0
+            return 0, False
         with self._embed_turn(progress, rep) as turn:
             if not turn:
                 rep.interrupted = True
-                return 0
+                return 0, False
             # Not kept waiting: nobody embedded meanwhile (a race costs one duplicate vector).
             done = self._embed_batches(progress, rep, only, None if rep.lock_wait_seconds else pending)
-            self._left.value = 0 if done == len(pending) and not rep.interrupted else None
-            return done
+            return done, done == len(pending) and not rep.interrupted
 
     def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
         if only is None:

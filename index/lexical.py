@@ -93,17 +93,21 @@ class LexicalIndex:
         """Rows ``chunk_ids`` were deleted or rewritten: drop what the index held
         for them, then add ``postings`` (their current text's, if any)."""
         with self._lock:
-            self._df.clear()
-            self._norm = None
-            for cid in chunk_ids:
-                r = self._row.pop(int(cid), None)
-                if r is not None:
-                    self.alive[r] = False
-                    self._tokens -= self.dl[r]
+            self._drop(int(c) for c in chunk_ids)
             self._add(postings)
             dead = len(self.alive) - len(self._row)
             if dead > max(1024, len(self.alive) // 4):
                 self._compact()
+
+    def _drop(self, chunk_ids: Iterable[int]) -> None:
+        """Mark the rows of these chunk ids dead (their postings stay until compaction)."""
+        self._df.clear()
+        self._norm = None
+        for cid in chunk_ids:
+            r = self._row.pop(cid, None)
+            if r is not None:
+                self.alive[r] = False
+                self._tokens -= self.dl[r]
 
     def _add(self, postings: Iterable[PostingText]) -> None:
         parsed = []
@@ -119,16 +123,10 @@ class LexicalIndex:
             parsed.append((term, ids, counts))
         if not parsed:
             return
-        self._df.clear()
-        self._norm = None
         new_ids = np.flatnonzero(seen)
         local_of = np.cumsum(seen, dtype=np.int32) - 1  # chunk id -> its place in new_ids
         del seen
-        for cid in new_ids.tolist():  # a chunk id still live gets a new row
-            r = self._row.pop(cid, None)
-            if r is not None:
-                self.alive[r] = False
-                self._tokens -= self.dl[r]
+        self._drop(new_ids.tolist())  # a chunk id still live gets a new row
         base = len(self.ids)
         self._row.update(zip(new_ids.tolist(), range(base, base + len(new_ids)), strict=True))
         self.ids = np.concatenate([self.ids, new_ids])

@@ -618,31 +618,25 @@ class Store:
         vals[5] = tuple(json.loads(vals[5]))
         return ChunkRow(*vals)
 
+    def _where_in(self, sql: str, ids: Iterable[int]) -> Iterator[tuple]:
+        """Rows of ``sql`` ending in ``IN`` (the list is appended), 500 ids a query."""
+        ids = list(ids)
+        with self.lock:
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                yield from self.db.execute(f"{sql} ({','.join('?' * len(part))})", part).fetchall()
+
     def chunk_spans(self, ids: Iterable[int]) -> dict[int, tuple[int, str, int, int]]:
         """chunk id -> (doc id, path, first section, last section): what ranking
         needs of a candidate (no text)."""
-        ids = list(ids)
-        out: dict[int, tuple[int, str, int, int]] = {}
-        with self.lock:
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
-                for r in self.db.execute(
-                    "SELECT c.id, c.doc_id, d.path, c.section_first, c.section_last FROM chunks c"
-                    f" JOIN documents d ON d.id = c.doc_id WHERE c.id IN ({','.join('?' * len(part))})",
-                    part,
-                ):
-                    out[int(r[0])] = (int(r[1]), _path_out(r[2]), int(r[3]), int(r[4]))
-        return out
+        sql = (
+            "SELECT c.id, c.doc_id, d.path, c.section_first, c.section_last FROM chunks c"
+            " JOIN documents d ON d.id = c.doc_id WHERE c.id IN"
+        )
+        return {int(r[0]): (int(r[1]), _path_out(r[2]), int(r[3]), int(r[4])) for r in self._where_in(sql, ids)}
 
     def chunk_texts(self, ids: Iterable[int]) -> dict[int, str]:
-        ids = list(ids)
-        out: dict[int, str] = {}
-        with self.lock:
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
-                q = f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(part))})"
-                out.update((int(a), b) for a, b in self.db.execute(q, part))
-        return out
+        return {int(a): b for a, b in self._where_in("SELECT id, text FROM chunks WHERE id IN", ids)}
 
     def document_chunks(self, path: str) -> list[ChunkRow]:
         with self.lock:
@@ -717,20 +711,23 @@ class Store:
             out, self._fts_touched = self._fts_touched, set()
             return out
 
+    # chunks_fts's tokenizer (schema above): scratch tables must stem the same way.
+    _TOKENIZE = "porter unicode61 remove_diacritics 2"
+
     def _scratch(self) -> None:
         if getattr(self, "_scratch_ready", False):
             return
         for stmt in (
             # A query's words, tokenized exactly as the index is.
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_qwords USING fts5("
-            "w, tokenize = 'porter unicode61 remove_diacritics 2')",
+            f"w, tokenize = '{self._TOKENIZE}')",
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_qterms"
             " USING fts5vocab(temp, mdseek_qwords, instance)",
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_vocab"
             " USING fts5vocab(main, chunks_fts, row)",
             # Rows copied from chunks_fts to read their terms.
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_rows USING fts5("
-            "title, headings, body, tokenize = 'porter unicode61 remove_diacritics 2')",
+            f"title, headings, body, tokenize = '{self._TOKENIZE}')",
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_rowterms"
             " USING fts5vocab(temp, mdseek_rows, instance)",
         ):
@@ -757,23 +754,26 @@ class Store:
             self.db.execute("DELETE FROM temp.mdseek_rows")
         return rows
 
-    def word_terms(self, words: list[str]) -> list[list[str]]:
-        """Each word's index terms (porter stems, folded diacritics), in order:
-        usually one; ``foo_bar`` gives two; punctuation alone none."""
-        out: list[list[str]] = [[] for _ in words]
-        if not words:
-            return out
+    def _over_words(self, words: list[str], sql: str) -> list[tuple]:
+        """Rows of ``sql`` over the query words loaded into the scratch table
+        (temp.mdseek_qwords, rowid = the word's index; its terms in mdseek_qterms)."""
         with self.lock:
             self._scratch()
             self.db.execute("DELETE FROM temp.mdseek_qwords")
             self.db.executemany(
                 "INSERT INTO temp.mdseek_qwords(rowid, w) VALUES (?, ?)", list(enumerate(words))
             )
-            rows = self.db.execute(
-                "SELECT doc, term FROM temp.mdseek_qterms ORDER BY doc, offset"
-            ).fetchall()
-        for i, term in rows:
-            out[int(i)].append(term)
+            return self.db.execute(sql).fetchall()
+
+    def word_terms(self, words: list[str]) -> list[list[str]]:
+        """Each word's index terms (porter stems, folded diacritics), in order:
+        usually one; ``foo_bar`` gives two; punctuation alone none."""
+        out: list[list[str]] = [[] for _ in words]
+        if words:
+            for i, term in self._over_words(
+                words, "SELECT doc, term FROM temp.mdseek_qterms ORDER BY doc, offset"
+            ):
+                out[int(i)].append(term)
         return out
 
     def term_doc_freq(self, words: list[str]) -> dict[str, int]:
@@ -783,16 +783,11 @@ class Store:
         connection's temp schema, so the stems are exactly the index's."""
         if not words:
             return {}
-        with self.lock:
-            self._scratch()
-            self.db.execute("DELETE FROM temp.mdseek_qwords")
-            self.db.executemany(
-                "INSERT INTO temp.mdseek_qwords(rowid, w) VALUES (?, ?)", list(enumerate(words))
-            )
-            rows = self.db.execute(
-                "SELECT q.doc, (SELECT v.doc FROM temp.mdseek_vocab v WHERE v.term = q.term)"
-                " FROM temp.mdseek_qterms q"
-            ).fetchall()
+        rows = self._over_words(
+            words,
+            "SELECT q.doc, (SELECT v.doc FROM temp.mdseek_vocab v WHERE v.term = q.term)"
+            " FROM temp.mdseek_qterms q",
+        )
         out: dict[str, int] = {}
         for i, n in rows:
             w = words[int(i)]
