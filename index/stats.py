@@ -14,8 +14,11 @@ def window_fraction(engine: Engine) -> float:
     empty index)."""
     window = engine.tokenizer.window
     store = engine.store
-    with store.lock:
+
+    def fraction() -> float:
         total, fit = store.db.execute(
             "SELECT count(*), coalesce(sum(tokens <= ?), 0) FROM chunks", (window,)
         ).fetchone()
-    return 1.0 if not total else round(fit / total, 6)
+        return 1.0 if not total else round(fit / total, 6)
+
+    return store.cached(f"window fraction {window}", fraction)

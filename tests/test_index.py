@@ -245,3 +245,27 @@ def test_cli_index_then_search_json(ws):
         [sys.executable, "-m", "mdseek", "search", str(ws / "nope"), "x"], capture_output=True, text=True
     )
     assert bad.returncode == 1 and "no such folder" in bad.stderr
+
+
+def test_status_aggregates_are_remembered_until_a_write(tmp_path):
+    """Store.cached: a status poll does not recount, but any write -- through
+    this connection or by another process -- makes the next call recount."""
+    path = tmp_path / "i.sqlite"
+    store = Store(path)
+    calls = []
+
+    def count() -> int:
+        calls.append(1)
+        return int(store.db.execute("SELECT count(*) FROM meta").fetchone()[0])
+
+    first = store.cached("n", count)
+    assert store.cached("n", count) == first and len(calls) == 1
+    store.set_meta("probe", "1")  # a write through this connection
+    assert store.cached("n", count) == first + 1 and len(calls) == 2
+    other = sqlite3.connect(path)  # a write by another process's connection
+    with other:
+        other.execute("INSERT INTO meta(key, value) VALUES ('probe2', '2')")
+    other.close()
+    assert store.cached("n", count) == first + 2 and len(calls) == 3
+    assert store.cached("n", count) == first + 2 and len(calls) == 3
+    store.close()
