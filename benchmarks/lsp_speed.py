@@ -52,7 +52,7 @@ class LspProcess:
 
     def __init__(self, cmd: list[str], cwd: Path, handlers: dict[str, Callable[[Any], Any]], env=None):
         self.t_start = time.perf_counter()
-        self.stderr = open(os.devnull, "wb")  # noqa: SIM115 - closed in close()
+        self.stderr = open(os.environ.get("SRV_ERR", os.devnull), "wb")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
             cmd,
             cwd=str(cwd),

@@ -29,7 +29,7 @@ from .lexical import LexicalIndex, Phrase
 from .location import FILE_MODE, locate, prepare
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
-from .snippet import snippet
+from .snippet import plain_text, snippet
 from .store import SectionRow, Store
 
 log = logging.getLogger(__name__)
@@ -566,6 +566,19 @@ class Engine:
         else:
             terms = self.lexical_terms(query, prefix_last, question)
         return terms, self.store.fts_search(terms.match(), k, self.fts_weights)
+
+    def warm_up(self) -> None:
+        """Pay a first search's one-time costs now -- the snippet parser, the
+        model's first run (ONNX Runtime allocates on it), the vector matrix --
+        so the first query a user makes is as fast as the next. Never raises:
+        whatever fails here fails again, and is reported, in the search."""
+        try:
+            plain_text("*warm* up")
+            if self.embedder.loaded and self.embedder.error is None:
+                self.embedder.encode(["warm up the model"], _count=False)
+                self._sync_dense()
+        except Exception as exc:  # noqa: BLE001 - an optimisation only
+            log.debug("warm-up skipped: %s", exc)
 
     def query_vector(self, query: str) -> np.ndarray:
         """The query's unit vector; for a long query with a question

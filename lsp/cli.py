@@ -524,10 +524,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from mdseek.index.embed import warm_default_session
+    from mdseek.index.model import cache_dir
+
+    from . import codecache
 
     warm_default_session()  # overlaps the protocol imports below
-    from mdseek.lsp.server import run
-
+    codecache.install(cache_dir())  # lsprotocol's attrs classes, compiled once per machine
+    try:
+        from mdseek.lsp.server import run
+    finally:
+        codecache.finish()
     return run()
 
 

@@ -118,7 +118,6 @@ class Root:
             eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter(),
                          embed=s.embed_settings())  # fmt: skip
             eng.chunker  # noqa: B018
-        eng.lexical_in_memory = True  # a long-lived process: BM25 from memory
         threading.Thread(
             target=self._load_model, args=(eng,), name="mdseek-model-load", daemon=True
         ).start()
@@ -191,6 +190,11 @@ class Root:
                 if progress:
                     progress("model", 0, 1)
                 await asyncio.to_thread(self._load_model, self.engine)
+            await self.write(self.engine.warm_up)
+            # A long-lived process ranks BM25 from memory (built in the background
+            # at the next search; FTS5 answers until then). Not before: the build
+            # would compete with opening the folder for the first hybrid answer.
+            self.engine.lexical_in_memory = True
         except Exception as exc:
             log.exception("indexing %s failed", self.path)
             self.state = "error"

@@ -146,3 +146,33 @@ def test_lexical_index_unit():
     assert idx.doc_freq(["alpha"]) == {"alpha": 1}
     assert [c for c, _ in idx.search([Phrase("alpha"), Phrase("beta")], 10, (1.0, 1.0, 1.0))][0] == 2
     assert idx.search([Phrase("nothing")], 10, (1.0, 1.0, 1.0)) == []
+
+
+def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
+    """lsp/roots.py: FTS5 while the folder opens (the postings build would
+    compete with the first hybrid answer), memory once it is ready and warmed."""
+    import asyncio
+
+    from mdseek.lsp.config import Settings
+    from mdseek.lsp.roots import Root
+
+    from conftest import workspace_with_index
+
+    ws = workspace_with_index(tmp_path / "ws", golden_index)
+
+    async def run() -> None:
+        root = Root(ws, Settings(), 1, asyncio.get_running_loop())
+        try:
+            assert await root.open() is None
+            assert root.engine is not None and not root.engine.lexical_in_memory
+            await root.reconcile()
+            assert root.state == "ready" and root.engine.lexical_in_memory
+            assert root.engine.embedder.loaded  # warmed: the model has run once
+            resp = await root.read(root.search_sync, "rotate the signing keys", 5, False)
+            assert resp.mode == "hybrid" and resp.results
+            root.engine._lexical_thread.join(60)  # the build the search started
+            assert root.engine._lexical_current()
+        finally:
+            root.close()
+
+    asyncio.run(run())
