@@ -279,7 +279,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
             log(f"  note: {r2.embedded} chunks re-embedded for the LSP copy")
         res["lsp"] = lsp_speed.run(
             lsp_root, lsp_index, log, rounds=1 if quick else 5, n_queries=5 if quick else 40,
-            install=not args.no_install,
+            install=not args.no_install, starts=2 if quick else 7,
         )  # fmt: skip
     eng.close()
 
