@@ -58,9 +58,10 @@ def _onnx_encoder(folder: Any, threads: int) -> Any:
 _speculative: tuple[str, int] | None = None  # a session opened by warm_default_session()
 
 
-def warm_default_session() -> threading.Thread:
+def warm_default_session(backend: str | None = None, threads: int | None = None) -> threading.Thread:
     """Open the bundled default model's ONNX session in the background, before
-    anyone asks (a server starting: it overlaps the protocol imports). Only an
+    anyone asks (a server starting: it overlaps the protocol imports; a search:
+    the index's opening and the lexical side). Only an
     export already on disk is opened -- never an export, never torch. The first
     engine that loads another model (or thread count) drops it again."""
 
@@ -69,7 +70,7 @@ def warm_default_session() -> threading.Thread:
         try:
             from .onnx_encoder import read_manifest
 
-            settings = EmbedSettings.from_env()
+            settings = EmbedSettings.from_env(backend, threads)
             resolved = resolve_model(None)
             mid = model_id(resolved)
             folder = model_cache_dir(mid)

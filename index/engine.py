@@ -16,9 +16,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-from filelock import FileLock, Timeout
 
 from . import retrieve
 from .chunk import Chunk, Chunker
@@ -132,15 +132,12 @@ class Engine:
         self.store = Store(self.index_path, recover=self.location.owned)
         # What the user should hear about opening the index (a file set aside, a migration).
         self.notices: list[str] = [self.store.notice] if self.store.notice else []
-        # One embedder per index across processes: a second one waits, then
-        # finds the vectors made (pending is re-read under the lock).
-        self._embed_lock = FileLock(
-            str(self.index_path) + ".lock", mode=FILE_MODE, thread_local=False
-        )
         self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
         self.dense = DenseIndex()
         self._dense_version: int | None = None  # data_version the matrix reflects
         self._write = threading.RLock()
+        self._file_lock: Any = None  # see _embed_lock
+        self._file_lock_guard = threading.Lock()
         self._failed: dict[str, tuple[int, int, int]] = {}  # rel -> (size, mtime, ctime) that failed
         self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
         self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
@@ -424,10 +421,24 @@ class Engine:
         rep.embed_seconds += time.perf_counter() - t0
         return done
 
+    @property
+    def _embed_lock(self) -> Any:
+        """One embedder per index across processes: a second one waits, then
+        finds the vectors made (pending is re-read under the lock). Made on
+        first use: a search that embeds nothing does not import filelock."""
+        with self._file_lock_guard:
+            if self._file_lock is None:
+                from filelock import FileLock
+
+                self._file_lock = FileLock(str(self.index_path) + ".lock", mode=FILE_MODE, thread_local=False)
+            return self._file_lock
+
     @contextmanager
     def _embed_turn(self, progress: Progress | None, rep: IndexReport) -> Iterator[bool]:
         """Hold the index's embed lock (waiting for another process if needed);
         yields False if cancelled while waiting."""
+        from filelock import Timeout
+
         t0 = time.perf_counter()
         locked = waited = False
         try:
@@ -567,6 +578,14 @@ class Engine:
             terms = self.lexical_terms(query, prefix_last, question)
         return terms, self.store.fts_search(terms.match(), k, self.fts_weights)
 
+    def _prefetch(self) -> None:
+        """What a search needs besides the model, read while the model loads."""
+        try:
+            plain_text("*warm* up")
+            self._sync_dense()
+        except Exception as exc:  # noqa: BLE001 - the search does it again and reports
+            log.debug("prefetch skipped: %s", exc)
+
     def warm_up(self) -> None:
         """Pay a first search's one-time costs now -- the snippet parser, the
         model's first run (ONNX Runtime allocates on it), the vector matrix --
@@ -641,8 +660,13 @@ class Engine:
         query = clean_query(query)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
+        lexical: Future | None = None
+        if use_dense and mode == "hybrid" and seed_vector is None:
+            # The lexical side runs while the model loads (a cold start) and embeds the query.
+            lexical = self._pool().submit(self._lexical_hits, query, prefix_last, True)
         if use_dense and not self.embedder.loaded:
             if wait_for_model and self.embedder.error is None:
+                self._pool().submit(self._prefetch)
                 self.embedder.available()
             if not self.embedder.loaded:
                 use_dense = False
@@ -656,14 +680,8 @@ class Engine:
                     log.warning("%s", note)
                     self._warned_lexical = True
         qv = None
-        lexical: Future | None = None
         if use_dense:
-            if seed_vector is not None:
-                qv = seed_vector
-            else:
-                if mode == "hybrid":  # the lexical side runs while the model embeds the query
-                    lexical = self._pool().submit(self._lexical_hits, query, prefix_last, True)
-                qv = self.query_vector(query)
+            qv = seed_vector if seed_vector is not None else self.query_vector(query)
         lexical_mode = "hybrid" if mode == "hybrid" else mode
         if mode == "hybrid" and qv is None:
             lexical_mode = "lexical"

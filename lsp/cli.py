@@ -19,6 +19,7 @@ import logging
 import os
 import sqlite3
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -330,9 +331,24 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    loading: list[threading.Thread] = []
+    try:
+        if args.mode != "lexical" and not args.model:
+            from mdseek.index.embed import warm_default_session
+
+            loading.append(warm_default_session(args.backend, args.threads))  # opens while the index does
+        return _search(args, loading)
+    finally:
+        # A model still opening in native code must not meet the interpreter's
+        # exit (an error before the search: onnxruntime aborts the process).
+        for t in loading:
+            t.join()
+
+
+def _search(args: argparse.Namespace, loading: list[threading.Thread]) -> int:
     eng = _engine(args)
     if args.mode != "lexical":
-        eng.embedder.preload()  # the model opens while the index is reconciled
+        loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
     bar = _Progress(not args.no_progress and not args.json)
     try:
         eng.index(progress=bar)
@@ -540,16 +556,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_mcp(args: argparse.Namespace) -> int:
     from mdseek.index.embed import warm_default_session
 
-    if not args.model:
-        warm_default_session()  # overlaps the SDK imports below
-    from mdseek.lsp.mcp_server import open_folders, serve
-
-    dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
+    warm = None if args.model else warm_default_session()  # overlaps the SDK imports below
     try:
-        folders = open_folders(dirs, args.db, args.model, _filter(args))
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
-    return serve(folders)
+        from mdseek.lsp.mcp_server import open_folders, serve
+
+        dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
+        try:
+            folders = open_folders(dirs, args.db, args.model, _filter(args))
+        except ValueError as exc:
+            raise CliError(str(exc)) from exc
+        return serve(folders)
+    finally:
+        if warm is not None:
+            warm.join()  # see cmd_search
 
 def _hub_cache() -> Path:
     try:

@@ -269,3 +269,26 @@ def test_status_aggregates_are_remembered_until_a_write(tmp_path):
     assert store.cached("n", count) == first + 2 and len(calls) == 3
     assert store.cached("n", count) == first + 2 and len(calls) == 3
     store.close()
+
+
+def test_schema_1_index_is_migrated_in_place_keeping_its_vectors(tmp_path, golden_index):
+    """Schema 2 adds an index over the vectors' keys; a schema-1 file gets it on
+    open, with nothing re-embedded."""
+    ws = workspace_with_index(tmp_path / "ws", golden_index)
+    path = ws / ".mdseek" / "index.sqlite"
+    db = sqlite3.connect(path)
+    n_vectors = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+    db.execute("DROP INDEX vectors_key")
+    db.execute("PRAGMA user_version=1")
+    db.commit()
+    db.close()
+    eng = Engine(ws)
+    try:
+        assert eng.store.migrated_from == 1 and "schema 1 to 2" in " ".join(eng.notices)
+        names = {r[0] for r in eng.store.db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        assert "vectors_key" in names
+        rep = eng.index()
+        assert rep.embedded == 0 and eng.store.pending_count(eng.model_id) == 0
+        assert eng.store.db.execute("SELECT count(*) FROM vectors").fetchone()[0] == n_vectors
+    finally:
+        eng.close()
