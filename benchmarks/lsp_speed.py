@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .data import REPO
-from .speed import ms_stats
+from .speed import byte_compile, ms_stats
 
 Log = Callable[[str], None]
 
@@ -388,19 +388,6 @@ def measure(
         return out
     finally:
         srv.close()
-
-
-def byte_compile() -> str:
-    """Write mdseek's bytecode (``__pycache__``) as ``pip install`` does for a
-    package; an editable checkout under ``PYTHONDONTWRITEBYTECODE=1`` would
-    otherwise recompile every module at each start (about 0.09 s here)."""
-    import compileall
-
-    import mdseek
-
-    dirs = {Path(p) for mod in ("mdseek.index", "mdseek.lsp") for p in importlib.import_module(mod).__path__}
-    ok = all(compileall.compile_dir(str(d), quiet=1) for d in sorted(dirs) | {Path(mdseek.__file__).parent})
-    return "compiled beforehand, as pip does on install" if ok else "compileall failed"
 
 
 def start_times(cmd: list[str], root: Path, init_options: dict, query: str, n: int) -> list[dict]:
