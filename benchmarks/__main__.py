@@ -158,7 +158,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     from mdseek.index.chunk import DEFAULT_FLOOR
     from mdseek.index.engine import Engine
 
-    from . import lsp_speed, quality, speed
+    from . import lsp_speed, quality, save_latency, speed
 
     parts = set(args.only.split(",")) if args.only else {"quality", "speed", "lsp"}
     quick = args.quick
@@ -281,6 +281,12 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
             lsp_root, lsp_index, log, rounds=1 if quick else 5, n_queries=5 if quick else 40,
             install=not args.no_install, starts=2 if quick else 7,
         )  # fmt: skip
+        log("save -> searchable through the server")
+        try:
+            res["lsp"]["save"] = save_latency.measure(work / "save", edits=3 if quick else 20, fixtures=quick)
+        except Exception as exc:
+            res["lsp"]["save"] = {"skipped": f"failed: {type(exc).__name__}: {exc}"}
+            log(f"  save latency failed: {exc}")
     eng.close()
 
     res["config"] = {

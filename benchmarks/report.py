@@ -280,6 +280,34 @@ def render(res: dict) -> str:
         ]
         L += table(["measure", "mdseek (`python -m mdseek serve`)", "VS Code markdown server"], rows)
         L.append("")
+        sv = lsp.get("save") or {}
+        if "skipped" in sv:
+            L.append(f"Save -> searchable: {sv['skipped']}")
+            L.append("")
+        elif sv:
+            L.append(
+                f"#### Save -> searchable through the server (`{sv['file']}`, {sv['chunks']} chunks,"
+                f" {sv['edits']} one-line edits, `didSave` over stdio, debounce included)"
+            )
+            L.append("")
+            srows = []
+            for key, label in (
+                ("searchable_ms", "save -> searchable, as the client sees it"),
+                ("server_total_ms", "server: the update's own time"),
+                ("server_chunk_ms", "server: parse + chunk"),
+                ("server_write_ms", "server: SQLite write"),
+                ("server_embed_ms", "server: embedding the changed chunks"),
+            ):
+                v = sv.get(key)
+                if v:
+                    srows.append([label, f"{v['p50']:.0f}", f"{v['p95']:.0f}"])
+            L += table(["measure", "p50 ms", "p95 ms"], srows)
+            L.append("")
+            L.append(
+                "The client polls `mdseek/status` every 5 ms until the update is done, then checks with"
+                " `mdseek/search` that the edit's new word is found (`python -m benchmarks.save_latency`)."
+            )
+            L.append("")
         L.append(
             "mdseek's workspace/symbol is a hybrid semantic search; VS Code's is a fuzzy match over heading names."
             " The harness answers VS Code's `markdown/parse` and `markdown/fs/*` requests from memory (files tokenized with"

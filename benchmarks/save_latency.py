@@ -39,12 +39,13 @@ from .data import FIXTURES, data_dir
 from .lsp_latency import make_client, pct, plain, wait_state
 
 
-def make_workspace(work: Path, big: str) -> tuple[Path, Path]:
+def make_workspace(work: Path, big: str, fixtures: bool = False) -> tuple[Path, Path]:
     ws = work / "ws"
     if ws.is_dir() and (ws / ".mdseek" / "index.sqlite").exists():
-        return ws, next(ws.rglob(big))
+        found = list(ws.rglob(big))
+        return ws, found[0] if found else max(ws.rglob("*.md"), key=lambda p: p.stat().st_size)
     d = data_dir()
-    src = d / "rhdh" / "docs" if d is not None and (d / "rhdh" / "docs").is_dir() else FIXTURES
+    src = d / "rhdh" / "docs" if not fixtures and d is not None and (d / "rhdh" / "docs").is_dir() else FIXTURES
     shutil.rmtree(ws, ignore_errors=True)
     shutil.copytree(src, ws, ignore=shutil.ignore_patterns(".mdseek"))
     found = list(ws.rglob(big))
@@ -76,7 +77,7 @@ async def status(client) -> dict:
 async def run(args) -> dict:
     work = Path(args.work) if args.work else Path(tempfile.mkdtemp(prefix="mdseek-save-"))
     work.mkdir(parents=True, exist_ok=True)
-    ws, big = make_workspace(work, args.file)
+    ws, big = make_workspace(work, args.file, getattr(args, "fixtures", False))
     rel = big.relative_to(ws).as_posix()
     from mdseek.index.engine import Engine
 
@@ -152,6 +153,13 @@ async def run(args) -> dict:
         "server_non_embed_ms": summary("non_embed_ms"),
         "rows": rows,
     }
+
+
+def measure(work: Path, edits: int = 20, file: str = "customizing.md", fixtures: bool = False) -> dict:
+    """One measurement in ``work`` (kept: the index is reused), for the full run;
+    ``fixtures``: on the fixture handbook (the quick run)."""
+    res = asyncio.run(run(argparse.Namespace(edits=edits, file=file, work=str(work), fixtures=fixtures)))
+    return {k: v for k, v in res.items() if k != "rows"}
 
 
 def main() -> None:

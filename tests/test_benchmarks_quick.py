@@ -87,6 +87,8 @@ def test_quick_benchmark_run(tmp_path: Path) -> None:
     assert "skipped" not in m, m  # mdseek's own server always runs
     assert m["starts"] == 2 and 0 < m["initialize_seconds_median"] < m["first_hybrid_seconds_median"]
     assert res["lsp"]["bytecode"].startswith("compiled")
+    sv = m.get("save") or res["lsp"]["save"]
+    assert sv["edits"] == 3 and 0 < sv["server_total_ms"]["p50"] <= sv["searchable_ms"]["p95"]
 
     md = (out / "results.md").read_text(encoding="utf-8")
     assert "### Coverage" in md and "### Query latency" in md
