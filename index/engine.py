@@ -579,24 +579,24 @@ class Engine:
         return terms, self.store.fts_search(terms.match(), k, self.fts_weights)
 
     def _prefetch(self) -> None:
-        """What a search needs besides the model, read while the model loads."""
+        """What a search needs besides the model -- the snippet parser, the
+        vector matrix -- read while the model loads. Never raises: whatever
+        fails here fails again, and is reported, in the search."""
         try:
             plain_text("*warm* up")
             self._sync_dense()
-        except Exception as exc:  # noqa: BLE001 - the search does it again and reports
+        except Exception as exc:  # noqa: BLE001 - an optimisation only
             log.debug("prefetch skipped: %s", exc)
 
     def warm_up(self) -> None:
-        """Pay a first search's one-time costs now -- the snippet parser, the
-        model's first run (ONNX Runtime allocates on it), the vector matrix --
-        so the first query a user makes is as fast as the next. Never raises:
-        whatever fails here fails again, and is reported, in the search."""
+        """Pay a first search's one-time costs now (:meth:`_prefetch`, and the
+        model's first run: ONNX Runtime allocates on it), so the first query a
+        user makes is as fast as the next."""
+        self._prefetch()
         try:
-            plain_text("*warm* up")
             if self.embedder.loaded and self.embedder.error is None:
                 self.embedder.encode(["warm up the model"], _count=False)
-                self._sync_dense()
-        except Exception as exc:  # noqa: BLE001 - an optimisation only
+        except Exception as exc:  # noqa: BLE001 - the search reports it
             log.debug("warm-up skipped: %s", exc)
 
     def query_vector(self, query: str) -> np.ndarray:
