@@ -33,8 +33,6 @@ import contextlib
 import json
 import logging
 import os
-import shutil
-import tempfile
 import time
 import warnings
 from collections.abc import Iterator
@@ -109,6 +107,8 @@ def _export_lock(folder: Path) -> Iterator[None]:
 
 def _publish(tmp: Path, folder: Path) -> None:
     """Move a finished temp folder into place atomically (replacing a stale one)."""
+    import shutil
+
     if folder.exists():
         old = folder.with_name(f"{folder.name}.old-{os.getpid()}-{time.monotonic_ns()}")
         try:
@@ -272,6 +272,9 @@ def export_fp32(
 ) -> Path:
     """Export, verify and publish ``folder`` (or a rejection manifest there).
     ``fuse=False`` keeps the plain traced graph (benchmarks compare the two)."""
+    import shutil
+    import tempfile
+
     t0 = time.perf_counter()
     st = load_sentence_transformer(resolved)  # torch: the one place it is needed
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))

@@ -114,6 +114,12 @@ _MIGRATIONS: dict[int, str | None] = {
 }
 
 
+def is_damage(exc: BaseException) -> bool:
+    """Is this SQLite error a damaged (or not-a-database) index file?"""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.DatabaseError) and code is not None and (code & 0xFF) in _DAMAGED
+
+
 def _path_in(path: str) -> str | bytes:
     """A document path as stored: text, or for a name that is not valid UTF-8
     (``os.fsdecode`` gives it surrogate escapes, which SQLite text cannot hold)

@@ -22,10 +22,14 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, display_path, scan
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
-from mdseek.index.store import IndexFileError
+from mdseek.index.store import IndexFileError, is_damage
+
+if TYPE_CHECKING:
+    from mdseek.index.engine import Engine
 
 log = logging.getLogger("mdseek")
 
@@ -204,7 +208,7 @@ def _has_markdown(root: Path, flt: FileFilter) -> bool:
     return next(iter(scan(root, flt)), None) is not None
 
 
-def _engine(args: argparse.Namespace, need_files: bool = True):
+def _engine(args: argparse.Namespace, need_files: bool = True, check_index: bool = True):
     from mdseek.index.embed import EmbedSettings
     from mdseek.index.engine import Engine
 
@@ -222,7 +226,8 @@ def _engine(args: argparse.Namespace, need_files: bool = True):
     except ValueError as exc:
         raise CliError(str(exc)) from exc
     try:
-        eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt, embed=embed)
+        eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt, embed=embed,
+                     check_index=check_index)  # fmt: skip
     except IndexFileError as exc:
         raise CliError(str(exc)) from exc
     except OSError as exc:
@@ -332,12 +337,25 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_search(args: argparse.Namespace) -> int:
     loading: list[threading.Thread] = []
+    eng = None
     try:
         if args.mode != "lexical" and not args.model:
             from mdseek.index.embed import warm_default_session
 
             loading.append(warm_default_session(args.backend, args.threads))  # opens while the index does
-        return _search(args, loading)
+        # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
+        # met on the way says how to recover instead.
+        eng = _engine(args, check_index=False)
+        if args.mode != "lexical":
+            loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
+        return _search(args, eng)
+    except sqlite3.DatabaseError as exc:
+        if eng is None or not is_damage(exc):
+            raise
+        raise CliError(
+            f"the index {shown(eng.index_path)} is damaged ({exc}); `mdseek index {shown(eng.root)}`"
+            " sets it aside and builds a new one"
+        ) from None
     finally:
         # A model still opening in native code must not meet the interpreter's
         # exit (an error before the search: onnxruntime aborts the process).
@@ -345,10 +363,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             t.join()
 
 
-def _search(args: argparse.Namespace, loading: list[threading.Thread]) -> int:
-    eng = _engine(args)
-    if args.mode != "lexical":
-        loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
+def _search(args: argparse.Namespace, eng: Engine) -> int:
     bar = _Progress(not args.no_progress and not args.json)
     try:
         eng.index(progress=bar)

@@ -279,3 +279,25 @@ def test_older_schema_is_migrated_or_rebuilt(notes, tmp_path, monkeypatch):
     assert s.notice and "older mdseek" in s.notice and not s.documents()
     assert any(p.name.startswith(f"index.sqlite.schema{v + 1}-") for p in tmp_path.iterdir())
     s.close()
+
+
+def test_search_meeting_a_damaged_index_says_how_to_recover(notes, tmp_path):
+    """A one-shot search skips the quick_check on open (seconds per search at
+    100k chunks): damage it meets later is one line saying what to run."""
+    path = tmp_path / "index.sqlite"
+    eng = Engine(notes, index_path=path)
+    eng.index(embed=False)
+    eng.close()
+    db = sqlite3.connect(path)
+    (root,) = db.execute("SELECT rootpage FROM sqlite_master WHERE name='vectors'").fetchone()
+    (page,) = db.execute("PRAGMA page_size").fetchone()
+    db.close()
+    data = bytearray(path.read_bytes())
+    data[(root - 1) * page : root * page] = b"\xff" * page  # the vectors table's root page
+    path.write_bytes(bytes(data))
+    found = cli("search", str(notes), "postgres job state", "--db", str(path))
+    assert found.returncode == 1 and "Traceback" not in found.stderr, found.stderr
+    assert "is damaged" in found.stderr and "`mdseek index " in found.stderr, found.stderr
+    assert path.read_bytes() == bytes(data)  # left as it was
+    run = cli("index", str(notes), "--no-progress", "--db", str(path))  # checks on open: set aside, rebuilt
+    assert run.returncode == 0 and "moved it to" in run.stderr, run.stderr
