@@ -116,8 +116,7 @@ _MIGRATIONS: dict[int, str | None] = {
 
 def is_damage(exc: BaseException) -> bool:
     """Is this SQLite error a damaged (or not-a-database) index file?"""
-    code = getattr(exc, "sqlite_errorcode", None)
-    return isinstance(exc, sqlite3.DatabaseError) and code is not None and (code & 0xFF) in _DAMAGED
+    return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorcode", None) in _DAMAGED
 
 
 def _path_in(path: str) -> str | bytes:
@@ -267,7 +266,7 @@ class Store:
                     raise _Unusable(f"is damaged ({'; '.join(problems)[:200]})", "damaged", ours=True)
         except sqlite3.DatabaseError as exc:
             self.db.close()
-            if getattr(exc, "sqlite_errorcode", None) in _DAMAGED:
+            if is_damage(exc):
                 if ours:
                     raise _Unusable(f"is damaged ({exc})", "damaged", ours=True) from None
                 raise _Unusable(f"is not a readable SQLite database ({exc})", "unreadable") from None
@@ -350,7 +349,7 @@ class Store:
         through this connection (``total_changes``) or by another process
         (``data_version``). For aggregates a status poll asks for often."""
         with self.lock:
-            key = (int(self.db.execute("PRAGMA data_version").fetchone()[0]), self.db.total_changes)
+            key = (self.data_version(), self.db.total_changes)
             hit = self._memo.get(name)
             if hit is not None and hit[0] == key:
                 return hit[1]
