@@ -21,6 +21,8 @@ import bisect
 import logging
 import os
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import PurePosixPath
@@ -114,7 +116,34 @@ class ParsedDocument:
         return None
 
 
-@lru_cache(maxsize=1)
+_PARSER_LOCK = threading.Lock()
+# A link, a link reference definition and an autolink, with non-ASCII and
+# escaped characters, and a table: what builds markdown-it's and mdurl's tables.
+_WARM_UP = "[ref]: http://a.b/%C3%A4\n\n# T\n\n[l](http://x.y/ä b) <http://a.b/c> [r][ref] *e*\n\n| a |\n|---|\n| b |\n"
+
+
+def shared_parser(make: Callable[[], MarkdownIt]) -> Callable[[], MarkdownIt]:
+    """One parser per process, safe to use from several threads at once.
+
+    markdown-it and mdurl build some tables on first use, and not thread-safely:
+    mdurl publishes its percent-encoding table before filling it, so a second
+    thread can read it half built (an IndexError in a search, seen in CI, or a
+    wrongly encoded link without an error). The parser is handed out only after
+    one parse of every construct that builds them, made under a lock."""
+
+    @lru_cache(maxsize=1)
+    def get() -> MarkdownIt:
+        with _PARSER_LOCK:
+            md = make()
+            md.parse(_WARM_UP, {})
+            md.parseInline(_WARM_UP, {})
+            return md
+
+    get.__doc__ = make.__doc__
+    return get
+
+
+@shared_parser
 def markdown_parser() -> MarkdownIt:
     """Block structure only: inline markup is parsed for headings alone
     (:func:`heading_text`), which keeps parsing linear and cheap on any input
@@ -127,7 +156,7 @@ def markdown_parser() -> MarkdownIt:
     return md
 
 
-@lru_cache(maxsize=1)
+@shared_parser
 def _inline_parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
@@ -354,7 +383,7 @@ def _assemble(text: str, path: str, scan: _Scan, refs: dict, decode_errors: int)
     )
 
 
-@lru_cache(maxsize=1)
+@shared_parser
 def _region_parser() -> MarkdownIt:
     """Blocks of a part of a document that starts after its front matter."""
     from markdown_it import MarkdownIt

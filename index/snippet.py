@@ -9,6 +9,8 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from .parse import shared_parser
+
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
@@ -16,7 +18,7 @@ if TYPE_CHECKING:
 _SENTENCE_END = re.compile(r"[.!?…:;](?:[\"'”’)\]]*)\s+(?=\S)")
 
 
-@lru_cache(maxsize=1)
+@shared_parser
 def _parser() -> MarkdownIt:
     """Blocks and inline markup (the indexing parser skips inline: snippets need
     it, and they are made from one section's text at a time)."""

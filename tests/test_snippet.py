@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mdseek.index.parse import parse_text
 from mdseek.index.snippet import plain_text, snippet
 
 MD = """## Promote the replica
@@ -50,3 +51,52 @@ def test_snippet_mid_sentence_starts_at_a_word():
 
 def test_short_text_is_returned_whole():
     assert snippet("# H\n\nJust *this*.", ["this"]) == "Just this."
+
+
+def test_first_use_from_many_threads_at_once():
+    """markdown-it and mdurl build tables on first use, not thread-safely; a
+    search's snippets and a prefetch once raced on mdurl's (IndexError in CI).
+    Each round starts from cold tables and lets 8 threads parse links at once;
+    without the warm-up under a lock about half the rounds failed."""
+    import sys
+    import threading
+
+    import mdurl._decode
+    import mdurl._encode
+
+    from mdseek.index import parse as parse_mod
+    from mdseek.index import snippet as snippet_mod
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        for _ in range(20):
+            mdurl._encode.encode_cache.clear()
+            mdurl._decode.decode_cache.clear()
+            snippet_mod._parser.cache_clear()
+            parse_mod.markdown_parser.cache_clear()
+            plain_text.cache_clear()
+            start = threading.Barrier(8)
+            got: dict[int, object] = {}
+            threads = [threading.Thread(target=_parse_at_once, args=(i, start, got)) for i in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert got == {
+                i: f"See guide {i} and http://a.b/{i}." if i % 2 else f"T{i}" for i in range(8)
+            }
+    finally:
+        sys.setswitchinterval(old)
+        plain_text.cache_clear()
+
+
+def _parse_at_once(i: int, start, got: dict) -> None:
+    start.wait()
+    try:
+        if i % 2:
+            got[i] = plain_text(f"See [guide {i}](http://x.y/ä/{i}) and <http://a.b/{i}>.")
+        else:
+            got[i] = parse_text(f"[r{i}]: http://x.y/ä;{i}\n\n# T{i}\n", "a.md").title
+    except Exception as e:  # the failure being tested
+        got[i] = e
