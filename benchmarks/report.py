@@ -240,13 +240,17 @@ def render(res: dict) -> str:
             f"{lat[0]['rss_mb']['model_loaded']:.0f} MB with nothing loaded). Plot: `latency.png`."
         )
         L.append("")
+        mem = [r for r in lat if r.get("lexical_from", "memory") == "memory"]
+        fts = [str(r["chunks"]) for r in lat if r.get("lexical_from") == "FTS5"]
         builds = ", ".join(f"{r['lexical_build_seconds']} s at {r['chunks']}" for r in lat if "lexical_build_seconds" in r)
-        overlap = ", ".join(str(r["parts"].get("top10_overlap_memory_vs_fts5")) for r in lat)
+        overlap = ", ".join(f"{r['parts'].get('top10_overlap_memory_vs_fts5')} at {r['chunks']}" for r in mem)
         L.append(
             "Lexical side as in the server and `mdseek mcp`: BM25 from in-memory postings (`index/lexical.py`,"
-            " FTS5's own formula and document frequencies; postings read from FTS5 in " + builds + " chunks)."
+            " FTS5's own formula and document frequencies) from `LEXICAL_IN_MEMORY_MIN` chunks"
+            + (f"; below it (here at {', '.join(fts)} chunks) FTS5 ranks, as fast there" if fts else "")
+            + ". Postings read from FTS5 in " + builds + " chunks."
             " The FTS5 figure in parentheses is the same query ranked by FTS5's `bm25()` in SQLite, as the"
-            " one-shot CLI does; mean top-10 overlap of the two rankings: " + overlap + " of 10."
+            " one-shot CLI does; mean top-10 overlap of the two rankings where memory ranks: " + (overlap or "–") + " of 10."
         )
         L.append("")
 
@@ -270,6 +274,7 @@ def render(res: dict) -> str:
         rows = [
             ["process start → first workspace/symbol answer", col(a, lambda d: f"{d['start_to_first_workspace_symbol_seconds']:.2f} s ({d['first_answer_results']} results)"), col(b, lambda d: f"{d['start_to_first_workspace_symbol_seconds']:.2f} s ({d['first_answer_results']} results)")],
             ["process start → first hybrid `mdseek/search` answer, median of starts (first start)", col(a, lambda d: f"**{_f(d['first_hybrid_seconds_median'], 2)} s** of {d['starts']} ({_f(d['start_to_first_hybrid_search_seconds'], 2)} s)"), "–"],
+            ["`mdseek/search` back to back in the 2 s after each later start's first hybrid answer (median / p95 / max ms)", col(a, lambda d: f"{_ms(d['search_after_ready'])} / {_ms(d['search_after_ready'], 'p95_ms')} / {d['search_after_ready']['max_ms']} ({d['search_after_ready']['n']} searches)" if d.get("search_after_ready") else "–"), "–"],
             ["process start → initialize answered, median of starts", col(a, lambda d: _f(d["initialize_seconds_median"], 2) + " s"), col(b, lambda d: _f(d["initialize_seconds"], 2) + " s (one start)")],
             ["process start → first non-empty answer", col(a, lambda d: _f(d["start_to_first_nonempty_workspace_symbol_seconds"], 2) + " s"), col(b, lambda d: _f(d["start_to_first_nonempty_workspace_symbol_seconds"], 2) + " s")],
             ["documentSymbol, first per file (median / p95 ms)", col(a, lambda d: f"{_ms(d['document_symbol_first'])} / {_ms(d['document_symbol_first'], 'p95_ms')}"), col(b, lambda d: f"{_ms(d['document_symbol_first'])} / {_ms(d['document_symbol_first'], 'p95_ms')}")],
