@@ -60,6 +60,7 @@ def engine(tmp_path):
     eng = Engine(ws, index_path=tmp_path / "index.sqlite")
     eng.index(embed=False)
     eng.lexical_in_memory = True
+    eng.lexical_in_memory_min = 0  # a few hundred chunks: memory too, to compare
     eng.build_lexical()
     yield eng
     eng.close()
@@ -100,6 +101,7 @@ def test_compaction_keeps_the_ranking(tmp_path, fixture_queries):
     eng = Engine(ws, index_path=tmp_path / "index.sqlite")
     eng.index(embed=False)
     eng.lexical_in_memory = True
+    eng.lexical_in_memory_min = 0  # a few hundred chunks: memory too, to compare
     eng.build_lexical()
     rows = len(eng.lexical)
     files = sorted(ws.rglob("*.md"))
@@ -150,7 +152,8 @@ def test_lexical_index_unit():
 
 def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
     """lsp/roots.py: FTS5 while the folder opens (the postings build would
-    compete with the first hybrid answer), memory once it is ready and warmed."""
+    compete with the first hybrid answer), memory once it is ready and warmed,
+    and only for a folder big enough that FTS5 is slower (LEXICAL_IN_MEMORY_MIN)."""
     import asyncio
 
     from mdseek.lsp.config import Settings
@@ -164,14 +167,25 @@ def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
         root = Root(ws, Settings(), 1, asyncio.get_running_loop())
         try:
             assert await root.open() is None
-            assert root.engine is not None and not root.engine.lexical_in_memory
+            eng = root.engine
+            assert eng is not None and not eng.lexical_in_memory
             await root.reconcile()
-            assert root.state == "ready" and root.engine.lexical_in_memory
-            assert root.engine.embedder.loaded  # warmed: the model has run once
+            assert root.state == "ready" and eng.lexical_in_memory
+            assert eng.embedder.loaded  # warmed: the model has run once
+            # the fixtures are far below the threshold: FTS5 answers, nothing is built
+            assert eng.store.chunk_count() < eng.lexical_in_memory_min
             resp = await root.read(root.search_sync, "rotate the signing keys", 5, False)
             assert resp.mode == "hybrid" and resp.results
-            root.engine._lexical_thread.join(60)  # the build the search started
-            assert root.engine._lexical_current()
+            assert eng._lexical_thread is None and len(eng.lexical) == 0
+            # as big as the threshold: the next search starts the build, then memory answers
+            eng.lexical_in_memory_min = eng.store.chunk_count()
+            again = await root.read(root.search_sync, "rotate the signing keys", 5, False)
+            assert [r.path for r in again.results] == [r.path for r in resp.results]
+            eng._lexical_thread.join(60)
+            assert eng._lexical_current() and len(eng.lexical) == eng.store.chunk_count()
+            # the folder shrinks below it: FTS5 again, and the postings are freed
+            eng.lexical_in_memory_min = eng.store.chunk_count() + 1
+            assert not eng._lexical_current() and len(eng.lexical) == 0
         finally:
             root.close()
 
