@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from mdseek.index.links import Link, find_links
-from mdseek.index.parse import ParsedDocument, parse_bytes, parse_text
+from mdseek.index.parse import ParsedDocument, normalise, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
 
@@ -97,6 +97,29 @@ class Documents:
                 for k in [k for k in self._parsed if k not in self._open][:256]:
                     self._parsed.pop(k, None)
         return doc
+
+    def lines(self, path: Path, roots: Iterable[Path]) -> list[str] | None:
+        """The lines of the buffer or file as :meth:`parsed` numbers them, without
+        parsing when it is not cached: a search result's range needs only its
+        heading line, and parsing each result's file cost a first search in a
+        folder 50-90 ms. None if outside every root or unreadable."""
+        o = self._open.get(path)
+        if o is not None:
+            return normalise(o[2]).split("\n")
+        if inside_any(path, roots) is None:
+            return None
+        try:
+            st = path.stat()
+            if not path.is_file() or st.st_size > MAX_READ:
+                return None
+            hit = self._parsed.get(path)
+            if hit and hit[0] == ("disk", st.st_size, st.st_mtime_ns):
+                return hit[1].lines()
+            text = path.read_bytes().decode("utf-8-sig", errors="replace")  # as parse_bytes, without its log line
+        except OSError as exc:
+            log.info("cannot read %s: %s", path, exc)
+            return None
+        return normalise(text).split("\n")
 
     def links(self, path: Path, doc: ParsedDocument) -> list[Link]:
         """``find_links(doc)`` for the document :meth:`parsed` returned for ``path``,

@@ -33,8 +33,7 @@ def _search_root(
     rows = []
     for r in resp.results:
         p = root.path / r.path
-        d = ws.docs.parsed(p, r.path, ws.root_paths)
-        rows.append((r, ws.uri_for(p), F.result_range(ws.pos, d.lines() if d else None, r)))
+        rows.append((r, ws.uri_for(p), F.result_range(ws.pos, ws.docs.lines(p, ws.root_paths), r)))
     return resp, rows
 
 

@@ -154,3 +154,20 @@ def test_anchor_context():
 def test_no_lsp_imports():
     src = (Path(__file__).resolve().parent.parent / "index/links.py").read_text()
     assert "lsprotocol" not in src and "pygls" not in src
+
+
+def test_inline_pass_only_where_a_bracket_is_finds_the_same_links(monkeypatch):
+    """find_links parses inline markup only in paragraphs holding a ``[``; a
+    full inline pass over every fixture and the tricky document finds the same."""
+    from markdown_it.rules_core.inline import inline as full_inline
+
+    from mdseek.index import links as links_mod
+
+    texts = [DOC, "Escaped \\[x](y.md) and \\[[w]] but [z](z.md)\n\n<http://a.b> `[c](c.md)`\n"]
+    texts += [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.md"))]
+    selective = [find_links(t) for t in texts]
+    assert sum(map(len, selective)) > 50  # the fixtures link to each other
+    full = links_mod._parser.__wrapped__()  # a fresh parser, then the stock rule
+    full.core.ruler.at("inline", full_inline)
+    monkeypatch.setattr(links_mod, "_parser", lambda: full)
+    assert [find_links(t) for t in texts] == selective

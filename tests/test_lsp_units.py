@@ -59,3 +59,30 @@ def test_document_links_are_computed_once_per_version(tmp_path):
     docs.set_buffer(f, "file:///a.md", 1, "# A\n\n[[Note]]\n")  # an open buffer wins over the disk
     d3 = docs.parsed(f, "a.md", [tmp_path])
     assert [lk.kind for lk in docs.links(f, d3)] == ["wiki"]
+
+
+def test_lines_without_parsing_number_lines_as_the_parsed_document(tmp_path, monkeypatch):
+    """A search result's range reads the file's lines only: the same lines as the
+    parsed document (BOM, CRLF, lone CR, invalid UTF-8), the buffer over the
+    disk, nothing outside the workspace, and no markdown parse."""
+    from mdseek.lsp import documents as documents_mod
+
+    f = tmp_path / "w" / "a.md"
+    f.parent.mkdir()
+    f.write_bytes(b"\xef\xbb\xbf# A\r\n\r\nx\ry \xff\xfe z\n## B\n")
+    outside = tmp_path / "b.md"
+    outside.write_text("# B\n")
+    roots = [f.parent]
+    want = Documents().parsed(f, "a.md", roots).lines()
+    assert want[0] == "# A" and len(want) == 6
+
+    def no_parse(*a, **k):
+        raise AssertionError("parsed")
+
+    monkeypatch.setattr(documents_mod, "parse_bytes", no_parse)
+    monkeypatch.setattr(documents_mod, "parse_text", no_parse)
+    docs = Documents()
+    assert docs.lines(f, roots) == want
+    assert docs.lines(outside, roots) is None and docs.lines(f.parent / "gone.md", roots) is None
+    docs.set_buffer(f, "file:///a.md", 2, "# A\r\nedited\n")
+    assert docs.lines(f, roots) == ["# A", "edited", ""]
