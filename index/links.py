@@ -24,8 +24,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
@@ -337,21 +338,32 @@ def resolve_wiki_name(
     return min(matches, key=distance)
 
 
-def find_heading(doc: ParsedDocument, anchor: str | None, by_text: bool = False) -> Heading | None:
+class HasHeadings(Protocol):
+    """A parsed document, or anything else that keeps its headings."""
+
+    @property
+    def headings(self) -> Sequence[Heading]: ...
+
+
+def _by_slug(headings: Sequence[Heading], slug: str) -> Heading | None:
+    return next((h for h in headings if h.slug == slug), None)
+
+
+def find_heading(doc: HasHeadings, anchor: str | None, by_text: bool = False) -> Heading | None:
     """The heading an anchor names: its slug first, then (wiki style, or a
     hand-written anchor) its text, case- and punctuation-insensitively."""
     if not anchor:
         return None
+    heads = doc.headings
     if not by_text:
-        h = doc.heading_by_slug(anchor) or doc.heading_by_slug(anchor.lower())
+        h = _by_slug(heads, anchor) or _by_slug(heads, anchor.lower())
         if h is not None:
             return h
     want = anchor.strip().lower()
-    for h in doc.headings:
+    for h in heads:
         if h.text.strip().lower() == want:
             return h
-    slug = github_slug(anchor)
-    return doc.heading_by_slug(slug)
+    return _by_slug(heads, github_slug(anchor))
 
 
 # -- completion context -------------------------------------------------------

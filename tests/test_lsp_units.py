@@ -86,3 +86,35 @@ def test_lines_without_parsing_number_lines_as_the_parsed_document(tmp_path, mon
     assert docs.lines(outside, roots) is None and docs.lines(f.parent / "gone.md", roots) is None
     docs.set_buffer(f, "file:///a.md", 2, "# A\r\nedited\n")
     assert docs.lines(f, roots) == ["# A", "edited", ""]
+
+
+def test_link_facts_are_kept_for_more_files_than_parsed_documents(tmp_path, monkeypatch):
+    """A folder-wide link check reads only what changed, however many files
+    (parsed documents are kept for the last PARSED_KEPT only)."""
+    from mdseek.lsp import documents as documents_mod
+
+    monkeypatch.setattr(documents_mod, "PARSED_KEPT", 4)
+    files = []
+    for i in range(12):
+        f = tmp_path / f"n{i}.md"
+        f.write_text(f"# Note {i}\n\nSee [next](n{i + 1}.md#note-{i + 1}).\n")
+        files.append(f)
+    docs = Documents()
+    first = [docs.link_facts(f, f.name, [tmp_path]) for f in files]
+    assert [(lk.path, lk.anchor) for lk in first[3].links] == [("n4.md", "note-4")]
+    assert [h.slug for h in first[3].headings] == ["note-3"]
+    real_parse = documents_mod.parse_bytes
+    parsed: list[str] = []
+
+    def counting(data, rel, *a):
+        parsed.append(rel)
+        return real_parse(data, rel, *a)
+
+    monkeypatch.setattr(documents_mod, "parse_bytes", counting)
+    assert [docs.link_facts(f, f.name, [tmp_path]) for f in files] == first and parsed == []
+    files[5].write_text("# Renamed\n\nNo links now.\n")
+    again = [docs.link_facts(f, f.name, [tmp_path]) for f in files]
+    assert parsed == ["n5.md"] and again[5].links == () and again[6] is first[6]
+    docs.set_buffer(files[6], "file:///n6.md", 3, "# Six\n\n[[Wiki]]\n")  # the buffer wins
+    assert [lk.kind for lk in docs.link_facts(files[6], "n6.md", [tmp_path]).links] == ["wiki"]
+    assert docs.link_facts(tmp_path.parent / "outside.md", "x", [tmp_path]) is None
