@@ -108,7 +108,10 @@ class OnnxEncoder:
         """Unit-length float32 vectors, one row per text, in input order."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        encs = self.tok.encode_batch(texts)
+        # One text (a query): encode holds the GIL for its ~0.04 ms; encode_batch
+        # releases it and then waited for the query's lexical thread to let go
+        # (hybrid at 100k chunks: median 23.1 -> 21.7 ms, interleaved A/B).
+        encs = [self.tok.encode(texts[0])] if len(texts) == 1 else self.tok.encode_batch(texts)
         order = token_order([len(e.ids) for e in encs])
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i in range(0, len(order), batch_size):
