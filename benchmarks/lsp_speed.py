@@ -498,3 +498,38 @@ def run(
             out["vscode"] = {"skipped": f"failed: {type(exc).__name__}: {exc}"}
             log(f"  VS Code markdown server failed: {exc}")
     return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.lsp_speed --root DIR --index FILE [--starts N]``:
+    mdseek's server started N times on an indexed folder; per start, the first
+    hybrid answer and the searches of the 2 s after it (what the full run's
+    language-server table reports)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--root", required=True, type=Path)
+    ap.add_argument("--index", required=True, type=Path)
+    ap.add_argument("--starts", type=int, default=5)
+    args = ap.parse_args(argv)
+    cmd, why = mdseek_server()
+    if cmd is None:
+        print(why, file=sys.stderr)
+        return 1
+    byte_compile()
+    root = args.root.resolve()
+    queries = symbol_queries(sorted(root.rglob("*.md")), 41)
+    runs = start_times(cmd, root, {"indexPath": str(args.index.resolve())}, queries, args.starts)
+    for r in runs:
+        a = r["after_ready"]
+        print(f"first hybrid answer {r['first_hybrid_seconds']} s; {len(a)} searches after it:"
+              f" median {statistics.median(a) * 1000:.1f} ms, max {max(a) * 1000:.1f} ms" if a else "no hybrid answer")  # fmt: skip
+    after = [dt for r in runs for dt in r["after_ready"]]
+    hybrid = [r["first_hybrid_seconds"] for r in runs if r["first_hybrid_seconds"]]
+    print(json.dumps({"first_hybrid_seconds_median": statistics.median(hybrid) if hybrid else None,
+                      "search_after_ready": ms_stats(after) | {"max_ms": round(max(after) * 1000, 1) if after else None}}))  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
