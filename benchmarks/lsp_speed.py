@@ -303,6 +303,32 @@ def _count(result) -> int:
     return len(result) if isinstance(result, list) else 0
 
 
+def _initialize(srv: LspProcess, root: Path, init_options: dict) -> float:
+    """initialize (its round trip's seconds returned), then initialized."""
+    init = {
+        "processId": os.getpid(),
+        "rootUri": root.as_uri(),
+        "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+        "capabilities": _capabilities(),
+        "initializationOptions": init_options,
+    }
+    _, dt = srv.request("initialize", init, timeout=300)
+    srv.notify("initialized", {})
+    return dt
+
+
+def _until_hybrid(srv: LspProcess, query: str, t0: float) -> float | None:
+    """Seconds from ``t0`` to the first ``mdseek/search`` answered in hybrid mode
+    (polled every 20 ms, for at most 120 s)."""
+    deadline = time.perf_counter() + 120
+    while time.perf_counter() < deadline:
+        res, _ = srv.request("mdseek/search", {"query": query, "limit": 10}, timeout=300)
+        if isinstance(res, dict) and res.get("mode") == "hybrid":
+            return time.perf_counter() - t0
+        time.sleep(0.02)
+    return None
+
+
 def measure(
     name: str,
     cmd: list[str],
@@ -319,26 +345,11 @@ def measure(
     t0 = time.perf_counter()
     srv = LspProcess(cmd, root, handlers)
     try:
-        init = {
-            "processId": os.getpid(),
-            "rootUri": root.as_uri(),
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-            "capabilities": _capabilities(),
-            "initializationOptions": init_options,
-        }
-        _, t_init = srv.request("initialize", init, timeout=300)
-        srv.notify("initialized", {})
+        t_init = _initialize(srv, root, init_options)
         first, _ = srv.request("workspace/symbol", {"query": queries[0]}, timeout=300)
         t_first = time.perf_counter() - t0
-        t_hybrid = None
-        if name == "mdseek":  # its own search request says which mode answered
-            deadline = time.perf_counter() + 120
-            while t_hybrid is None and time.perf_counter() < deadline:
-                res, _ = srv.request("mdseek/search", {"query": queries[0], "limit": 10}, timeout=300)
-                if isinstance(res, dict) and res.get("mode") == "hybrid":
-                    t_hybrid = time.perf_counter() - t0
-                else:
-                    time.sleep(0.02)
+        # mdseek's own search request says which mode answered
+        t_hybrid = _until_hybrid(srv, queries[0], t0) if name == "mdseek" else None
         t_nonempty = t_first if _count(first) else None
         deadline = time.perf_counter() + 120
         while t_nonempty is None and time.perf_counter() < deadline:
@@ -402,20 +413,9 @@ def start_times(
         t0 = time.perf_counter()
         srv = LspProcess(cmd, root, _common_handlers(root))
         try:
-            init = {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": _capabilities(),
-                    "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-                    "initializationOptions": init_options}  # fmt: skip
-            srv.request("initialize", init, timeout=300)
+            _initialize(srv, root, init_options)
             t_init = time.perf_counter() - t0
-            srv.notify("initialized", {})
-            deadline = time.perf_counter() + 120
-            t_hybrid = None
-            while t_hybrid is None and time.perf_counter() < deadline:
-                res, _ = srv.request("mdseek/search", {"query": queries[0], "limit": 10}, timeout=300)
-                if isinstance(res, dict) and res.get("mode") == "hybrid":
-                    t_hybrid = time.perf_counter() - t0
-                else:
-                    time.sleep(0.02)
+            t_hybrid = _until_hybrid(srv, queries[0], t0)
             after_ready: list[float] = []
             end = time.perf_counter() + (after if t_hybrid else 0)
             for q in itertools.cycle(queries[1:] or queries):

@@ -145,18 +145,16 @@ class Documents:
         parsing when it is not cached: a search result's range needs only its
         heading line, and parsing each result's file cost a first search in a
         folder 50-90 ms. None if outside every root or unreadable."""
+        key = self._version(path, roots)
+        if key is None:
+            return None
+        hit = self._parsed.get(path)
+        if hit and hit[0] == key:
+            return hit[1].lines()
         o = self._open.get(path)
         if o is not None:
             return normalise(o[2]).split("\n")
-        if inside_any(path, roots) is None:
-            return None
         try:
-            st = path.stat()
-            if not path.is_file() or st.st_size > MAX_READ:
-                return None
-            hit = self._parsed.get(path)
-            if hit and hit[0] == ("disk", st.st_size, st.st_mtime_ns):
-                return hit[1].lines()
             text = path.read_bytes().decode("utf-8-sig", errors="replace")  # as parse_bytes, without its log line
         except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
