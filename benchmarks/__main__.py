@@ -90,9 +90,16 @@ def machine() -> dict:
 
 def git_commit() -> str | None:
     try:
-        return subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, timeout=10
-        ).stdout.strip() or None
+        return (
+            subprocess.run(
+                ["git", "rev-parse", "--short", "HEAD"],
+                cwd=REPO,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         return None
 
@@ -102,7 +109,9 @@ def git_commit() -> str | None:
 
 def long_queries(qrels: QrelSet) -> QrelSet:
     """The same questions and judgements, each after a scenario paragraph (data.long_form)."""
-    return QrelSet({q: long_form(q, t) for q, t in qrels.queries.items()}, qrels.docs, qrels.sections)
+    return QrelSet(
+        {q: long_form(q, t) for q, t in qrels.queries.items()}, qrels.docs, qrels.sections
+    )
 
 
 def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
@@ -199,7 +208,11 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     else:  # quality only: the index (reused when the work folder is kept), no timing
         eng = Engine(docs_root, index_path=docs_index)
         eng.index()
-    res["meta_model"] = {"model_id": eng.model_id, "model_load_seconds": round(model_load, 2), "window": eng.tokenizer.window}
+    res["meta_model"] = {
+        "model_id": eng.model_id,
+        "model_load_seconds": round(model_load, 2),
+        "window": eng.tokenizer.window,
+    }
     if "speed" in parts:
         res["speed"]["throughput"] = tp
 
@@ -220,7 +233,11 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
                 corpora.append(quality.Corpus("scifact", "SciFact", sf_root, sf_qrels, False))
         fx_root, fx_qrels, fx_long = fixtures_workspace(work, quick)
         corpora.append(quality.Corpus("fixtures", "fixture paraphrases", fx_root, fx_qrels, True))
-        corpora.append(quality.Corpus("fixtures-long", "fixture paraphrases, long form", fx_root, fx_long, True))
+        corpora.append(
+            quality.Corpus(
+                "fixtures-long", "fixture paraphrases, long form", fx_root, fx_long, True
+            )
+        )
         res["quality"] = quality.run(corpora, log)
         sf_root = next((c.root for c in corpora if c.name == "scifact"), None)
 
@@ -244,20 +261,33 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
             n_queries=10 if quick else 30, max_texts=32 if quick else 192,
         )  # fmt: skip
         log("speed: int8 quantisation study")
-        res["speed"]["int8"] = speed.int8_study(docs_index, work, log, max_texts=24 if quick else 200)
+        res["speed"]["int8"] = speed.int8_study(
+            docs_index, work, log, max_texts=24 if quick else 200
+        )
         log("speed: cold command line")
         res["speed"]["cold_cli"] = speed.cold_cli(
-            docs_root, docs_index, "how do I configure the database connection", log, n=3 if quick else 7
+            docs_root,
+            docs_index,
+            "how do I configure the database connection",
+            log,
+            n=3 if quick else 7,
         )
         log("speed: incremental reindex")
-        res["speed"]["incremental"] = speed.incremental(docs_root, docs_index, work / "incremental", log)
+        res["speed"]["incremental"] = speed.incremental(
+            docs_root, docs_index, work / "incremental", log
+        )
         sizes = [300] if quick else [int(x) for x in args.sizes.split(",")]
         log(f"speed: scale corpora {sizes}")
         tiers = speed.build_tiers(docs_root, docs_index, work / "scale", sizes, log)
         if rh_qrels is not None:
             queries = list(rh_qrels.queries.values())
         else:
-            queries = [h for f in sorted(docs_root.rglob("*.md")) for h in f.read_text().split("\n") if h.startswith("#")]
+            queries = [
+                h
+                for f in sorted(docs_root.rglob("*.md"))
+                for h in f.read_text().split("\n")
+                if h.startswith("#")
+            ]
         random.Random(1).shuffle(queries)
         n = 10 if quick else 150
         # brute force re-reads every vector: fewer queries on the bigger tiers
@@ -283,7 +313,9 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
         )  # fmt: skip
         log("save -> searchable through the server")
         try:
-            res["lsp"]["save"] = save_latency.measure(work / "save", edits=3 if quick else 20, fixtures=quick)
+            res["lsp"]["save"] = save_latency.measure(
+                work / "save", edits=3 if quick else 20, fixtures=quick
+            )
         except Exception as exc:
             res["lsp"]["save"] = {"skipped": f"failed: {type(exc).__name__}: {exc}"}
             log(f"  save latency failed: {exc}")
@@ -321,13 +353,17 @@ def update_readme(md: str, meta: dict, quality_only: bool = False) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run on tiny subsets")
-    ap.add_argument("--out", type=Path, default=None, help="results folder (default benchmarks/results)")
+    ap.add_argument(
+        "--out", type=Path, default=None, help="results folder (default benchmarks/results)"
+    )
     ap.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temp dir)")
     ap.add_argument("--keep-work", action="store_true", help="do not delete the scratch folder")
     ap.add_argument("--only", default=None, help="comma list of parts: quality,speed,lsp")
     ap.add_argument("--no-readme", action="store_true", help="do not update benchmarks/README.md")
     ap.add_argument("--no-install", action="store_true", help="never npm-install VS Code's server")
-    ap.add_argument("--sizes", default="1000,10000,100000", help="chunks of the scale corpora (speed)")
+    ap.add_argument(
+        "--sizes", default="1000,10000,100000", help="chunks of the scale corpora (speed)"
+    )
     args = ap.parse_args(argv)
     quality_only = args.only is not None and set(args.only.split(",")) == {"quality"}
     # A quality-only run keeps its own results folder, so a full run's speed and
@@ -348,7 +384,11 @@ def main(argv: list[str] | None = None) -> int:
     mm = res.pop("meta_model", {})
     cfg = res.pop("config")
     cfg["window"] = mm.get("window")
-    cmd = "python -m benchmarks" + (" --quick" if args.quick else "") + (f" --only {args.only}" if args.only else "")
+    cmd = (
+        "python -m benchmarks"
+        + (" --quick" if args.quick else "")
+        + (f" --only {args.only}" if args.only else "")
+    )
     res = {
         "meta": {
             "date": started.strftime("%Y-%m-%d %H:%M UTC"),
@@ -365,7 +405,9 @@ def main(argv: list[str] | None = None) -> int:
         },
         **res,
     }
-    (out / "results.json").write_text(json.dumps(res, indent=1, default=str) + "\n", encoding="utf-8")
+    (out / "results.json").write_text(
+        json.dumps(res, indent=1, default=str) + "\n", encoding="utf-8"
+    )
     md = render(res)
     (out / "results.md").write_text(md, encoding="utf-8")
     lat = res.get("speed", {}).get("latency")

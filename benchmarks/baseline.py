@@ -54,7 +54,9 @@ class PlainBaseline:
     def dense(self, qvec: np.ndarray, k: int = 100) -> list[int]:
         return [int(i) for i in np.argsort(-(self.vectors @ qvec), kind="stable")[:k]]
 
-    def search(self, query: str, qvec: np.ndarray, mode: str = "hybrid", limit: int = 100) -> list[Hit]:
+    def search(
+        self, query: str, qvec: np.ndarray, mode: str = "hybrid", limit: int = 100
+    ) -> list[Hit]:
         lists = []
         if mode in ("hybrid", "lexical"):
             lists.append(self.lexical(query))

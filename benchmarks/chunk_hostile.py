@@ -38,13 +38,25 @@ from pathlib import Path
 
 from .data import data_dir
 
-CASES = ("prose", "prose_1sec", "backticks", "base64", "huge_word", "nul", "brackets", "cjk", "long_lines")
+CASES = (
+    "prose",
+    "prose_1sec",
+    "backticks",
+    "base64",
+    "huge_word",
+    "nul",
+    "brackets",
+    "cjk",
+    "long_lines",
+)
 
 
 def _prose_words() -> list[str]:
     d = data_dir()
     if d is not None and (d / "rhdh" / "docs").is_dir():
-        text = " ".join(p.read_text(errors="replace") for p in sorted((d / "rhdh" / "docs").glob("*.md")))
+        text = " ".join(
+            p.read_text(errors="replace") for p in sorted((d / "rhdh" / "docs").glob("*.md"))
+        )
         words = [w for w in text.split() if w.isalpha() or w.rstrip(".,;:").isalpha()]
         if len(words) > 1000:
             return words
@@ -93,7 +105,9 @@ def make(case: str, size: int) -> bytes:
         s = "".join(rng.choice(chars) for _ in range(n // 3))
         return head + s.encode()
     if case == "long_lines":
-        obj = json.dumps([{"k": i, "v": "x" * (i % 7)} for i in range(n // 20)], separators=(",", ":"))
+        obj = json.dumps(
+            [{"k": i, "v": "x" * (i % 7)} for i in range(n // 20)], separators=(",", ":")
+        )
         body = ("```json\n" + obj[: n - 20] + "\n```\n").encode()
         return head + body
     raise ValueError(case)
@@ -115,11 +129,20 @@ def _child(path: str) -> None:
     t2 = time.perf_counter()
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     tiny = sum(1 for c in chunks if len(c.text.strip()) <= 1)
-    print(json.dumps({
-        "parse_s": t1 - t0, "chunk_s": t2 - t1, "total_s": t2 - t0, "chunks": len(chunks),
-        "max_tokens": max((c.tokens for c in chunks), default=0), "window": tok.window,
-        "one_char_chunks": tiny, "rss_mb": round(rss),
-    }))
+    print(
+        json.dumps(
+            {
+                "parse_s": t1 - t0,
+                "chunk_s": t2 - t1,
+                "total_s": t2 - t0,
+                "chunks": len(chunks),
+                "max_tokens": max((c.tokens for c in chunks), default=0),
+                "window": tok.window,
+                "one_char_chunks": tiny,
+                "rss_mb": round(rss),
+            }
+        )
+    )
 
 
 def run_case(case: str, size: int, timeout: float, tmp: Path) -> dict:
@@ -129,19 +152,28 @@ def run_case(case: str, size: int, timeout: float, tmp: Path) -> dict:
     try:
         out = subprocess.run(
             [sys.executable, "-m", "benchmarks.chunk_hostile", "--child", str(f)],
-            capture_output=True, text=True, timeout=timeout, check=True,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
         )
     except subprocess.TimeoutExpired:
         return {"case": case, "bytes": f.stat().st_size, "timeout_s": timeout}
     except subprocess.CalledProcessError as exc:
-        return {"case": case, "bytes": f.stat().st_size, "error": exc.stderr.strip().splitlines()[-1:]}
+        return {
+            "case": case,
+            "bytes": f.stat().st_size,
+            "error": exc.stderr.strip().splitlines()[-1:],
+        }
     res = json.loads(out.stdout)
     res.update(case=case, bytes=f.stat().st_size, wall_s=time.perf_counter() - t0)
     return res
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--size", type=int, default=1_000_000)
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--repeats", type=int, default=1, help="runs per case (median reported)")
@@ -175,10 +207,16 @@ def main() -> None:
     if args.json:
         print(json.dumps(rows, indent=2))
         return
-    print(f"{'case':12} {'bytes':>9} {'parse s':>8} {'chunk s':>8} {'total s':>8} {'x prose':>8} {'chunks':>7} {'1-char':>6} {'RSS MB':>7}")
+    print(
+        f"{'case':12} {'bytes':>9} {'parse s':>8} {'chunk s':>8} {'total s':>8} {'x prose':>8} {'chunks':>7} {'1-char':>6} {'RSS MB':>7}"
+    )
     for r in rows:
         if "total_s" not in r:
-            why = f"> {r['timeout_s']:.0f} s (timeout)" if "timeout_s" in r else f"error {r.get('error')}"
+            why = (
+                f"> {r['timeout_s']:.0f} s (timeout)"
+                if "timeout_s" in r
+                else f"error {r.get('error')}"
+            )
             print(f"{r['case']:12} {r['bytes']:>9} {why}")
             continue
         print(

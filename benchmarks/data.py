@@ -52,7 +52,9 @@ class QrelSet:
 
     queries: dict[str, str]
     docs: dict[str, dict[str, int]]  # query id -> doc id -> grade
-    sections: dict[str, list[tuple[str, int]]] = field(default_factory=dict)  # (doc id, 1-based line)
+    sections: dict[str, list[tuple[str, int]]] = field(
+        default_factory=dict
+    )  # (doc id, 1-based line)
 
     def subset(self, qids: list[str]) -> QrelSet:
         keep = [q for q in qids if q in self.queries]
@@ -96,7 +98,9 @@ def write_scifact_workspace(corpus: list[dict], dest: Path) -> int:
     dest.mkdir(parents=True, exist_ok=True)
     for d in corpus:
         title = " ".join(str(d.get("title") or d["_id"]).split())
-        (dest / f"{d['_id']}.md").write_text(f"# {title}\n\n{d['text'].strip()}\n", encoding="utf-8")
+        (dest / f"{d['_id']}.md").write_text(
+            f"# {title}\n\n{d['text'].strip()}\n", encoding="utf-8"
+        )
     return len(corpus)
 
 
@@ -153,9 +157,11 @@ def resolve_sections(
             if line is not None:
                 hits = [s for s in secs if s.start_line == line - 1 and s.title == path[-1]]
             else:
-                hits = [s for s in secs if tuple(s.path[-len(path):]) == path]
+                hits = [s for s in secs if tuple(s.path[-len(path) :]) == path]
             if len(hits) != 1:
-                raise ValueError(f"qrel of {qid} names {len(hits)} sections: {did} {line} {' > '.join(path)}")
+                raise ValueError(
+                    f"qrel of {qid} names {len(hits)} sections: {did} {line} {' > '.join(path)}"
+                )
             out.setdefault(qid, []).append((did, hits[0].start_line + 1))
     return out
 

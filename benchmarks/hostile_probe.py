@@ -32,7 +32,17 @@ sys.path.insert(0, str(REPO / "tests"))
 from raw_lsp import RawServer  # noqa: E402
 
 FIX = REPO / "fixtures" / "handbook"
-ALL = ["symlinks", "modes", "corrupt", "framing", "params", "strings", "server-corrupt", "exit", "twice"]
+ALL = [
+    "symlinks",
+    "modes",
+    "corrupt",
+    "framing",
+    "params",
+    "strings",
+    "server-corrupt",
+    "exit",
+    "twice",
+]
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -64,7 +74,9 @@ def symlinks(out: Path) -> None:
     elsewhere.mkdir()
     (a / ".mdseek").symlink_to(elsewhere, target_is_directory=True)
     run = cli("index", str(a), "--no-progress")
-    print(f"symlinks: .mdseek -> folder elsewhere: {said(run)}; created there: {sorted(os.listdir(elsewhere))}")
+    print(
+        f"symlinks: .mdseek -> folder elsewhere: {said(run)}; created there: {sorted(os.listdir(elsewhere))}"
+    )
     b = ws(out, "link-file")
     (b / ".mdseek").mkdir()
     diary = out / "diary.txt"
@@ -89,7 +101,9 @@ def modes(out: Path) -> None:
     db.execute("CREATE TABLE IF NOT EXISTS probe(x)")
     db.commit()
     wal, shm = (Path(str(idx) + s) for s in ("-wal", "-shm"))
-    print(f"modes (umask 022): folder {mode(idx.parent)}, index {mode(idx)}, wal {mode(wal)}, shm {mode(shm)} ({idx})")
+    print(
+        f"modes (umask 022): folder {mode(idx.parent)}, index {mode(idx)}, wal {mode(wal)}, shm {mode(shm)} ({idx})"
+    )
     db.close()
 
 
@@ -106,18 +120,26 @@ def corrupt(out: Path) -> None:
     db.close()
     before = app.read_bytes()
     run = cli("index", str(ws(out, "foreign")), "--no-progress", "--db", str(app))
-    print(f"corrupt: another app's database as --db: {said(run)}; file unchanged: {app.read_bytes() == before}")
+    print(
+        f"corrupt: another app's database as --db: {said(run)}; file unchanged: {app.read_bytes() == before}"
+    )
 
 
 def framing(out: Path) -> None:
     d = ws(out, "framing")
     with RawServer(d, stderr_path=out / "framing.log") as s:
-        body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).encode()
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        ).encode()
         s.send_raw(b"Content-Length: banana\r\n\r\n" + body)
         t0 = time.monotonic()
-        res = s.request("initialize", {"processId": None, "rootUri": d.as_uri(), "capabilities": {}}, timeout=15)
-        print(f"framing: initialize after 'Content-Length: banana' answered: {res is not None} "
-              f"({time.monotonic() - t0:.1f}s); alive: {s.proc.poll() is None}")
+        res = s.request(
+            "initialize", {"processId": None, "rootUri": d.as_uri(), "capabilities": {}}, timeout=15
+        )
+        print(
+            f"framing: initialize after 'Content-Length: banana' answered: {res is not None} "
+            f"({time.monotonic() - t0:.1f}s); alive: {s.proc.poll() is None}"
+        )
         s.proc.stdin.close()
         print(f"framing: after closing its input the server exits: code {s.wait_exit(15)}")
 
@@ -130,11 +152,17 @@ def params(out: Path) -> None:
         ("textDocument/documentSymbol", {"textDocument": None}),
         ("workspace/symbol", {"query": 42}),
         ("textDocument/completion", {"textDocument": {"uri": u}, "position": "here"}),
-        ("textDocument/references", {"textDocument": {"uri": u}, "context": {"includeDeclaration": True}}),
+        (
+            "textDocument/references",
+            {"textDocument": {"uri": u}, "context": {"includeDeclaration": True}},
+        ),
         ("textDocument/definition", None),
         ("textDocument/hover", [1, 2]),
         ("textDocument/documentSymbol", {}),
-        ("textDocument/hover", {"textDocument": {"uri": u}, "position": {"line": -5, "character": 10**12}}),
+        (
+            "textDocument/hover",
+            {"textDocument": {"uri": u}, "position": {"line": -5, "character": 10**12}},
+        ),
     ]
     with RawServer(d, stderr_path=out / "params.log") as s:
         s.initialize(d)
@@ -142,7 +170,9 @@ def params(out: Path) -> None:
     got = [a for a in answers if a is not None]
     invalid = [a for a in got if a.get("error", {}).get("code") == -32602]
     tb = [a for a in got if "traceback" in json.dumps(a.get("error", {}).get("data")).lower()]
-    print(f"params: {len(got)}/{len(cases)} answered, {len(invalid)} with -32602, {len(tb)} with a traceback in data")
+    print(
+        f"params: {len(got)}/{len(cases)} answered, {len(invalid)} with -32602, {len(tb)} with a traceback in data"
+    )
 
 
 def strings(out: Path) -> None:
@@ -152,8 +182,15 @@ def strings(out: Path) -> None:
         s.wait_state(("ready",), 600)
         for q in ["\ud800 replica", "post\x00gres", "replica " + "x" * 200_000]:
             res = s.request("workspace/symbol", {"query": q}, timeout=30)
-            desc = "no answer" if res is None else (
-                f"error {res['error']['code']}" if "error" in res else f"{len(res['result'])} results")
+            desc = (
+                "no answer"
+                if res is None
+                else (
+                    f"error {res['error']['code']}"
+                    if "error" in res
+                    else f"{len(res['result'])} results"
+                )
+            )
             print(f"strings: workspace/symbol {q[:12]!r}... ({len(q)} chars): {desc}")
 
 
@@ -165,10 +202,14 @@ def server_corrupt(out: Path) -> None:
         t0 = time.monotonic()
         s.initialize(d)
         msg = s.wait_notification("window/showMessage", timeout=40)
-        print(f"server-corrupt: showMessage within 40 s: {msg['params']['message'][:120] if msg else None!r}")
+        print(
+            f"server-corrupt: showMessage within 40 s: {msg['params']['message'][:120] if msg else None!r}"
+        )
         try:
             st = s.wait_state(("indexing", "ready"), 40, pred=lambda st: st["files"] > 0)
-            print(f"server-corrupt: indexed again: {st['files']} files after {time.monotonic() - t0:.1f}s")
+            print(
+                f"server-corrupt: indexed again: {st['files']} files after {time.monotonic() - t0:.1f}s"
+            )
         except AssertionError:
             print("server-corrupt: not indexed after 40 s")
 
@@ -182,7 +223,11 @@ def big_workspace(out: Path, copies: int = 3) -> Path:
             dest = d / f"copy{n}" / f.relative_to(FIX)
             dest.parent.mkdir(parents=True, exist_ok=True)
             paras = f.read_text().split("\n\n")
-            dest.write_text("\n\n".join(p + (f" v{n}x{i}" if p and p[0].isalpha() else "") for i, p in enumerate(paras)))
+            dest.write_text(
+                "\n\n".join(
+                    p + (f" v{n}x{i}" if p and p[0].isalpha() else "") for i, p in enumerate(paras)
+                )
+            )
     return d
 
 
@@ -192,7 +237,11 @@ def exit_(out: Path) -> None:
         shutil.rmtree(out / "cache", ignore_errors=True)
         with RawServer(d, stderr_path=out / f"exit-{variant}.log") as s:
             s.initialize(d)
-            s.wait_state(("indexing",), 600, pred=lambda st: st.get("embedded_total", 0) > 0 and st["pending_embeds"] > 0)
+            s.wait_state(
+                ("indexing",),
+                600,
+                pred=lambda st: st.get("embedded_total", 0) > 0 and st["pending_embeds"] > 0,
+            )
             t0 = time.monotonic()
             if variant == "shutdown+exit":
                 s.request("shutdown", None, timeout=30)
@@ -202,8 +251,10 @@ def exit_(out: Path) -> None:
                 s.notify("exit")
             code = s.wait_exit(120)
             err = s.stderr()
-            print(f"exit while embedding ({variant}): exit code {code} after {time.monotonic() - t0:.2f}s; "
-                  f"stderr {len(err)} bytes, {len(err.splitlines())} lines")
+            print(
+                f"exit while embedding ({variant}): exit code {code} after {time.monotonic() - t0:.2f}s; "
+                f"stderr {len(err)} bytes, {len(err.splitlines())} lines"
+            )
 
 
 def twice(out: Path) -> None:
@@ -218,12 +269,23 @@ def twice(out: Path) -> None:
     db = sqlite3.connect(idx)
     chunks = db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
     db.close()
-    print(f"twice: server + CLI on a fresh folder: {chunks} distinct chunks, embedded "
-          f"{st['embedded_total']} (server) + {rep['embedded']} (CLI) = {st['embedded_total'] + rep['embedded']}")
+    print(
+        f"twice: server + CLI on a fresh folder: {chunks} distinct chunks, embedded "
+        f"{st['embedded_total']} (server) + {rep['embedded']} (CLI) = {st['embedded_total'] + rep['embedded']}"
+    )
 
 
-CASES = {"symlinks": symlinks, "modes": modes, "corrupt": corrupt, "framing": framing, "params": params,
-         "strings": strings, "server-corrupt": server_corrupt, "exit": exit_, "twice": twice}
+CASES = {
+    "symlinks": symlinks,
+    "modes": modes,
+    "corrupt": corrupt,
+    "framing": framing,
+    "params": params,
+    "strings": strings,
+    "server-corrupt": server_corrupt,
+    "exit": exit_,
+    "twice": twice,
+}
 
 
 def main() -> None:

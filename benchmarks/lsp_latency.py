@@ -93,7 +93,9 @@ def pct(xs: list[float], p: float) -> float:
 
 
 async def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--repeats", type=int, default=10, help="one-line edits to time (default 10)")
     ap.add_argument("--fresh", action="store_true", help="start without an index (first open)")
     args = ap.parse_args()
@@ -153,7 +155,9 @@ async def main() -> None:
         before = (await status(client))["updates_done"]
         s = time.perf_counter()
         client.text_document_did_save(
-            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=path.as_uri()))
+            types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=path.as_uri())
+            )
         )
         while True:
             cur = await status(client)
@@ -168,15 +172,23 @@ async def main() -> None:
     await client.stop()
     shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"workspace: {st['files']} files, {st['chunks']} chunks, state {st['state']}, "
-          f"{'fresh (no index)' if args.fresh else 'pre-built index'}")
+    print(
+        f"workspace: {st['files']} files, {st['chunks']} chunks, state {st['state']}, "
+        f"{'fresh (no index)' if args.fresh else 'pre-built index'}"
+    )
     print(f"initialize answered (incl. startup) {t_init * 1000:8.0f} ms")
     print(f"initialize -> first symbol answer     {first * 1000:8.0f} ms")
     print(f"initialize -> ready (hybrid)          {t_ready * 1000:8.0f} ms")
-    print(f"didSave -> index current (1-line edit, n={len(saves)}): median {statistics.median(saves):6.0f} ms, "
-          f"min {min(saves):.0f} ms, max {max(saves):.0f} ms (includes the 200 ms debounce)")
-    print(f"workspace/symbol (n={len(lat)}): median {statistics.median(lat):6.1f} ms, p95 {pct(lat, 95):6.1f} ms")
-    print(f"texts embedded by the server: {final['embedded_total']} (one per edit expected: {args.repeats})")
+    print(
+        f"didSave -> index current (1-line edit, n={len(saves)}): median {statistics.median(saves):6.0f} ms, "
+        f"min {min(saves):.0f} ms, max {max(saves):.0f} ms (includes the 200 ms debounce)"
+    )
+    print(
+        f"workspace/symbol (n={len(lat)}): median {statistics.median(lat):6.1f} ms, p95 {pct(lat, 95):6.1f} ms"
+    )
+    print(
+        f"texts embedded by the server: {final['embedded_total']} (one per edit expected: {args.repeats})"
+    )
 
 
 if __name__ == "__main__":

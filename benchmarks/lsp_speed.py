@@ -51,7 +51,9 @@ class LspError(RuntimeError):
 class LspProcess:
     """A language server over stdio; server->client requests go to ``handlers``."""
 
-    def __init__(self, cmd: list[str], cwd: Path, handlers: dict[str, Callable[[Any], Any]], env=None):
+    def __init__(
+        self, cmd: list[str], cwd: Path, handlers: dict[str, Callable[[Any], Any]], env=None
+    ):
         self.t_start = time.perf_counter()
         self.stderr = open(os.environ.get("SRV_ERR", os.devnull), "wb")  # noqa: SIM115 - closed in close()
         self.proc = subprocess.Popen(
@@ -106,7 +108,9 @@ class LspProcess:
                         ev_box[1].append(msg)
                         ev_box[0].set()
                 else:
-                    self.notifications.append((time.perf_counter(), msg.get("method", ""), msg.get("params")))
+                    self.notifications.append(
+                        (time.perf_counter(), msg.get("method", ""), msg.get("params"))
+                    )
         except (ValueError, OSError):
             return
 
@@ -116,7 +120,9 @@ class LspProcess:
             result = h(msg.get("params")) if h else None
             self._send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
         except Exception as exc:  # report to the server, as a client would
-            self._send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32603, "message": str(exc)}})
+            self._send(
+                {"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32603, "message": str(exc)}}
+            )
 
     # -- API ------------------------------------------------------------------
 
@@ -183,7 +189,11 @@ def _common_handlers(root: Path) -> dict[str, Callable[[Any], Any]]:
 
 def _capabilities() -> dict:
     return {
-        "workspace": {"symbol": {"dynamicRegistration": False}, "workspaceFolders": True, "configuration": True},
+        "workspace": {
+            "symbol": {"dynamicRegistration": False},
+            "workspaceFolders": True,
+            "configuration": True,
+        },
         "textDocument": {
             "documentSymbol": {"hierarchicalDocumentSymbolSupport": True},
             "synchronization": {"didSave": True},
@@ -276,7 +286,10 @@ def vscode_server(log: Log, install: bool = True) -> tuple[list[str] | None, str
     if not main.is_file():
         npm = shutil.which("npm")
         if npm is None or not install:
-            return None, "skipped: vscode-markdown-languageserver is not installed and npm is unavailable"
+            return (
+                None,
+                "skipped: vscode-markdown-languageserver is not installed and npm is unavailable",
+            )
         NPM_PREFIX.mkdir(parents=True, exist_ok=True)
         log(f"  installing {VSCODE_PACKAGE}@{VSCODE_VERSION} with npm into {NPM_PREFIX}")
         res = subprocess.run(
@@ -285,7 +298,10 @@ def vscode_server(log: Log, install: bool = True) -> tuple[list[str] | None, str
             capture_output=True, text=True, timeout=600,
         )  # fmt: skip
         if res.returncode != 0 or not main.is_file():
-            return None, f"skipped: npm install {VSCODE_PACKAGE} failed: {res.stderr.strip()[-300:]}"
+            return (
+                None,
+                f"skipped: npm install {VSCODE_PACKAGE} failed: {res.stderr.strip()[-300:]}",
+            )
     version = subprocess.run([node, "--version"], capture_output=True, text=True).stdout.strip()
     return [node, str(main), "--stdio"], f"{VSCODE_PACKAGE} {VSCODE_VERSION} on node {version}"
 
@@ -366,7 +382,9 @@ def measure(
         cold, warm, n_sym = [], [], 0
         for r in range(rounds + 1):
             for f in files:
-                res, dt = srv.request("textDocument/documentSymbol", {"textDocument": {"uri": f.as_uri()}})
+                res, dt = srv.request(
+                    "textDocument/documentSymbol", {"textDocument": {"uri": f.as_uri()}}
+                )
                 (cold if r == 0 else warm).append(dt)
                 if r == 0:
                     n_sym += _count(res)
@@ -381,7 +399,9 @@ def measure(
             "start_to_first_workspace_symbol_seconds": round(t_first, 3),
             "first_answer_results": _count(first),
             "start_to_first_hybrid_search_seconds": round(t_hybrid, 3) if t_hybrid else None,
-            "start_to_first_nonempty_workspace_symbol_seconds": round(t_nonempty, 3) if t_nonempty else None,
+            "start_to_first_nonempty_workspace_symbol_seconds": round(t_nonempty, 3)
+            if t_nonempty
+            else None,
             "document_symbol_first": ms_stats(cold),
             "document_symbol_warm": ms_stats(warm),
             "document_symbols_total": n_sym,
@@ -448,7 +468,13 @@ def symbol_queries(files: list[Path], n: int) -> list[str]:
 
 
 def run(
-    root: Path, index: Path, log: Log, rounds: int = 5, n_queries: int = 40, install: bool = True, starts: int = 7
+    root: Path,
+    index: Path,
+    log: Log,
+    rounds: int = 5,
+    n_queries: int = 40,
+    install: bool = True,
+    starts: int = 7,
 ) -> dict:
     """Both servers on the same folder ``root`` (a scratch copy); mdseek reuses ``index``."""
     files = sorted(root.rglob("*.md"))
@@ -468,16 +494,22 @@ def run(
             more = start_times(cmd, root, {"indexPath": str(index)}, queries, starts - 1)
             m = out["mdseek"]
             inits = [m["initialize_seconds"]] + [r["initialize_seconds"] for r in more]
-            hybrids = [m["start_to_first_hybrid_search_seconds"]] + [r["first_hybrid_seconds"] for r in more]
+            hybrids = [m["start_to_first_hybrid_search_seconds"]] + [
+                r["first_hybrid_seconds"] for r in more
+            ]
             hybrids = [h for h in hybrids if h is not None]
             m["starts"] = len(inits)
             m["initialize_seconds_median"] = round(statistics.median(inits), 3)
             m["first_hybrid_seconds_all"] = hybrids
-            m["first_hybrid_seconds_median"] = round(statistics.median(hybrids), 3) if hybrids else None
+            m["first_hybrid_seconds_median"] = (
+                round(statistics.median(hybrids), 3) if hybrids else None
+            )
             after = [dt for r in more for dt in r["after_ready"]]
             if after:  # every search in the first 2 s after each start's first hybrid answer
                 m["search_after_ready"] = ms_stats(after) | {"max_ms": round(max(after) * 1000, 1)}
-            log(f"  mdseek: {len(inits)} starts, first hybrid answer median {m['first_hybrid_seconds_median']} s")
+            log(
+                f"  mdseek: {len(inits)} starts, first hybrid answer median {m['first_hybrid_seconds_median']} s"
+            )
         except Exception as exc:
             out["mdseek"] = {"skipped": f"failed: {type(exc).__name__}: {exc}"}
             log(f"  mdseek server failed: {exc}")

@@ -43,7 +43,9 @@ def synthetic(folder: Path, n: int) -> Path:
     for i in range(n):
         d = folder / f"d{i % 40:02d}"
         d.mkdir(parents=True, exist_ok=True)
-        (d / f"note-{i:05d}.md").write_text(f"# Note {i}\n\n## Part\n\nText of note {i} about topic {i % 97}.\n")
+        (d / f"note-{i:05d}.md").write_text(
+            f"# Note {i}\n\n## Part\n\nText of note {i} about topic {i % 97}.\n"
+        )
     return folder
 
 
@@ -51,7 +53,9 @@ async def over_stdio(ws: Path, rounds: int) -> dict:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    queries = [q["query"] for q in json.loads((REPO / "tests/fixture_queries.json").read_text())["queries"]]
+    queries = [
+        q["query"] for q in json.loads((REPO / "tests/fixture_queries.json").read_text())["queries"]
+    ]
     params = StdioServerParameters(command=sys.executable, args=["-m", "mdseek", "mcp", str(ws)])
     out: dict = {}
     t0 = time.perf_counter()
@@ -73,8 +77,12 @@ async def over_stdio(ws: Path, rounds: int) -> dict:
                 assert not res.is_error, res.content
             return round(statistics.median(ts) * 1000, 1)
 
-        out["search_ms"] = await median("search", lambda i: {"query": queries[(i + 1) % len(queries)], "limit": 10})
-        out["get_section_ms"] = await median("get_section", lambda i: {"path": top["path"], "anchor": top["anchor"]})
+        out["search_ms"] = await median(
+            "search", lambda i: {"query": queries[(i + 1) % len(queries)], "limit": 10}
+        )
+        out["get_section_ms"] = await median(
+            "get_section", lambda i: {"path": top["path"], "anchor": top["anchor"]}
+        )
         out["outline_ms"] = await median("outline", lambda i: {"path": top["path"]})
         out["status_ms"] = await median("status", lambda i: {})
     return out
@@ -82,7 +90,9 @@ async def over_stdio(ws: Path, rounds: int) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--files", type=int, default=2000, help="synthetic folder size for the scan timing")
+    ap.add_argument(
+        "--files", type=int, default=2000, help="synthetic folder size for the scan timing"
+    )
     ap.add_argument("--rounds", type=int, default=20)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -92,7 +102,9 @@ def main() -> None:
         res["scan_fixture_ms"] = round(scan_seconds(ws, args.rounds) * 1000, 2)
         res.update(asyncio.run(over_stdio(ws, args.rounds)))
         big = synthetic(Path(tmp) / "big", args.files)
-        res[f"scan_{args.files}_files_ms"] = round(scan_seconds(big, max(3, args.rounds // 4)) * 1000, 1)
+        res[f"scan_{args.files}_files_ms"] = round(
+            scan_seconds(big, max(3, args.rounds // 4)) * 1000, 1
+        )
     print(json.dumps(res, indent=2))
 
 

@@ -54,11 +54,15 @@ def main() -> None:
     folder = ensure_fp32(resolved, model_id(resolved))
     enc = OnnxEncoder(folder, threads=args.threads)
     fused_path = Path(tempfile.mkdtemp()) / "fused.onnx"
-    opt = optimize_model(str(folder / enc.manifest["file"]), model_type="bert", num_heads=12, hidden_size=384)
+    opt = optimize_model(
+        str(folder / enc.manifest["file"]), model_type="bert", num_heads=12, hidden_size=384
+    )
     fused_ops = {k: v for k, v in opt.get_fused_operator_statistics().items() if v}
     opt.save_model_to_file(str(fused_path), use_external_data_format=False)
     fused = OnnxEncoder(folder, threads=args.threads)
-    fused.session = ort.InferenceSession(str(fused_path), session_options(args.threads), providers=["CPUExecutionProvider"])
+    fused.session = ort.InferenceSession(
+        str(fused_path), session_options(args.threads), providers=["CPUExecutionProvider"]
+    )
 
     import torch
     from sentence_transformers import SentenceTransformer
@@ -77,9 +81,13 @@ def main() -> None:
             t0 = time.perf_counter()
             vecs[name] = np.asarray(fn(), dtype=np.float32)
             runs[name].append(len(data) / (time.perf_counter() - t0))
-    print(f"{len(data)} texts of 150 words, {args.threads} thread(s), {args.rounds} rounds; fused ops: {fused_ops}")
+    print(
+        f"{len(data)} texts of 150 words, {args.threads} thread(s), {args.rounds} rounds; fused ops: {fused_ops}"
+    )
     for name, r in runs.items():
-        print(f"  {name:22} median {statistics.median(r):6.1f} texts/s  rounds {[round(x, 1) for x in r]}")
+        print(
+            f"  {name:22} median {statistics.median(r):6.1f} texts/s  rounds {[round(x, 1) for x in r]}"
+        )
     names = list(vecs)
     for i in range(len(names)):
         for j in range(i + 1, len(names)):

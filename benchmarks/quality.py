@@ -253,7 +253,9 @@ DEFAULT = Config()
 # the first 32 distinct words (stop words included), reciprocal rank fusion.
 BEFORE = Config(
     ranking=retrieve.Ranking(fusion="rrf", doc_weight=0.0, merged="all"),
-    lexical=Lexical(stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)),
+    lexical=Lexical(
+        stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)
+    ),
     floor=40,
 )
 
@@ -357,7 +359,9 @@ class Replay:
                 if lex is not None:
                     seen = {cid for cid, _ in lists["dense"]}
                     ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
-                    extra["dense"] = self.engine.dense.scores(self.qvec(qid, question, cfg.prf), ids)
+                    extra["dense"] = self.engine.dense.scores(
+                        self.qvec(qid, question, cfg.prf), ids
+                    )
             ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
             runs[qid] = [self.sections[f.key] for f in ranked[:limit] if f.key in self.sections]
         return runs
@@ -480,7 +484,9 @@ def ablations(bench: Bench, log: Log) -> dict:
             c = DEFAULT.but(**change)
             knobs.append(_row(label, bench.score(c), bench, knob=knob, default=c == DEFAULT))
     modes = [_row(mode, bench.score(DEFAULT, mode), bench) for mode in ("lexical", "dense")]
-    log(f"  ablations: {len(chain) + len(knobs) + len(modes)} configurations in {time.perf_counter() - t0:.0f}s")
+    log(
+        f"  ablations: {len(chain) + len(knobs) + len(modes)} configurations in {time.perf_counter() - t0:.0f}s"
+    )
     return {"chain": chain, "knobs": knobs, "modes": modes}
 
 
@@ -525,7 +531,9 @@ def run(corpora: list[Corpus], log: Log) -> dict:
     for c in corpora:
         t0 = time.perf_counter()
         if c.engine is None:
-            c.engine = engines.get(c.root) or Engine(c.root, index_path=c.root.parent / "index.sqlite")
+            c.engine = engines.get(c.root) or Engine(
+                c.root, index_path=c.root.parent / "index.sqlite"
+            )
             engines[c.root] = c.engine
         rep = c.engine.index()
         if rep.lexical_only_reason:
@@ -536,7 +544,11 @@ def run(corpora: list[Corpus], log: Log) -> dict:
             "label": c.label,
             "queries": len(c.qrels.queries),
             "levels": ["doc", "section"] if c.sections else ["doc"],
-            "index": {"files": rep.files, "chunks": rep.chunks, "sections": c.engine.store.counts()["sections"]},
+            "index": {
+                "files": rep.files,
+                "chunks": rep.chunks,
+                "sections": c.engine.store.counts()["sections"],
+            },
         }
         c.qvecs, _ = query_vectors(c.engine, c.qrels)
         r["modes"] = evaluate_modes(c, log)
@@ -609,12 +621,26 @@ def coverage_table(roots: dict[str, Path], tok, log: Log) -> dict:
         for f in scan(root, FileFilter()):
             doc = parse_bytes(f.path.read_bytes(), f.rel)
             whole.add(window_coverage(tok, [("", doc.text)]))
-            fixed.add(window_coverage(tok, [("", doc.text[a:b]) for a, b in fixed_chunks(doc.text)]))
+            fixed.add(
+                window_coverage(tok, [("", doc.text[a:b]) for a, b in fixed_chunks(doc.text)])
+            )
         out[name] = {
             "files": len(ours["files"]),
-            "mdseek": {"coverage": ours["coverage"], "vectors": ours["chunks"], "body_tokens": ours["body_tokens"]},
-            "whole_document": {"coverage": round(whole.fraction, 6), "vectors": whole.vectors, "body_tokens": whole.body_tokens},
-            "fixed_1200_chars": {"coverage": round(fixed.fraction, 6), "vectors": fixed.vectors, "body_tokens": fixed.body_tokens},
+            "mdseek": {
+                "coverage": ours["coverage"],
+                "vectors": ours["chunks"],
+                "body_tokens": ours["body_tokens"],
+            },
+            "whole_document": {
+                "coverage": round(whole.fraction, 6),
+                "vectors": whole.vectors,
+                "body_tokens": whole.body_tokens,
+            },
+            "fixed_1200_chars": {
+                "coverage": round(fixed.fraction, 6),
+                "vectors": fixed.vectors,
+                "body_tokens": fixed.body_tokens,
+            },
             "window": tok.window,
         }
         log(
@@ -624,7 +650,9 @@ def coverage_table(roots: dict[str, Path], tok, log: Log) -> dict:
     return out
 
 
-def dense_baselines(root: Path, qrels: QrelSet, embedder, qvecs: dict[str, np.ndarray], log: Log) -> dict:
+def dense_baselines(
+    root: Path, qrels: QrelSet, embedder, qvecs: dict[str, np.ndarray], log: Log
+) -> dict:
     """Dense retrieval a user could build in an afternoon, with the same model:
     one vector per document, and one per 1,200-character chunk (max-pooled to
     documents). Document level only: neither returns sections."""
@@ -656,7 +684,9 @@ def dense_baselines(root: Path, qrels: QrelSet, embedder, qvecs: dict[str, np.nd
     res = score_runs(runs, qrels, False)
     res["vectors"] = len(pieces)
     out["fixed_1200_chars"] = res
-    log(f"  dense baselines: {len(docs)} + {len(pieces)} vectors in {time.perf_counter() - t0:.0f}s")
+    log(
+        f"  dense baselines: {len(docs)} + {len(pieces)} vectors in {time.perf_counter() - t0:.0f}s"
+    )
     return out
 
 

@@ -77,28 +77,69 @@ def render_quality(q: dict) -> list[str]:
                 cells[0] = f"{star}{cells[0]}{star}"
                 cells[3] = f"{star}{cells[3]}{star}"
                 all_n = m.get("all", {}).get(level, {}).get("ndcg@10")
-                rows.append([f"{c['label']} ({c['queries']} q)", "document" if level == "doc" else "section", f"{who} {mode}", *cells, _f(all_n)])
-    L += table(["corpus", "level", "system", "dev nDCG@10", "dev R@10", "dev MRR@10", "test nDCG@10", "test R@10", "test MRR@10", "all nDCG@10"], rows)
+                rows.append(
+                    [
+                        f"{c['label']} ({c['queries']} q)",
+                        "document" if level == "doc" else "section",
+                        f"{who} {mode}",
+                        *cells,
+                        _f(all_n),
+                    ]
+                )
+    L += table(
+        [
+            "corpus",
+            "level",
+            "system",
+            "dev nDCG@10",
+            "dev R@10",
+            "dev MRR@10",
+            "test nDCG@10",
+            "test R@10",
+            "test MRR@10",
+            "all nDCG@10",
+        ],
+        rows,
+    )
     L.append("")
     rh = corpora.get("rhdh", {})
-    for name, label in (("whole_document", "1 vector per document"), ("fixed_1200_chars", "1,200-char chunks")):
+    for name, label in (
+        ("whole_document", "1 vector per document"),
+        ("fixed_1200_chars", "1,200-char chunks"),
+    ):
         b = rh.get("dense_baselines", {}).get(name)
         if b:
-            L.append(f"- product docs, document level, dense {label} ({b['vectors']} vectors): nDCG@10 {_f(b['doc']['ndcg@10'])}, Recall@10 {_f(b['doc']['recall@10'])}.")
+            L.append(
+                f"- product docs, document level, dense {label} ({b['vectors']} vectors): nDCG@10 {_f(b['doc']['ndcg@10'])}, Recall@10 {_f(b['doc']['recall@10'])}."
+            )
     sf = corpora.get("scifact")
     if sf:
-        L.append(f"- SciFact published nDCG@10 (all 300 queries): BM25 0.665, all-MiniLM-L6-v2 0.645; mdseek hybrid {_f(sf['modes']['hybrid']['all']['doc']['ndcg@10'])}, lexical {_f(sf['modes']['lexical']['all']['doc']['ndcg@10'])}, dense {_f(sf['modes']['dense']['all']['doc']['ndcg@10'])}.")
+        L.append(
+            f"- SciFact published nDCG@10 (all 300 queries): BM25 0.665, all-MiniLM-L6-v2 0.645; mdseek hybrid {_f(sf['modes']['hybrid']['all']['doc']['ndcg@10'])}, lexical {_f(sf['modes']['lexical']['all']['doc']['ndcg@10'])}, dense {_f(sf['modes']['dense']['all']['doc']['ndcg@10'])}."
+        )
     for c in corpora.values():
         ix = c.get("index", {})
-        L.append(f"- {c['label']}: {ix.get('files')} files, {ix.get('sections')} sections, {ix.get('chunks')} chunks; median query {c['modes']['hybrid'].get('median_query_ms')} ms (hybrid).")
+        L.append(
+            f"- {c['label']}: {ix.get('files')} files, {ix.get('sections')} sections, {ix.get('chunks')} chunks; median query {c['modes']['hybrid'].get('median_query_ms')} ms (hybrid)."
+        )
     chk = q.get("replay_check")
     if chk:
-        L.append(f"- Ablation replay equals `Engine.search` on the default configuration (first 25 queries): {chk}.")
+        L.append(
+            f"- Ablation replay equals `Engine.search` on the default configuration (first 25 queries): {chk}."
+        )
     L.append("")
     ab = q.get("ablations")
     if ab:
-        names = [(n, lvl, lab) for n, lvl, lab in LEVELS if any(f"{n}/dev" in r and lvl in r[f"{n}/dev"] for r in ab["chain"])]
-        head = ["change (hybrid)"] + [f"{lab} {s}" for _, _, lab in names for s in ("dev", "test")] + ["mean dev", "mean test"]
+        names = [
+            (n, lvl, lab)
+            for n, lvl, lab in LEVELS
+            if any(f"{n}/dev" in r and lvl in r[f"{n}/dev"] for r in ab["chain"])
+        ]
+        head = (
+            ["change (hybrid)"]
+            + [f"{lab} {s}" for _, _, lab in names for s in ("dev", "test")]
+            + ["mean dev", "mean test"]
+        )
 
         def cells(r: dict) -> list[str]:
             out = []
@@ -123,7 +164,10 @@ def render_quality(q: dict) -> list[str]:
         L.append("")
         L.append("### Each knob around the default (nDCG@10; `*` = default)")
         L.append("")
-        rows = [[f"{r['knob']} = {r['label']}" + (" *" if r.get("default") else ""), *cells(r)] for r in ab["knobs"]]
+        rows = [
+            [f"{r['knob']} = {r['label']}" + (" *" if r.get("default") else ""), *cells(r)]
+            for r in ab["knobs"]
+        ]
         L += table(["knob"] + head[1:], rows)
         L.append("")
         L.append("### Tuned on dev, checked on test (mean nDCG@10 over the columns above)")
@@ -162,7 +206,11 @@ def render(res: dict) -> str:
     )
     L.append(
         f"Command: `{meta['command']}`; wall time {meta['wall_seconds'] / 60:.1f} min"
-        + (" (**--quick smoke run on tiny subsets: the numbers mean nothing**)" if meta["quick"] else "")
+        + (
+            " (**--quick smoke run on tiny subsets: the numbers mean nothing**)"
+            if meta["quick"]
+            else ""
+        )
         + f"; 1-minute load average {meta.get('load_average_start')} at the start, {meta.get('load_average_end')} at the end"
         + " (other work on the machine slows every timed figure; the ratios are measured side by side)."
     )
@@ -187,8 +235,25 @@ def render(res: dict) -> str:
         L.append("")
         rows = []
         for name, c in cov.items():
-            rows.append([name, c["files"], f"{_pct(c['mdseek']['coverage'])} ({c['mdseek']['vectors']})", f"{_pct(c['whole_document']['coverage'])} ({c['whole_document']['vectors']})", f"{_pct(c['fixed_1200_chars']['coverage'])} ({c['fixed_1200_chars']['vectors']})"])
-        L += table(["corpus", "files", "mdseek chunker (vectors)", "1 vector per document", "1,200-char chunks on blank lines"], rows)
+            rows.append(
+                [
+                    name,
+                    c["files"],
+                    f"{_pct(c['mdseek']['coverage'])} ({c['mdseek']['vectors']})",
+                    f"{_pct(c['whole_document']['coverage'])} ({c['whole_document']['vectors']})",
+                    f"{_pct(c['fixed_1200_chars']['coverage'])} ({c['fixed_1200_chars']['vectors']})",
+                ]
+            )
+        L += table(
+            [
+                "corpus",
+                "files",
+                "mdseek chunker (vectors)",
+                "1 vector per document",
+                "1,200-char chunks on blank lines",
+            ],
+            rows,
+        )
         L.append("")
 
     sp = res.get("speed", {})
@@ -197,40 +262,73 @@ def render(res: dict) -> str:
         L.append("### Index throughput and incremental reindex")
         L.append("")
         rows = [
-            ["full index (chunks/s)", f"{tp['chunks_per_s']:.1f} ({tp['chunks']} chunks, {tp['index_seconds']:.0f} s; parse+chunk+store {tp['parse_chunk_store_seconds']:.1f} s)", f"{tp['bare_chunks_per_s']:.1f} (bare {tp.get('backend') or 'model'} encode, {tp['bare_encode_seconds']:.0f} s)", f"{tp['overhead_ratio']:.2f}× the bare time"],
+            [
+                "full index (chunks/s)",
+                f"{tp['chunks_per_s']:.1f} ({tp['chunks']} chunks, {tp['index_seconds']:.0f} s; parse+chunk+store {tp['parse_chunk_store_seconds']:.1f} s)",
+                f"{tp['bare_chunks_per_s']:.1f} (bare {tp.get('backend') or 'model'} encode, {tp['bare_encode_seconds']:.0f} s)",
+                f"{tp['overhead_ratio']:.2f}× the bare time",
+            ],
         ]
         inc = sp.get("incremental")
         if inc:
-            rows.append([
-                f"one-line edit in {inc['document']} ({inc['document_chunks']} chunks)",
-                f"{inc['chunks_embedded']} chunk(s) embedded, {inc['reindex_seconds']:.2f} s",
-                f"{inc['document_chunks']} chunks re-embedded, {inc['whole_document_embed_seconds']:.2f} s",
-                f"{inc['speedup']}× faster",
-            ])
-            rows.append([f"reconcile with nothing changed ({inc['unchanged_reconcile_files']} files)", f"{inc['unchanged_reconcile_seconds']:.2f} s", "", ""])
+            rows.append(
+                [
+                    f"one-line edit in {inc['document']} ({inc['document_chunks']} chunks)",
+                    f"{inc['chunks_embedded']} chunk(s) embedded, {inc['reindex_seconds']:.2f} s",
+                    f"{inc['document_chunks']} chunks re-embedded, {inc['whole_document_embed_seconds']:.2f} s",
+                    f"{inc['speedup']}× faster",
+                ]
+            )
+            rows.append(
+                [
+                    f"reconcile with nothing changed ({inc['unchanged_reconcile_files']} files)",
+                    f"{inc['unchanged_reconcile_seconds']:.2f} s",
+                    "",
+                    "",
+                ]
+            )
         L += table(["measure", "mdseek", "baseline", "ratio"], rows)
         L.append("")
     lat = sp.get("latency")
     if lat:
-        L.append("### Query latency and memory (median / p95 ms over many queries, query embedding included)")
+        L.append(
+            "### Query latency and memory (median / p95 ms over many queries, query embedding included)"
+        )
         L.append("")
         rows = []
         for r in lat:
             bf = r["brute_force"]["median_ms"]
             hy = r["hybrid"]["median_ms"]
             de = r["dense"]["median_ms"]
-            rows.append([
-                r["chunks"], f"{r['real_vectors']} / {r['synthetic_vectors']}",
-                f"{_ms(r['hybrid'])} / {_ms(r['hybrid'], 'p95_ms')}",
-                f"{_ms(r['dense'])} / {_ms(r['dense'], 'p95_ms')}",
-                f"{_ms(r['lexical'])} / {_ms(r['lexical'], 'p95_ms')}",
-                f"{_ms(r['brute_force'])} / {_ms(r['brute_force'], 'p95_ms')}",
-                f"{bf / de:.1f}×" if de else "–",
-                f"{bf / hy:.1f}×" if hy else "–",
-                f"{_ms(r['parts']['query_embedding'])} / {_ms(r['parts']['lexical'])} ({_ms(r['parts']['fts5_bm25'])} in FTS5) / {_ms(r['parts']['dense_matrix'])}",
-                f"{r['rss_mb']['index_loaded']:.0f} ({r['rss_mb']['index_share']:+.0f})",
-            ])
-        L += table(["chunks", "distinct vectors: real / synthetic", "hybrid", "dense only", "lexical only", "brute force", "brute / dense", "brute / hybrid", "embed / lexical / matrix (median)", "RSS MB (index share)"], rows)
+            rows.append(
+                [
+                    r["chunks"],
+                    f"{r['real_vectors']} / {r['synthetic_vectors']}",
+                    f"{_ms(r['hybrid'])} / {_ms(r['hybrid'], 'p95_ms')}",
+                    f"{_ms(r['dense'])} / {_ms(r['dense'], 'p95_ms')}",
+                    f"{_ms(r['lexical'])} / {_ms(r['lexical'], 'p95_ms')}",
+                    f"{_ms(r['brute_force'])} / {_ms(r['brute_force'], 'p95_ms')}",
+                    f"{bf / de:.1f}×" if de else "–",
+                    f"{bf / hy:.1f}×" if hy else "–",
+                    f"{_ms(r['parts']['query_embedding'])} / {_ms(r['parts']['lexical'])} ({_ms(r['parts']['fts5_bm25'])} in FTS5) / {_ms(r['parts']['dense_matrix'])}",
+                    f"{r['rss_mb']['index_loaded']:.0f} ({r['rss_mb']['index_share']:+.0f})",
+                ]
+            )
+        L += table(
+            [
+                "chunks",
+                "distinct vectors: real / synthetic",
+                "hybrid",
+                "dense only",
+                "lexical only",
+                "brute force",
+                "brute / dense",
+                "brute / hybrid",
+                "embed / lexical / matrix (median)",
+                "RSS MB (index share)",
+            ],
+            rows,
+        )
         L.append("")
         L.append(
             "Scale corpora: the product docs plus generated sections (real headings and paragraphs, a fifth of the words"
@@ -242,15 +340,29 @@ def render(res: dict) -> str:
         L.append("")
         mem = [r for r in lat if r.get("lexical_from", "memory") == "memory"]
         fts = [str(r["chunks"]) for r in lat if r.get("lexical_from") == "FTS5"]
-        builds = ", ".join(f"{r['lexical_build_seconds']} s at {r['chunks']}" for r in lat if "lexical_build_seconds" in r)
-        overlap = ", ".join(f"{r['parts'].get('top10_overlap_memory_vs_fts5')} at {r['chunks']}" for r in mem)
+        builds = ", ".join(
+            f"{r['lexical_build_seconds']} s at {r['chunks']}"
+            for r in lat
+            if "lexical_build_seconds" in r
+        )
+        overlap = ", ".join(
+            f"{r['parts'].get('top10_overlap_memory_vs_fts5')} at {r['chunks']}" for r in mem
+        )
         L.append(
             "Lexical side as in the server and `mdseek mcp`: BM25 from in-memory postings (`index/lexical.py`,"
             " FTS5's own formula and document frequencies) from `LEXICAL_IN_MEMORY_MIN` chunks"
-            + (f"; below it (here at {', '.join(fts)} chunks) FTS5 ranks, as fast there" if fts else "")
-            + ". Postings read from FTS5 in " + builds + " chunks."
+            + (
+                f"; below it (here at {', '.join(fts)} chunks) FTS5 ranks, as fast there"
+                if fts
+                else ""
+            )
+            + ". Postings read from FTS5 in "
+            + builds
+            + " chunks."
             " The FTS5 figure in parentheses is the same query ranked by FTS5's `bm25()` in SQLite, as the"
-            " one-shot CLI does; mean top-10 overlap of the two rankings where memory ranks: " + (overlap or "–") + " of 10."
+            " one-shot CLI does; mean top-10 overlap of the two rankings where memory ranks: "
+            + (overlap or "–")
+            + " of 10."
         )
         L.append("")
 
@@ -259,7 +371,9 @@ def render(res: dict) -> str:
     L += render_backends_and_cli(sp)
     lsp = res.get("lsp")
     if lsp:
-        L.append(f"### Language server ({lsp.get('files')} files; {lsp.get('queries')} workspace-symbol queries; {lsp.get('vscode_version', '')})")
+        L.append(
+            f"### Language server ({lsp.get('files')} files; {lsp.get('queries')} workspace-symbol queries; {lsp.get('vscode_version', '')})"
+        )
         L.append("")
         a, b = lsp.get("mdseek", {}), lsp.get("vscode", {})
 
@@ -272,18 +386,116 @@ def render(res: dict) -> str:
                 return "–"
 
         rows = [
-            ["process start → first workspace/symbol answer", col(a, lambda d: f"{d['start_to_first_workspace_symbol_seconds']:.2f} s ({d['first_answer_results']} results)"), col(b, lambda d: f"{d['start_to_first_workspace_symbol_seconds']:.2f} s ({d['first_answer_results']} results)")],
-            ["process start → first hybrid `mdseek/search` answer, median of starts (first start)", col(a, lambda d: f"**{_f(d['first_hybrid_seconds_median'], 2)} s** of {d['starts']} ({_f(d['start_to_first_hybrid_search_seconds'], 2)} s)"), "–"],
-            ["`mdseek/search` back to back in the 2 s after each later start's first hybrid answer (median / p95 / max ms)", col(a, lambda d: f"{_ms(d['search_after_ready'])} / {_ms(d['search_after_ready'], 'p95_ms')} / {d['search_after_ready']['max_ms']} ({d['search_after_ready']['n']} searches)" if d.get("search_after_ready") else "–"), "–"],
-            ["process start → initialize answered, median of starts", col(a, lambda d: _f(d["initialize_seconds_median"], 2) + " s"), col(b, lambda d: _f(d["initialize_seconds"], 2) + " s (one start)")],
-            ["process start → first non-empty answer", col(a, lambda d: _f(d["start_to_first_nonempty_workspace_symbol_seconds"], 2) + " s"), col(b, lambda d: _f(d["start_to_first_nonempty_workspace_symbol_seconds"], 2) + " s")],
-            ["documentSymbol, first per file (median / p95 ms)", col(a, lambda d: f"{_ms(d['document_symbol_first'])} / {_ms(d['document_symbol_first'], 'p95_ms')}"), col(b, lambda d: f"{_ms(d['document_symbol_first'])} / {_ms(d['document_symbol_first'], 'p95_ms')}")],
-            ["documentSymbol, warm (median / p95 ms)", col(a, lambda d: f"{_ms(d['document_symbol_warm'])} / {_ms(d['document_symbol_warm'], 'p95_ms')}"), col(b, lambda d: f"{_ms(d['document_symbol_warm'])} / {_ms(d['document_symbol_warm'], 'p95_ms')}")],
-            ["workspace/symbol (median / p95 ms)", col(a, lambda d: f"{_ms(d['workspace_symbol'])} / {_ms(d['workspace_symbol'], 'p95_ms')} ({d['workspace_symbol_mean_results']} results)"), col(b, lambda d: f"{_ms(d['workspace_symbol'])} / {_ms(d['workspace_symbol'], 'p95_ms')} ({d['workspace_symbol_mean_results']} results)")],
-            ["shutdown + exit → process gone", col(a, lambda d: _f(d.get("shutdown_seconds"), 2) + " s"), col(b, lambda d: _f(d.get("shutdown_seconds"), 2) + " s")],
-            ["server RSS after the run", col(a, lambda d: f"{d['rss_mb']:.0f} MB"), col(b, lambda d: f"{d['rss_mb']:.0f} MB")],
+            [
+                "process start → first workspace/symbol answer",
+                col(
+                    a,
+                    lambda d: (
+                        f"{d['start_to_first_workspace_symbol_seconds']:.2f} s ({d['first_answer_results']} results)"
+                    ),
+                ),
+                col(
+                    b,
+                    lambda d: (
+                        f"{d['start_to_first_workspace_symbol_seconds']:.2f} s ({d['first_answer_results']} results)"
+                    ),
+                ),
+            ],
+            [
+                "process start → first hybrid `mdseek/search` answer, median of starts (first start)",
+                col(
+                    a,
+                    lambda d: (
+                        f"**{_f(d['first_hybrid_seconds_median'], 2)} s** of {d['starts']} ({_f(d['start_to_first_hybrid_search_seconds'], 2)} s)"
+                    ),
+                ),
+                "–",
+            ],
+            [
+                "`mdseek/search` back to back in the 2 s after each later start's first hybrid answer (median / p95 / max ms)",
+                col(
+                    a,
+                    lambda d: (
+                        f"{_ms(d['search_after_ready'])} / {_ms(d['search_after_ready'], 'p95_ms')} / {d['search_after_ready']['max_ms']} ({d['search_after_ready']['n']} searches)"
+                        if d.get("search_after_ready")
+                        else "–"
+                    ),
+                ),
+                "–",
+            ],
+            [
+                "process start → initialize answered, median of starts",
+                col(a, lambda d: _f(d["initialize_seconds_median"], 2) + " s"),
+                col(b, lambda d: _f(d["initialize_seconds"], 2) + " s (one start)"),
+            ],
+            [
+                "process start → first non-empty answer",
+                col(
+                    a, lambda d: _f(d["start_to_first_nonempty_workspace_symbol_seconds"], 2) + " s"
+                ),
+                col(
+                    b, lambda d: _f(d["start_to_first_nonempty_workspace_symbol_seconds"], 2) + " s"
+                ),
+            ],
+            [
+                "documentSymbol, first per file (median / p95 ms)",
+                col(
+                    a,
+                    lambda d: (
+                        f"{_ms(d['document_symbol_first'])} / {_ms(d['document_symbol_first'], 'p95_ms')}"
+                    ),
+                ),
+                col(
+                    b,
+                    lambda d: (
+                        f"{_ms(d['document_symbol_first'])} / {_ms(d['document_symbol_first'], 'p95_ms')}"
+                    ),
+                ),
+            ],
+            [
+                "documentSymbol, warm (median / p95 ms)",
+                col(
+                    a,
+                    lambda d: (
+                        f"{_ms(d['document_symbol_warm'])} / {_ms(d['document_symbol_warm'], 'p95_ms')}"
+                    ),
+                ),
+                col(
+                    b,
+                    lambda d: (
+                        f"{_ms(d['document_symbol_warm'])} / {_ms(d['document_symbol_warm'], 'p95_ms')}"
+                    ),
+                ),
+            ],
+            [
+                "workspace/symbol (median / p95 ms)",
+                col(
+                    a,
+                    lambda d: (
+                        f"{_ms(d['workspace_symbol'])} / {_ms(d['workspace_symbol'], 'p95_ms')} ({d['workspace_symbol_mean_results']} results)"
+                    ),
+                ),
+                col(
+                    b,
+                    lambda d: (
+                        f"{_ms(d['workspace_symbol'])} / {_ms(d['workspace_symbol'], 'p95_ms')} ({d['workspace_symbol_mean_results']} results)"
+                    ),
+                ),
+            ],
+            [
+                "shutdown + exit → process gone",
+                col(a, lambda d: _f(d.get("shutdown_seconds"), 2) + " s"),
+                col(b, lambda d: _f(d.get("shutdown_seconds"), 2) + " s"),
+            ],
+            [
+                "server RSS after the run",
+                col(a, lambda d: f"{d['rss_mb']:.0f} MB"),
+                col(b, lambda d: f"{d['rss_mb']:.0f} MB"),
+            ],
         ]
-        L += table(["measure", "mdseek (`python -m mdseek serve`)", "VS Code markdown server"], rows)
+        L += table(
+            ["measure", "mdseek (`python -m mdseek serve`)", "VS Code markdown server"], rows
+        )
         L.append("")
         sv = lsp.get("save") or {}
         if "skipped" in sv:

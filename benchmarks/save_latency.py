@@ -45,7 +45,11 @@ def make_workspace(work: Path, big: str, fixtures: bool = False) -> tuple[Path, 
         found = list(ws.rglob(big))
         return ws, found[0] if found else max(ws.rglob("*.md"), key=lambda p: p.stat().st_size)
     d = data_dir()
-    src = d / "rhdh" / "docs" if not fixtures and d is not None and (d / "rhdh" / "docs").is_dir() else FIXTURES
+    src = (
+        d / "rhdh" / "docs"
+        if not fixtures and d is not None and (d / "rhdh" / "docs").is_dir()
+        else FIXTURES
+    )
     shutil.rmtree(ws, ignore_errors=True)
     shutil.copytree(src, ws, ignore=shutil.ignore_patterns(".mdseek"))
     found = list(ws.rglob(big))
@@ -66,7 +70,9 @@ def editable_lines(path: Path) -> list[int]:
 
 
 async def search_finds(client, word: str, rel: str) -> bool:
-    res = plain(await client.protocol.send_request_async("mdseek/search", {"query": word, "limit": 5}))
+    res = plain(
+        await client.protocol.send_request_async("mdseek/search", {"query": word, "limit": 5})
+    )
     return any(r["path"] == rel for r in res.get("results", []))
 
 
@@ -86,7 +92,9 @@ async def run(args) -> dict:
     eng.index()
     n_chunks = len(eng.store.document_chunks(rel))
     eng.close()
-    print(f"index ready in {time.perf_counter() - t0:.1f}s; {rel}: {n_chunks} chunks", file=sys.stderr)
+    print(
+        f"index ready in {time.perf_counter() - t0:.1f}s; {rel}: {n_chunks} chunks", file=sys.stderr
+    )
 
     original = big.read_text()
     client = make_client()
@@ -114,7 +122,9 @@ async def run(args) -> dict:
             before = (await status(client))["updates_done"]
             s = time.perf_counter()
             client.text_document_did_save(
-                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=big.as_uri()))
+                types.DidSaveTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=big.as_uri())
+                )
             )
             while True:
                 st = await status(client)
@@ -125,7 +135,13 @@ async def run(args) -> dict:
             st = await status(client)  # the per-folder timings are read before the counters
             if not await search_finds(client, word, rel):
                 raise SystemExit(f"edit {n}: {word!r} not found in {rel} after the update")
-            last = next((r.get("last_update") for r in st.get("roots", []) if r.get("last_update")), None) or {}
+            last = (
+                next(
+                    (r.get("last_update") for r in st.get("roots", []) if r.get("last_update")),
+                    None,
+                )
+                or {}
+            )
             rows.append({"searchable_ms": round(done * 1000, 1), **last})
             print(f"  edit {n}: {rows[-1]}", file=sys.stderr)
             await asyncio.sleep(0.3)  # let the watcher-free server settle between saves
@@ -139,7 +155,9 @@ async def run(args) -> dict:
 
     def summary(key: str) -> dict | None:
         xs = [r[key] for r in rows if key in r]
-        return {"p50": round(statistics.median(xs), 1), "p95": round(pct(xs, 95), 1)} if xs else None
+        return (
+            {"p50": round(statistics.median(xs), 1), "p95": round(pct(xs, 95), 1)} if xs else None
+        )
 
     return {
         "file": rel,
@@ -155,17 +173,25 @@ async def run(args) -> dict:
     }
 
 
-def measure(work: Path, edits: int = 20, file: str = "customizing.md", fixtures: bool = False) -> dict:
+def measure(
+    work: Path, edits: int = 20, file: str = "customizing.md", fixtures: bool = False
+) -> dict:
     """One measurement in ``work`` (kept: the index is reused), for the full run;
     ``fixtures``: on the fixture handbook (the quick run)."""
-    res = asyncio.run(run(argparse.Namespace(edits=edits, file=file, work=str(work), fixtures=fixtures)))
+    res = asyncio.run(
+        run(argparse.Namespace(edits=edits, file=file, work=str(work), fixtures=fixtures))
+    )
     return {k: v for k, v in res.items() if k != "rows"}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--edits", type=int, default=20)
-    ap.add_argument("--file", default="customizing.md", help="the big file to edit (name under the docs)")
+    ap.add_argument(
+        "--file", default="customizing.md", help="the big file to edit (name under the docs)"
+    )
     ap.add_argument("--work", help="scratch folder kept between runs (the index is reused)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
@@ -173,7 +199,9 @@ def main() -> None:
     if args.json:
         print(json.dumps(res, indent=2))
         return
-    print(f"{res['file']}: {res['chunks']} chunks, {res['edits']} one-line edits, didSave over stdio")
+    print(
+        f"{res['file']}: {res['chunks']} chunks, {res['edits']} one-line edits, didSave over stdio"
+    )
     for key, label in (
         ("searchable_ms", "save -> searchable (client)"),
         ("server_total_ms", "server: update total"),

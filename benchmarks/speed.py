@@ -178,7 +178,13 @@ def padding_share(texts: list[str], counts: list[int], batch: int = 32) -> dict:
 
 
 def backends(
-    root: Path, index: Path, qrels, work: Path, log: Log, rounds: int = 3, n_queries: int = 30,
+    root: Path,
+    index: Path,
+    qrels,
+    work: Path,
+    log: Log,
+    rounds: int = 3,
+    n_queries: int = 30,
     max_texts: int | None = None,
 ) -> dict:
     """Every backend on the same texts in one process, measured in interleaved rounds."""
@@ -191,7 +197,10 @@ def backends(
     resolved, base_id = base.embedder.resolved, base.model_id
     built_with = base.embedder.settings.backend  # the backend that embedded ``index``
     texts = [
-        r[0] for r in base.store.db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")
+        r[0]
+        for r in base.store.db.execute(
+            "SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1"
+        )
     ]
     from mdseek.index.model import load_tokenizer
 
@@ -201,7 +210,9 @@ def backends(
     base.close()
     if max_texts:
         texts = texts[:: max(1, len(texts) // max_texts)][:max_texts]
-    queries = list(qrels.queries.values())[:n_queries] if qrels else [t[:60] for t in texts[:n_queries]]
+    queries = (
+        list(qrels.queries.values())[:n_queries] if qrels else [t[:60] for t in texts[:n_queries]]
+    )
     variants = _variants(resolved, base_id, log, work)
     threads = sorted({1, _cores()})
     encs = {(name, n): make(n) for name, _, make in variants for n in threads}
@@ -209,7 +220,9 @@ def backends(
         "texts": len(texts), "queries": len(queries), "threads": threads, "rounds": rounds,
         "padding_share": pad, "variants": {},
     }  # fmt: skip
-    log(f"  padding in batches of 32: sorted by characters {pad['by_characters']:.1%}, by tokens {pad['by_tokens']:.1%}")
+    log(
+        f"  padding in batches of 32: sorted by characters {pad['by_characters']:.1%}, by tokens {pad['by_tokens']:.1%}"
+    )
     tp: dict = {}
     ql: dict = {}
     for enc in encs.values():
@@ -236,9 +249,14 @@ def backends(
         cos = (vecs[name] * ref).sum(axis=1)
         row: dict = {
             "model_id": vid,
-            "throughput_texts_per_s": {str(n): round(statistics.median(tp[(name, n)]), 2) for n in threads},
+            "throughput_texts_per_s": {
+                str(n): round(statistics.median(tp[(name, n)]), 2) for n in threads
+            },
             "query_ms": {str(n): ms_stats(ql[(name, n)]) for n in threads},
-            "cosine_vs_torch": {"min": round(float(cos.min()), 6), "mean": round(float(cos.mean()), 6)},
+            "cosine_vs_torch": {
+                "min": round(float(cos.min()), 6),
+                "mean": round(float(cos.mean()), 6),
+            },
         }
         res["variants"][name] = row
         log(
@@ -252,7 +270,9 @@ def backends(
     if qrels is not None:
         halves = {h: split_qids(qrels.queries, h) for h in ("dev", "test")}
         for name, _vid, _ in variants:
-            if name.endswith("unfused"):  # the engine serves the fused graph; same vectors (cosine above)
+            if name.endswith(
+                "unfused"
+            ):  # the engine serves the fused graph; same vectors (cosine above)
                 continue
             copy = work / "backends" / f"{name.replace(' ', '-')}.sqlite"
             backup(index, copy)
@@ -270,7 +290,11 @@ def backends(
                     sc = score_runs(runs, qrels.subset(qids), bool(qrels.sections))
                     out[f"{mode}/{half}"] = {
                         "doc_ndcg@10": round(sc["doc"]["ndcg@10"], 4),
-                        **({"section_ndcg@10": round(sc["section"]["ndcg@10"], 4)} if "section" in sc else {}),
+                        **(
+                            {"section_ndcg@10": round(sc["section"]["ndcg@10"], 4)}
+                            if "section" in sc
+                            else {}
+                        ),
                     }
             eng.close()
             res["variants"][name]["quality"] = out
@@ -297,12 +321,19 @@ def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
     resolved = resolve_model(None)
     src = onnx_export.ensure_fp32(resolved, model_id_of(resolved))
     db = sqlite3.connect(str(index))
-    texts = [r[0] for r in db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")]
+    texts = [
+        r[0]
+        for r in db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")
+    ]
     db.close()
     texts = texts[:: max(1, len(texts) // max_texts)][:max_texts]
     graph = onnx.load(str(src / "model.onnx"), load_external_data=False).graph
     # The fused graph: every MatMul has a weight; Attention ops hold the QKV weights.
-    weights = [n.name for n in graph.node if n.op_type in ("MatMul", "Attention") and "/self/MatMul" not in n.name]
+    weights = [
+        n.name
+        for n in graph.node
+        if n.op_type in ("MatMul", "Attention") and "/self/MatMul" not in n.name
+    ]
     ffn_out = [n for n in weights if n.endswith("/output/dense/MatMul") and "attention" not in n]
     ffn_in = [n for n in weights if "/intermediate/" in n]
     plans = [
@@ -313,7 +344,12 @@ def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
     ]
     fp32 = OnnxEncoder(src, threads=1)
     ref = fp32.encode(texts, 32)
-    out: dict = {"texts": len(texts), "weight_matmuls": len(weights), "threshold": onnx_export.MIN_COSINE_INT8, "variants": []}
+    out: dict = {
+        "texts": len(texts),
+        "weight_matmuls": len(weights),
+        "threshold": onnx_export.MIN_COSINE_INT8,
+        "variants": [],
+    }
     base_t: list[float] = []
     for name, exclude, per_channel in plans:
         d = work / "int8" / re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -340,9 +376,13 @@ def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
             "speedup_vs_fp32": round(base_t[-1] / t8, 2),
             "size_mb": round(sum(f.stat().st_size for f in d.glob("model.onnx*")) / 2**20, 1),
         }  # fmt: skip
-        row["passes"] = row["cosine_min"] >= onnx_export.MIN_COSINE_INT8 and row["speedup_vs_fp32"] > 1.0
+        row["passes"] = (
+            row["cosine_min"] >= onnx_export.MIN_COSINE_INT8 and row["speedup_vs_fp32"] > 1.0
+        )
         out["variants"].append(row)
-        log(f"  int8 {name}: cosine min {row['cosine_min']} mean {row['cosine_mean']}, {row['speedup_vs_fp32']}x fp32")
+        log(
+            f"  int8 {name}: cosine min {row['cosine_min']} mean {row['cosine_mean']}, {row['speedup_vs_fp32']}x fp32"
+        )
         shutil.rmtree(d, ignore_errors=True)
     out["offered"] = any(r["passes"] for r in out["variants"])
     return out
@@ -359,8 +399,15 @@ def byte_compile() -> str:
 
     import mdseek
 
-    dirs = {Path(p) for mod in ("mdseek.index", "mdseek.lsp") for p in importlib.import_module(mod).__path__}
-    ok = all(compileall.compile_dir(str(d), quiet=1) for d in sorted(dirs | {Path(mdseek.__file__).parent}))
+    dirs = {
+        Path(p)
+        for mod in ("mdseek.index", "mdseek.lsp")
+        for p in importlib.import_module(mod).__path__
+    }
+    ok = all(
+        compileall.compile_dir(str(d), quiet=1)
+        for d in sorted(dirs | {Path(mdseek.__file__).parent})
+    )
     return "compiled beforehand, as pip does on install" if ok else "compileall failed"
 
 
@@ -379,7 +426,9 @@ def cold_cli(root: Path, index: Path, query: str, log: Log, n: int = 7) -> dict:
     times: dict[str, list[float]] = {k: [] for k in cmds}
     bytecode = byte_compile()
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    subprocess.run(search, capture_output=True, env=env, timeout=600, check=True)  # warm caches, export
+    subprocess.run(
+        search, capture_output=True, env=env, timeout=600, check=True
+    )  # warm caches, export
     for _ in range(n):
         for name, cmd in cmds.items():
             t0 = time.perf_counter()
@@ -502,7 +551,9 @@ def build_tiers(
     work.mkdir(parents=True, exist_ok=True)
     src = sqlite3.connect(str(real_index))
     model = src.execute("SELECT model FROM vectors LIMIT 1").fetchone()[0]
-    real_vecs = {h: v for h, v in src.execute("SELECT text_hash, vec FROM vectors WHERE model=?", (model,))}
+    real_vecs = {
+        h: v for h, v in src.execute("SELECT text_hash, vec FROM vectors WHERE model=?", (model,))
+    }
     per_doc = src.execute(
         "SELECT d.path, count(*) FROM chunks c JOIN documents d ON d.id = c.doc_id GROUP BY d.id ORDER BY d.path"
     ).fetchall()
@@ -592,6 +643,7 @@ def build_tiers(
 
 
 # -- query latency ------------------------------------------------------------
+
 
 def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) -> dict:
     import psutil
@@ -693,7 +745,9 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
     return out
 
 
-def latency(tiers: list[dict], queries: list[str], n: int, n_brute: list[int], work: Path, log: Log) -> list[dict]:
+def latency(
+    tiers: list[dict], queries: list[str], n: int, n_brute: list[int], work: Path, log: Log
+) -> list[dict]:
     qfile = work / "queries.json"
     qfile.write_text(json.dumps(queries))
     out = []
@@ -731,7 +785,12 @@ def plot(lat: list[dict], dest: Path) -> None:
         ("mdseek hybrid, p95", [r["hybrid"]["p95_ms"] for r in lat], "--o", "C0"),
         ("mdseek dense only, median", [r["dense"]["median_ms"] for r in lat], "-s", "C2"),
         ("mdseek lexical only, median", [r["lexical"]["median_ms"] for r in lat], "-^", "C4"),
-        ("brute force (SQLite re-read + numpy), median", [r["brute_force"]["median_ms"] for r in lat], "-x", "C3"),
+        (
+            "brute force (SQLite re-read + numpy), median",
+            [r["brute_force"]["median_ms"] for r in lat],
+            "-x",
+            "C3",
+        ),
     ]
     for label, y, style, color in series:
         ax.plot(x, y, style, label=label, color=color)
@@ -757,7 +816,9 @@ def _main(argv: list[str] | None = None) -> int:
     w.add_argument("--n", type=int, default=100)
     w.add_argument("--brute", type=int, default=20)
     for name in ("backends", "cold-cli"):
-        b = sub.add_parser(name, help=f"the {name} part alone on an indexed folder (JSON on stdout)")
+        b = sub.add_parser(
+            name, help=f"the {name} part alone on an indexed folder (JSON on stdout)"
+        )
         b.add_argument("--root", required=True)
         b.add_argument("--index", required=True)
         b.add_argument("--work", required=True)
@@ -818,7 +879,10 @@ def render_backends_and_cli(sp: dict) -> list[str]:
         for name, v in be["variants"].items():
             row = [name]
             row += [f"{v['throughput_texts_per_s'][n]:.1f}" for n in th]
-            row += [f"{v['query_ms'][n]['median_ms']:.1f} / {v['query_ms'][n]['p95_ms']:.1f}" for n in th]
+            row += [
+                f"{v['query_ms'][n]['median_ms']:.1f} / {v['query_ms'][n]['p95_ms']:.1f}"
+                for n in th
+            ]
             row += [f"{v['cosine_vs_torch']['min']:.6f} / {v['cosine_vs_torch']['mean']:.6f}"]
             if qual:
                 q = v.get("quality", {})
@@ -827,7 +891,10 @@ def render_backends_and_cli(sp: dict) -> list[str]:
                     m = q.get(key)
                     return "–" if not m else f"{m['doc_ndcg@10']:.4f}"
 
-                row += [f"{nd('dense/dev')} / {nd('dense/test')}", f"{nd('hybrid/dev')} / {nd('hybrid/test')}"]
+                row += [
+                    f"{nd('dense/dev')} / {nd('dense/test')}",
+                    f"{nd('hybrid/dev')} / {nd('hybrid/test')}",
+                ]
             rows.append(row)
         L += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         L += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
@@ -845,9 +912,14 @@ def render_backends_and_cli(sp: dict) -> list[str]:
         L.append("")
     q8 = sp.get("int8")
     if q8:
-        L.append(f"### int8 (onnxruntime dynamic quantisation) vs the fp32 export ({q8['texts']} chunk texts)")
+        L.append(
+            f"### int8 (onnxruntime dynamic quantisation) vs the fp32 export ({q8['texts']} chunk texts)"
+        )
         L.append("")
-        L += ["| variant | MatMuls kept fp32 | cosine to fp32 (min / mean) | speed vs fp32 | size MB |", "|---|---|---|---|---|"]
+        L += [
+            "| variant | MatMuls kept fp32 | cosine to fp32 (min / mean) | speed vs fp32 | size MB |",
+            "|---|---|---|---|---|",
+        ]
         for r in q8["variants"]:
             L.append(
                 f"| {r['variant']} | {r['fp32_matmuls']} of {q8['weight_matmuls']} | {r['cosine_min']:.5f} /"
@@ -861,7 +933,9 @@ def render_backends_and_cli(sp: dict) -> list[str]:
         L.append("")
     cli = sp.get("cold_cli")
     if cli:
-        L.append(f"### Cold command line (fresh process each, median of {cli['runs']} interleaved runs)")
+        L.append(
+            f"### Cold command line (fresh process each, median of {cli['runs']} interleaved runs)"
+        )
         L.append("")
         L += ["| command | median s | min s |", "|---|---|---|"]
         for k, v in cli.items():

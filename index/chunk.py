@@ -72,7 +72,6 @@ _SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*\s+")
 _WHITESPACE = re.compile(r"\s+")
 
 
-
 @dataclass(frozen=True)
 class Chunk:
     ordinal: int
@@ -158,8 +157,14 @@ class Chunker:
         self._lock = threading.Lock()
         # What the last documents cost: sections tokenized, units split or reused,
         # pieces whose offset price was wrong (re-split with real counts).
-        self.stats = {"documents": 0, "sections_tokenized": 0, "units_split": 0,
-                      "units_reused": 0, "pieces": 0, "resplit": 0}
+        self.stats = {
+            "documents": 0,
+            "sections_tokenized": 0,
+            "units_split": 0,
+            "units_reused": 0,
+            "pieces": 0,
+            "resplit": 0,
+        }
 
     @functools.cached_property
     def specials(self) -> int:

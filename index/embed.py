@@ -58,7 +58,9 @@ def _onnx_encoder(folder: Any, threads: int) -> Any:
 _speculative: tuple[str, int] | None = None  # a session opened by warm_default_session()
 
 
-def warm_default_session(backend: str | None = None, threads: int | None = None) -> threading.Thread:
+def warm_default_session(
+    backend: str | None = None, threads: int | None = None
+) -> threading.Thread:
     """Open the bundled default model's ONNX session in the background, before
     anyone asks (a server starting: it overlaps the protocol imports; a search:
     the index's opening and the lexical side). Only an
@@ -75,7 +77,12 @@ def warm_default_session(backend: str | None = None, threads: int | None = None)
             mid = model_id(resolved)
             folder = model_cache_dir(mid)
             m = read_manifest(folder)
-            if settings.backend != "onnx" or not m or m.get("status") != "ok" or m.get("model_id") != mid:
+            if (
+                settings.backend != "onnx"
+                or not m
+                or m.get("status") != "ok"
+                or m.get("model_id") != mid
+            ):
                 return
             _onnx_encoder(folder, settings.n_threads)
             _speculative = (str(folder), settings.n_threads)
@@ -146,7 +153,10 @@ class TorchEncoder:
         torch.set_num_threads(threads)  # process-wide in torch
         self.threads = threads
         self.resolved = resolved
-        getter = getattr(self.st, "get_embedding_dimension", None) or self.st.get_sentence_embedding_dimension
+        getter = (
+            getattr(self.st, "get_embedding_dimension", None)
+            or self.st.get_sentence_embedding_dimension
+        )
         self.dim = int(getter())
         self.max_seq_length = int(self.st.max_seq_length)
 
@@ -172,7 +182,9 @@ class TorchEncoder:
 
 
 class Embedder:
-    def __init__(self, model: str | None = None, batch_size: int = 32, settings: EmbedSettings | None = None):
+    def __init__(
+        self, model: str | None = None, batch_size: int = 32, settings: EmbedSettings | None = None
+    ):
         self.resolved = resolve_model(model)
         self.model_id = model_id(self.resolved)
         self.batch_size = batch_size
@@ -198,7 +210,7 @@ class Embedder:
 
     @property
     def backend(self) -> str | None:
-        """"onnx" or "torch" once loaded."""
+        """ "onnx" or "torch" once loaded."""
         return getattr(self._model, "backend", None)
 
     def _open(self) -> Any:
@@ -215,7 +227,9 @@ class Embedder:
             except ExportRejected as exc:
                 self.fallback_reason = f"ONNX Runtime cannot serve {self.model_id}: {exc}"
             except Exception as exc:  # a broken cache folder, an onnxruntime error
-                self.fallback_reason = f"ONNX Runtime failed for {self.model_id}: {type(exc).__name__}: {exc}"
+                self.fallback_reason = (
+                    f"ONNX Runtime failed for {self.model_id}: {type(exc).__name__}: {exc}"
+                )
             _say_once(f"{self.fallback_reason}; embedding with torch")
         _drop_speculative(("torch", threads))
         return TorchEncoder(self.resolved, threads)

@@ -147,7 +147,9 @@ class Engine:
         self._write = threading.RLock()
         self._file_lock: Any = None  # see _embed_lock
         self._file_lock_guard = threading.Lock()
-        self._failed: dict[str, tuple[int, int, int]] = {}  # rel -> (size, mtime, ctime) that failed
+        self._failed: dict[
+            str, tuple[int, int, int]
+        ] = {}  # rel -> (size, mtime, ctime) that failed
         self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
         self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
         self._warned_lexical = False
@@ -166,7 +168,9 @@ class Engine:
         self._lexical_version: int | None = None  # data_version it reflects; None: not built
         self._lexical_lock = threading.Lock()
         self._lexical_thread: threading.Thread | None = None
-        self._threads: ThreadPoolExecutor | None = None  # a query's lexical side, beside its embedding
+        self._threads: ThreadPoolExecutor | None = (
+            None  # a query's lexical side, beside its embedding
+        )
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lexical_lock:
@@ -199,7 +203,9 @@ class Engine:
         except ModelUnavailable as exc:
             if self.embedder.error is None:
                 self.embedder._error = exc
-                log.error("%s; chunking with the bundled default tokenizer, lexical search only", exc)
+                log.error(
+                    "%s; chunking with the bundled default tokenizer, lexical search only", exc
+                )
             return load_tokenizer(str(default_model_path()))
 
     @property
@@ -297,8 +303,11 @@ class Engine:
         """One log line (path and reason; the traceback only at debug level); the
         file keeps its last indexed version and is retried when it changes."""
         reason = (
-            f"cannot read: {exc.strerror or exc}" if isinstance(exc, OSError)
-            else f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(": ")
+            f"cannot read: {exc.strerror or exc}"
+            if isinstance(exc, OSError)
+            else f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(
+                ": "
+            )
         )
         shown = display_path(f.rel)
         log.warning("skipping %s: %s", shown, reason)
@@ -346,7 +355,9 @@ class Engine:
             orphans, self._orphans = self._orphans, set()
             rel = self.rel(p)
             old = self.store.document(rel)
-            found = check_file(self.root, p, self.filter, lambda r, why: rep.skipped.append((r, why)))
+            found = check_file(
+                self.root, p, self.filter, lambda r, why: rep.skipped.append((r, why))
+            )
             if found is None or not self.filter.wants(rel):
                 if old is not None:
                     self._delete([rel])
@@ -363,7 +374,10 @@ class Engine:
         return rep
 
     def embed_pending(
-        self, progress: Progress | None = None, rep: IndexReport | None = None, only: set[str] | None = None
+        self,
+        progress: Progress | None = None,
+        rep: IndexReport | None = None,
+        only: set[str] | None = None,
     ) -> int:
         """Embed every chunk that has no vector for the current model (given
         ``only``, the chunks of those text hashes: a saved file's, which is
@@ -375,7 +389,9 @@ class Engine:
         stops the run between batches (what is committed stays)."""
         return self._embed(progress, rep or IndexReport(), only)[0]
 
-    def _embed(self, progress: Progress | None, rep: IndexReport, only: set[str] | None) -> tuple[int, bool]:
+    def _embed(
+        self, progress: Progress | None, rep: IndexReport, only: set[str] | None
+    ) -> tuple[int, bool]:
         """(texts embedded, whether nothing was left pending)."""
         if self.cancelled.is_set():
             return 0, False
@@ -392,7 +408,9 @@ class Engine:
                 rep.interrupted = True
                 return 0, False
             # Not kept waiting: nobody embedded meanwhile (a race costs one duplicate vector).
-            done = self._embed_batches(progress, rep, only, None if rep.lock_wait_seconds else pending)
+            done = self._embed_batches(
+                progress, rep, only, None if rep.lock_wait_seconds else pending
+            )
             return done, done == len(pending) and not rep.interrupted
 
     def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
@@ -440,7 +458,9 @@ class Engine:
             if self._file_lock is None:
                 from filelock import FileLock
 
-                self._file_lock = FileLock(str(self.index_path) + ".lock", mode=FILE_MODE, thread_local=False)
+                self._file_lock = FileLock(
+                    str(self.index_path) + ".lock", mode=FILE_MODE, thread_local=False
+                )
             return self._file_lock
 
     @contextmanager
@@ -465,7 +485,9 @@ class Engine:
                             progress("wait", 0, 1)
                     rep.lock_wait_seconds = time.perf_counter() - t0
                 except OSError as exc:  # a file system without locks: embed anyway
-                    log.warning("cannot lock %s (%s); embedding without it", self._embed_lock.lock_file, exc)
+                    log.warning(
+                        "cannot lock %s (%s); embedding without it", self._embed_lock.lock_file, exc
+                    )
                     break
             else:
                 yield False
@@ -501,7 +523,9 @@ class Engine:
         with self._lexical_lock:
             self.lexical = fresh
             self._lexical_version = version
-        log.debug("lexical postings of %d chunks read in %.2fs", len(fresh), time.perf_counter() - t0)
+        log.debug(
+            "lexical postings of %d chunks read in %.2fs", len(fresh), time.perf_counter() - t0
+        )
         return time.perf_counter() - t0
 
     def _start_lexical_build(self) -> None:
@@ -575,9 +599,9 @@ class Engine:
             question=question and self.emphasise_question,
         )
 
-    def _lexical_hits(self, query: str, prefix_last: bool, question: bool) -> tuple[
-        retrieve.QueryTerms, list[tuple[int, float]]
-    ]:
+    def _lexical_hits(
+        self, query: str, prefix_last: bool, question: bool
+    ) -> tuple[retrieve.QueryTerms, list[tuple[int, float]]]:
         """The lexical retriever: terms, then the best chunks by BM25 (from memory
         when it is current and every word is one index term, else FTS5)."""
         k = self.ranking.candidates
@@ -588,7 +612,9 @@ class Engine:
             phrases = [word_terms[w] for w in terms.words + terms.emphasis]
             prefix = word_terms.get(terms.prefix, []) if terms.prefix else None
             if all(len(p) == 1 for p in phrases) and (prefix is None or len(prefix) == 1):
-                match = [Phrase(p[0]) for p in phrases] + ([Phrase(prefix[0], True)] if prefix else [])
+                match = [Phrase(p[0]) for p in phrases] + (
+                    [Phrase(prefix[0], True)] if prefix else []
+                )
                 return terms, self.lexical.search(match, k, self.fts_weights)
         else:
             terms = self.lexical_terms(query, prefix_last, question)
@@ -642,7 +668,9 @@ class Engine:
         query_vector: np.ndarray | None = None,
         question: bool = True,
         lexical: tuple[retrieve.QueryTerms, list[tuple[int, float]]] | None = None,
-    ) -> tuple[dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], retrieve.QueryTerms | None]:
+    ) -> tuple[
+        dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], retrieve.QueryTerms | None
+    ]:
         """Each retriever's best chunks, (chunk id, score) best first, and the
         dense score of every lexical candidate (exact: one row each).
         ``lexical``: the lexical side's answer, when already computed."""
@@ -731,7 +759,9 @@ class Engine:
             if explain:
                 r.explain = f.explain(self.ranking)
                 if terms is not None:
-                    r.explain["query_terms"] = terms.words + ([terms.prefix + "*"] if terms.prefix else [])
+                    r.explain["query_terms"] = terms.words + (
+                        [terms.prefix + "*"] if terms.prefix else []
+                    )
                     r.explain["dropped_terms"] = terms.dropped
                     if terms.emphasis:
                         r.explain["question_terms"] = terms.emphasis
@@ -763,7 +793,9 @@ class Engine:
         query, the mean of its chunk vectors as the dense query)."""
         rel = self.rel(path)
         chunks = [
-            c for c in self.store.document_chunks(rel) if c.section_first <= ordinal <= c.section_last
+            c
+            for c in self.store.document_chunks(rel)
+            if c.section_first <= ordinal <= c.section_last
         ]
         if not chunks:
             return SearchResponse([], "lexical", "section not indexed")

@@ -104,7 +104,15 @@ def outline(doc: ParsedDocument) -> list[OutlineEntry]:
     for i, h in enumerate(hs):
         end = next((later.line for later in hs[i + 1 :] if later.level <= h.level), doc.line_count)
         out.append(
-            OutlineEntry(h.level, h.text, h.slug, crumbs.get(h.line, h.text), h.line, h.end_line, max(end, h.end_line))
+            OutlineEntry(
+                h.level,
+                h.text,
+                h.slug,
+                crumbs.get(h.line, h.text),
+                h.line,
+                h.end_line,
+                max(end, h.end_line),
+            )
         )
     return out
 
@@ -144,7 +152,9 @@ def find_section(
         h = h or find_heading(doc, want, by_text=True)
     sec = next((s for s in doc.sections if h is not None and s.heading == h), None)
     if sec is None:
-        what = f"heading {heading!r}" if heading is not None else f"anchor #{str(anchor).lstrip('#')}"
+        what = (
+            f"heading {heading!r}" if heading is not None else f"anchor #{str(anchor).lstrip('#')}"
+        )
         raise NoSuchSection(f"no {what} in {doc.path}; {_described(doc)}")
     return sec
 
@@ -155,7 +165,10 @@ def section_end(doc: ParsedDocument, section: Section, subsections: bool) -> int
     if not subsections or section.heading is None:
         return section.end_line
     lvl = section.heading.level
-    return next((h.line for h in doc.headings if h.line > section.start_line and h.level <= lvl), doc.line_count)
+    return next(
+        (h.line for h in doc.headings if h.line > section.start_line and h.level <= lvl),
+        doc.line_count,
+    )
 
 
 def section_text(doc: ParsedDocument, start_line: int, end_line: int) -> str:
@@ -181,10 +194,16 @@ def search(
     """The engine's search, optionally only in files matching a glob (``**``
     spans folders; a glob without ``/`` matches file names anywhere)."""
     if not path_glob:
-        return engine.search(query, limit=limit, mode=mode, prefix_last=prefix_last, wait_for_model=wait_for_model)
+        return engine.search(
+            query, limit=limit, mode=mode, prefix_last=prefix_last, wait_for_model=wait_for_model
+        )
     globs = [path_glob] if "/" in path_glob else [path_glob, "**/" + path_glob]
     resp = engine.search(
-        query, limit=max(limit, GLOB_FETCH), mode=mode, prefix_last=prefix_last, wait_for_model=wait_for_model
+        query,
+        limit=max(limit, GLOB_FETCH),
+        mode=mode,
+        prefix_last=prefix_last,
+        wait_for_model=wait_for_model,
     )
     resp.results = [r for r in resp.results if matches(r.path, globs)][:limit]
     return resp

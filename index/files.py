@@ -106,7 +106,9 @@ def inside(root: Path, path: Path) -> bool:
         return False
 
 
-def scan(root: Path, flt: FileFilter, skipped: list[tuple[str, str]] | None = None) -> Iterator[FoundFile]:
+def scan(
+    root: Path, flt: FileFilter, skipped: list[tuple[str, str]] | None = None
+) -> Iterator[FoundFile]:
     """Every file to index under ``root``; skipped files are logged (and appended
     to ``skipped`` as (relative path, reason))."""
     root = root.resolve()

@@ -114,11 +114,14 @@ class LexicalIndex:
         seen = np.zeros(0, dtype=bool)  # chunk id -> in these postings (ids are rowids: small)
         for term, docs, cols in postings:
             ids, counts = _counts(
-                np.fromstring(docs, dtype=np.int64, sep=","), np.fromstring(cols, dtype=np.int64, sep=",")
+                np.fromstring(docs, dtype=np.int64, sep=","),
+                np.fromstring(cols, dtype=np.int64, sep=","),
             )
             top = int(ids.max()) + 1
             if top > len(seen):
-                seen = np.concatenate([seen, np.zeros(max(top, 2 * len(seen)) - len(seen), dtype=bool)])
+                seen = np.concatenate(
+                    [seen, np.zeros(max(top, 2 * len(seen)) - len(seen), dtype=bool)]
+                )
             seen[ids] = True
             parsed.append((term, ids, counts))
         if not parsed:
@@ -202,7 +205,9 @@ class LexicalIndex:
         if not terms:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
         parts = [self._weighted(t, w) for t in terms]
-        rows, f = parts[0] if len(parts) == 1 else (np.concatenate(x) for x in zip(*parts, strict=True))
+        rows, f = (
+            parts[0] if len(parts) == 1 else (np.concatenate(x) for x in zip(*parts, strict=True))
+        )
         if len(self._row) < len(self.alive):  # some rows are dead
             m = self.alive[rows]
             rows, f = rows[m], f[m]
@@ -222,7 +227,11 @@ class LexicalIndex:
                         n = 0
                     else:
                         rows = self._merged(t)[0]
-                        n = len(rows) if len(self._row) == len(self.alive) else int(self.alive[rows].sum())
+                        n = (
+                            len(rows)
+                            if len(self._row) == len(self.alive)
+                            else int(self.alive[rows].sum())
+                        )
                     self._df[t] = n
                 out[t] = n
             return out

@@ -278,7 +278,11 @@ def resolve(
         if not link.path:
             return Target(source, link.anchor or None, False, True)
         raw = link.path.replace("\\", "/")
-        joined = raw.lstrip("/") if raw.startswith("/") else posixpath.join(posixpath.dirname(source), raw)
+        joined = (
+            raw.lstrip("/")
+            if raw.startswith("/")
+            else posixpath.join(posixpath.dirname(source), raw)
+        )
         rel = _inside(joined)
         if rel is None or rel == "":
             return Target(None, link.anchor, False, False, outside=rel is None)
@@ -427,6 +431,7 @@ def wiki_name(target: str, files: Iterable[str]) -> str:
     other file has that name, else its workspace path without extension."""
     stem = posixpath.splitext(posixpath.basename(target))[0]
     clash = any(
-        f != target and posixpath.splitext(posixpath.basename(f))[0].lower() == stem.lower() for f in files
+        f != target and posixpath.splitext(posixpath.basename(f))[0].lower() == stem.lower()
+        for f in files
     )
     return posixpath.splitext(target)[0] if clash else stem

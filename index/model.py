@@ -97,7 +97,9 @@ def cache_dir() -> Path:
 def model_cache_dir(vector_model_id: str) -> Path:
     """Where derived files of one model id live (e.g. its ONNX export):
     ``<cache>/models/<id with path separators replaced>``."""
-    safe = "".join(c if c.isalnum() or c in "-_.@#" else "__" if c == "/" else "_" for c in vector_model_id)
+    safe = "".join(
+        c if c.isalnum() or c in "-_.@#" else "__" if c == "/" else "_" for c in vector_model_id
+    )
     return cache_dir() / "models" / safe
 
 

@@ -37,6 +37,7 @@ import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -135,7 +136,13 @@ def _min_cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 def _torch_vectors(st, texts: list[str]) -> np.ndarray:
     return np.asarray(
-        st.encode(texts, batch_size=5, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False),
+        st.encode(
+            texts,
+            batch_size=5,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        ),
         dtype=np.float32,
     )
 
@@ -146,7 +153,7 @@ def _eager_attention(st) -> Iterator[None]:
     scaled-dot-product attention exports as ~20 unfusable nodes per layer
     (IsNaN/Where guards included), while the eager pattern is the one
     onnxruntime's transformer optimizer fuses into one Attention op."""
-    auto = getattr(st[0], "auto_model", None) if len(st) else None
+    auto: Any = getattr(st[0], "auto_model", None) if len(st) else None
     config = getattr(auto, "config", None)
     before = getattr(config, "_attn_implementation", None)
     if config is None or before in (None, "eager"):
@@ -171,7 +178,13 @@ def _eager_attention(st) -> Iterator[None]:
 
 
 # Model types onnxruntime's transformer optimizer knows, as it names them.
-_FUSABLE = {"bert": "bert", "roberta": "bert", "xlm-roberta": "bert", "mpnet": "bert", "distilbert": "bert"}
+_FUSABLE = {
+    "bert": "bert",
+    "roberta": "bert",
+    "xlm-roberta": "bert",
+    "mpnet": "bert",
+    "distilbert": "bert",
+}
 
 
 def _fuse(st, src: Path, dest: Path) -> dict:
@@ -205,7 +218,11 @@ def _trace(st, dest: Path) -> list[str]:
     import torch
 
     feats = st.preprocess(["a short text", "a somewhat longer text to pad the first one against"])
-    names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if isinstance(feats.get(k), torch.Tensor)]
+    names = [
+        k
+        for k in ("input_ids", "attention_mask", "token_type_ids")
+        if isinstance(feats.get(k), torch.Tensor)
+    ]
     if "input_ids" not in names or "attention_mask" not in names:
         raise ExportRejected(f"unexpected model inputs {sorted(feats)}")
 
@@ -219,7 +236,12 @@ def _trace(st, dest: Path) -> list[str]:
 
     axes = {n: {0: "batch", 1: "tokens"} for n in names}
     axes["sentence_embedding"] = {0: "batch"}
-    with _eager_attention(st), torch.inference_mode(False), torch.no_grad(), warnings.catch_warnings():
+    with (
+        _eager_attention(st),
+        torch.inference_mode(False),
+        torch.no_grad(),
+        warnings.catch_warnings(),
+    ):
         warnings.simplefilter("ignore")
         torch.onnx.export(
             Pipeline().eval(),
@@ -297,8 +319,19 @@ def export_fp32(
             else:
                 for f in ("plain.onnx", "plain.onnx.data"):
                     (tmp / f).unlink()
-            getter = getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
-            _write_manifest(tmp, {**base, "status": "ok", "file": "model.onnx", "dim": int(getter()), "window": window})
+            getter = (
+                getattr(st, "get_embedding_dimension", None) or st.get_sentence_embedding_dimension
+            )
+            _write_manifest(
+                tmp,
+                {
+                    **base,
+                    "status": "ok",
+                    "file": "model.onnx",
+                    "dim": int(getter()),
+                    "window": window,
+                },
+            )
             enc = OnnxEncoder(tmp, threads=1)
             got = enc.encode(SAMPLE, batch_size=5)
             del enc
@@ -308,15 +341,15 @@ def export_fp32(
                     f"ONNX vectors disagree with torch (min cosine {cos:.6f} < {min_cosine} over {len(SAMPLE)} texts)"
                 )
         except ExportRejected as exc:
-            reason = str(exc)
+            reason: str | None = str(exc)
         except Exception as exc:  # tracing arbitrary models fails in many ways
             log.debug("ONNX export of %s failed", model_id, exc_info=True)
             reason = f"export failed: {type(exc).__name__}: {str(exc)[:300]}"
         else:
             reason = None
         if reason:  # keep only the manifest saying why
-            for f in tmp.iterdir():
-                f.unlink()
+            for leftover in tmp.iterdir():
+                leftover.unlink()
         manifest = {**base, "versions": _versions(), "seconds": round(time.perf_counter() - t0, 1)}
         if reason:
             manifest.update(status="rejected", reason=reason)
@@ -334,7 +367,12 @@ def export_fp32(
     if reason:
         log.warning("ONNX export of %s rejected: %s", model_id, reason)
     else:
-        log.info("exported %s to ONNX in %.1fs (min cosine to torch %.6f)", model_id, manifest["seconds"], cos)
+        log.info(
+            "exported %s to ONNX in %.1fs (min cosine to torch %.6f)",
+            model_id,
+            manifest["seconds"],
+            cos,
+        )
     return folder
 
 
@@ -366,8 +404,10 @@ def ensure_fp32(resolved: str, model_id: str, min_cosine: float = MIN_COSINE) ->
             break
         with _export_lock(folder):
             m = read_manifest(folder)  # someone may have finished while we waited
-            if m is None or m.get("model_id") != model_id or (
-                m.get("status") == "rejected" and not _rejection_is_current(m)
+            if (
+                m is None
+                or m.get("model_id") != model_id
+                or (m.get("status") == "rejected" and not _rejection_is_current(m))
             ):
                 export_fp32(resolved, model_id, folder, min_cosine)
     raise ExportRejected("the export folder could not be read back")

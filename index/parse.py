@@ -28,7 +28,9 @@ from functools import cache, lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # markdown-it and yaml load on first parse: a search of an up-to-date index needs neither
+if (
+    TYPE_CHECKING
+):  # markdown-it and yaml load on first parse: a search of an up-to-date index needs neither
     from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
@@ -319,7 +321,9 @@ def _scan(text: str, path: str, env: dict, md: MarkdownIt, line0: int = 0) -> _S
             out.heads.append((int(tok.tag[1]), rendered, start, end))
             out.blocks.append(Block("heading", start, end))
         elif tok.type == "fence":
-            out.blocks.append(Block("fence", start, end, fence_markup=tok.markup, fence_info=tok.info))
+            out.blocks.append(
+                Block("fence", start, end, fence_markup=tok.markup, fence_info=tok.info)
+            )
         elif tok.type in ("bullet_list_open", "ordered_list_open"):
             items = []
             j = i + 1
@@ -354,7 +358,14 @@ def _assemble(text: str, path: str, scan: _Scan, refs: dict, decode_errors: int)
     line_count = len(line_starts) if text else 0
     slugger = Slugger()
     headings = [
-        Heading(level=lv, text=r.replace("\n", " ").strip(), slug=slugger.slug(r), line=a, end_line=b, rendered=r)
+        Heading(
+            level=lv,
+            text=r.replace("\n", " ").strip(),
+            slug=slugger.slug(r),
+            line=a,
+            end_line=b,
+            rendered=r,
+        )
         for lv, r, a, b in scan.heads
     ]
     # Title: front matter `title:` > leading `#` heading > file name.
@@ -439,7 +450,11 @@ def reparse(old: ParsedDocument, text: str, decode_errors: int = 0) -> ParsedDoc
         if not _ends_cleanly(scan.blocks[-1], new_lines):
             return _full(text, path, decode_errors)
     before = [(h.level, h.rendered, h.line, h.end_line) for h in old.headings if h.line < a]
-    after = [(h.level, h.rendered, h.line + delta, h.end_line + delta) for h in old.headings if h.line >= b_old]
+    after = [
+        (h.level, h.rendered, h.line + delta, h.end_line + delta)
+        for h in old.headings
+        if h.line >= b_old
+    ]
     scan.heads = before + scan.heads + after
     scan.blocks = (
         [bl for bl in old.blocks if bl.end_line <= a]
@@ -475,7 +490,11 @@ def _shift(b: Block, d: int) -> Block:
     if not d:
         return b
     return Block(
-        b.kind, b.start_line + d, b.end_line + d, b.fence_markup, b.fence_info,
+        b.kind,
+        b.start_line + d,
+        b.end_line + d,
+        b.fence_markup,
+        b.fence_info,
         tuple((x + d, y + d) for x, y in b.items),
     )
 

@@ -393,4 +393,3 @@ def rank_sections(
     return sorted(
         out.values(), key=lambda s: (-s.score, min(s.ranks.values(), default=10**9), s.key)
     )
-

@@ -116,7 +116,10 @@ _MIGRATIONS: dict[int, str | None] = {
 
 def is_damage(exc: BaseException) -> bool:
     """Is this SQLite error a damaged (or not-a-database) index file?"""
-    return isinstance(exc, sqlite3.DatabaseError) and getattr(exc, "sqlite_errorcode", None) in _DAMAGED
+    return (
+        isinstance(exc, sqlite3.DatabaseError)
+        and getattr(exc, "sqlite_errorcode", None) in _DAMAGED
+    )
 
 
 def _path_in(path: str) -> str | bytes:
@@ -234,9 +237,10 @@ class Store:
                 aside = move_aside(self.path, exc.tag)
             except FileNotFoundError:  # another process set it aside first
                 aside = None
-            self.notice = (
-                f"the index {self.path} {exc.problem}; "
-                + (f"moved it to {aside.name} and building a new index" if aside else "building a new index")
+            self.notice = f"the index {self.path} {exc.problem}; " + (
+                f"moved it to {aside.name} and building a new index"
+                if aside
+                else "building a new index"
             )
             log.info("%s", self.notice)  # the CLI prints notices, the server shows them
             self._open()
@@ -263,13 +267,17 @@ class Store:
             if self._quick_check:
                 problems = [r[0] for r in self.db.execute("PRAGMA quick_check(3)")]
                 if problems != ["ok"]:
-                    raise _Unusable(f"is damaged ({'; '.join(problems)[:200]})", "damaged", ours=True)
+                    raise _Unusable(
+                        f"is damaged ({'; '.join(problems)[:200]})", "damaged", ours=True
+                    )
         except sqlite3.DatabaseError as exc:
             self.db.close()
             if is_damage(exc):
                 if ours:
                     raise _Unusable(f"is damaged ({exc})", "damaged", ours=True) from None
-                raise _Unusable(f"is not a readable SQLite database ({exc})", "unreadable") from None
+                raise _Unusable(
+                    f"is not a readable SQLite database ({exc})", "unreadable"
+                ) from None
             raise IndexFileError(f"cannot use the index {self.path}: {exc}") from None
         except BaseException:
             self.db.close()
@@ -421,7 +429,15 @@ class Store:
                 cur = db.execute(
                     "INSERT INTO documents(path, size, mtime_ns, hash, title, chunker, indexed_at)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (_path_in(path), size, mtime_ns, content_hash, parsed.title, chunker, time.time()),
+                    (
+                        _path_in(path),
+                        size,
+                        mtime_ns,
+                        content_hash,
+                        parsed.title,
+                        chunker,
+                        time.time(),
+                    ),
                 )
                 doc_id = int(cur.lastrowid or 0)
                 self._write_sections(db, doc_id, parsed, {})
@@ -453,7 +469,9 @@ class Store:
 
     @staticmethod
     def _section_rows(db: sqlite3.Connection, doc_id: int) -> dict[int, tuple]:
-        return {r[1]: tuple(r) for r in db.execute("SELECT * FROM sections WHERE doc_id=?", (doc_id,))}
+        return {
+            r[1]: tuple(r) for r in db.execute("SELECT * FROM sections WHERE doc_id=?", (doc_id,))
+        }
 
     def _write_sections(
         self, db: sqlite3.Connection, doc_id: int, parsed: ParsedDocument, old: dict[int, tuple]
@@ -463,7 +481,9 @@ class Store:
         if len(old) > len(rows):
             db.execute("DELETE FROM sections WHERE doc_id=? AND ordinal>=?", (doc_id, len(rows)))
         if changed:
-            db.executemany("INSERT OR REPLACE INTO sections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", changed)
+            db.executemany(
+                "INSERT OR REPLACE INTO sections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", changed
+            )
 
     @staticmethod
     def _chunk_values(c: Chunk) -> tuple:
@@ -484,7 +504,9 @@ class Store:
             c.sections[-1],
         )
 
-    def _insert_chunks(self, db: sqlite3.Connection, doc_id: int, title: str, chunks: list[Chunk]) -> list[int]:
+    def _insert_chunks(
+        self, db: sqlite3.Connection, doc_id: int, title: str, chunks: list[Chunk]
+    ) -> list[int]:
         new_ids: list[int] = []
         for c in chunks:
             cur = db.execute(
@@ -529,9 +551,16 @@ class Store:
             vals = self._chunk_values(c)
             if row[1:] != vals:
                 # The usual change: an edit above moved it (offsets, lines, ordinal).
-                same_content = (row[2], row[3], row[8], row[10]) == (vals[1], vals[2], vals[7], vals[9])
+                same_content = (row[2], row[3], row[8], row[10]) == (
+                    vals[1],
+                    vals[2],
+                    vals[7],
+                    vals[9],
+                )
                 if same_content:
-                    moved.append((vals[0], vals[3], vals[4], vals[5], vals[6], vals[11], vals[12], row[0]))
+                    moved.append(
+                        (vals[0], vals[3], vals[4], vals[5], vals[6], vals[11], vals[12], row[0])
+                    )
                 else:
                     changed.append((*vals, row[0]))
             if title != old_title or row[3] != vals[2] or row[8] != c.text:
@@ -556,9 +585,7 @@ class Store:
                 moved,
             )
         if fts:
-            db.executemany(
-                "UPDATE chunks_fts SET title=?, headings=?, body=? WHERE rowid=?", fts
-            )
+            db.executemany("UPDATE chunks_fts SET title=?, headings=?, body=? WHERE rowid=?", fts)
         return removed, self._insert_chunks(db, doc_id, title, fresh)
 
     @staticmethod
@@ -566,7 +593,10 @@ class Store:
         """Delete the vectors (of any model) of texts no chunk uses any more."""
         n = 0
         for h in set(hashes):
-            if db.execute("SELECT 1 FROM chunks WHERE text_hash=? LIMIT 1", (h,)).fetchone() is None:
+            if (
+                db.execute("SELECT 1 FROM chunks WHERE text_hash=? LIMIT 1", (h,)).fetchone()
+                is None
+            ):
                 n += db.execute("DELETE FROM vectors WHERE text_hash=?", (h,)).rowcount
         return n
 
@@ -578,7 +608,10 @@ class Store:
             return self._drop_orphan_vectors(db, hashes)
 
     def _delete_doc_rows(self, db: sqlite3.Connection, doc_id: int) -> list[tuple[int, str]]:
-        rows = [(r[0], r[1]) for r in db.execute("SELECT id, text_hash FROM chunks WHERE doc_id=?", (doc_id,))]
+        rows = [
+            (r[0], r[1])
+            for r in db.execute("SELECT id, text_hash FROM chunks WHERE doc_id=?", (doc_id,))
+        ]
         self._fts_touched.update(i for i, _ in rows)
         db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in rows])
         db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
@@ -657,10 +690,15 @@ class Store:
             "SELECT c.id, c.doc_id, d.path, c.section_first, c.section_last FROM chunks c"
             " JOIN documents d ON d.id = c.doc_id WHERE c.id IN"
         )
-        return {int(r[0]): (int(r[1]), _path_out(r[2]), int(r[3]), int(r[4])) for r in self._where_in(sql, ids)}
+        return {
+            int(r[0]): (int(r[1]), _path_out(r[2]), int(r[3]), int(r[4]))
+            for r in self._where_in(sql, ids)
+        }
 
     def chunk_texts(self, ids: Iterable[int]) -> dict[int, str]:
-        return {int(a): b for a, b in self._where_in("SELECT id, text FROM chunks WHERE id IN", ids)}
+        return {
+            int(a): b for a, b in self._where_in("SELECT id, text FROM chunks WHERE id IN", ids)
+        }
 
     def document_chunks(self, path: str) -> list[ChunkRow]:
         with self.lock:
@@ -774,7 +812,9 @@ class Store:
                     f" WHERE rowid IN ({','.join('?' * len(part))})",
                     part,
                 )
-            rows = self.db.execute(self._POSTINGS_SQL.format(vocab="temp.mdseek_rowterms")).fetchall()
+            rows = self.db.execute(
+                self._POSTINGS_SQL.format(vocab="temp.mdseek_rowterms")
+            ).fetchall()
             self.db.execute("DELETE FROM temp.mdseek_rows")
         return rows
 
@@ -879,7 +919,10 @@ class Store:
         with self.transaction() as db:
             db.executemany(
                 "INSERT OR REPLACE INTO vectors(model, text_hash, dim, vec) VALUES (?, ?, ?, ?)",
-                [(model, h, int(v.shape[0]), v.tobytes()) for h, v in zip(hashes, vecs, strict=True)],
+                [
+                    (model, h, int(v.shape[0]), v.tobytes())
+                    for h, v in zip(hashes, vecs, strict=True)
+                ],
             )
 
     def chunk_vectors(

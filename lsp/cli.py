@@ -79,10 +79,18 @@ def _add_index_opts(p: argparse.ArgumentParser) -> None:
         "if that file exists (`mdseek status DIR` prints it)",
     )
     p.add_argument(
-        "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, metavar="BYTES",
+        "--max-file-size",
+        type=int,
+        default=DEFAULT_MAX_FILE_SIZE,
+        metavar="BYTES",
         help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
     )
-    p.add_argument("--include", action="append", metavar="GLOB", help="glob of files to index (repeatable; default **/*.md)")
+    p.add_argument(
+        "--include",
+        action="append",
+        metavar="GLOB",
+        help="glob of files to index (repeatable; default **/*.md)",
+    )
     p.add_argument("--exclude", action="append", metavar="GLOB", help="glob to skip (repeatable)")
 
 
@@ -117,7 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
         return sub.add_parser(
-            name, help=help, description=help[0].upper() + help[1:] + ".", epilog=EPILOG,
+            name,
+            help=help,
+            description=help[0].upper() + help[1:] + ".",
+            epilog=EPILOG,
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
@@ -129,8 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = command("search", "search a folder's sections by meaning (indexes first if needed)")
     _add_index_opts(p)
-    p.add_argument("query", metavar="QUERY", help='what you are looking for, in your own words (quote it: "...")')
-    p.add_argument("--limit", type=_positive_int, default=10, metavar="N", help="how many sections to print (default 10)")
+    p.add_argument(
+        "query",
+        metavar="QUERY",
+        help='what you are looking for, in your own words (quote it: "...")',
+    )
+    p.add_argument(
+        "--limit",
+        type=_positive_int,
+        default=10,
+        metavar="N",
+        help="how many sections to print (default 10)",
+    )
     p.add_argument(
         "--mode",
         choices=["hybrid", "lexical", "dense"],
@@ -138,9 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="hybrid = keywords and meaning fused (default); lexical = keywords only (FTS5); "
         "dense = meaning only (embeddings)",
     )
-    p.add_argument("--json", action="store_true", help="print the results as a JSON list (see README)")
     p.add_argument(
-        "--explain", action="store_true",
+        "--json", action="store_true", help="print the results as a JSON list (see README)"
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
         help="show why each section ranks where it does (query terms, each retriever's score, document term)",
     )
     _add_common(p)
@@ -154,7 +178,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("coverage", "share of body tokens inside some vector's window")
     p.add_argument("dir", metavar="DIR", help="the folder whose markdown files are measured")
     p.add_argument(
-        "--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, metavar="BYTES",
+        "--max-file-size",
+        type=int,
+        default=DEFAULT_MAX_FILE_SIZE,
+        metavar="BYTES",
         help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
     )
     p.add_argument("--json", action="store_true", help="print per-file figures as JSON")
@@ -166,11 +193,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
 
     p = command("serve", "run the language server on stdio (for editors)")
-    p.add_argument("--stdio", action="store_true", help="accepted and ignored (stdio is the default)")
+    p.add_argument(
+        "--stdio", action="store_true", help="accepted and ignored (stdio is the default)"
+    )
     _add_common(p, model=False)
 
     p = sub.add_parser("mcp", help="run the MCP server (search tools for AI agents) on stdio")
-    p.add_argument("dirs", nargs="*", metavar="DIR", help="folders to serve (default: the current folder)")
+    p.add_argument(
+        "dirs", nargs="*", metavar="DIR", help="folders to serve (default: the current folder)"
+    )
     p.add_argument(
         "--db",
         default=os.environ.get("MDSEEK_INDEX") or None,
@@ -278,8 +309,14 @@ class _Progress:
                 # no rate: counts jump when unchanged files are skipped, and
                 # "4400581.25 chunks/s" says nothing
                 bar = self.bars[stage] = tqdm(
-                    total=total, desc=label, unit=f" {unit}", file=sys.stderr, leave=True,
-                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} " + unit + " [{elapsed}<{remaining}]",
+                    total=total,
+                    desc=label,
+                    unit=f" {unit}",
+                    file=sys.stderr,
+                    leave=True,
+                    bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
+                    + unit
+                    + " [{elapsed}<{remaining}]",
                 )
             bar.n = done  # type: ignore[attr-defined]
             bar.refresh()  # type: ignore[attr-defined]
@@ -289,11 +326,19 @@ class _Progress:
         if done >= total:
             # the end of a stage that took a while (quick ones print nothing)
             if printed != start or now - start >= 1.0:
-                print(f"mdseek: {label} {done}/{total} {unit} (100%) in {now - start:.1f}s", file=sys.stderr, flush=True)
+                print(
+                    f"mdseek: {label} {done}/{total} {unit} (100%) in {now - start:.1f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
             self.last[stage] = (now + 1e9, now + 1e9)  # once per stage
         elif now - printed >= self.every:
             self.last[stage] = (start, now)
-            print(f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)", file=sys.stderr, flush=True)
+            print(
+                f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self) -> None:
         for b in self.bars.values():
@@ -342,7 +387,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         if args.mode != "lexical" and not args.model:
             from mdseek.index.embed import warm_default_session
 
-            loading.append(warm_default_session(args.backend, args.threads))  # opens while the index does
+            loading.append(
+                warm_default_session(args.backend, args.threads)
+            )  # opens while the index does
         # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
         # met on the way says how to recover instead.
         eng = _engine(args, check_index=False)
@@ -419,7 +466,9 @@ def _explain_line(ex: dict) -> str:
         else:
             parts.append(f"{name} {raw} (#{p.get('rank') or '-'})")
     dw = ex.get("document_weight", 0)
-    fusion = "" if ex.get("fusion") == "convex" else f" [{ex.get('fusion')}, k={weights.get('rrf_k')}]"
+    fusion = (
+        "" if ex.get("fusion") == "convex" else f" [{ex.get('fusion')}, k={weights.get('rrf_k')}]"
+    )
     return (
         f"why: {' + '.join(parts) or 'no scores'}{fusion} = section {ex.get('section', 0):.3f};"
         f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}"
@@ -457,9 +506,13 @@ def cmd_chunks(args: argparse.Namespace) -> int:
         ]
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
-        print(f"{path}: title {doc.title!r}, {len(doc.sections)} sections, {len(chunks)} chunks, window {tok.window} tokens")
+        print(
+            f"{path}: title {doc.title!r}, {len(doc.sections)} sections, {len(chunks)} chunks, window {tok.window} tokens"
+        )
         for c in chunks:
-            print(f"{c.ordinal:3}  lines {c.start_line + 1}-{c.end_line}  {c.tokens:3} tokens  {c.breadcrumb}")
+            print(
+                f"{c.ordinal:3}  lines {c.start_line + 1}-{c.end_line}  {c.tokens:3} tokens  {c.breadcrumb}"
+            )
     return 0
 
 
@@ -585,6 +638,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if warm is not None:
             warm.join()  # see cmd_search
 
+
 def _hub_cache() -> Path:
     try:
         from huggingface_hub.constants import HF_HUB_CACHE
@@ -655,7 +709,10 @@ def main(argv: list[str] | None = None) -> int:
     except sqlite3.Error as exc:  # the index failed under us (a full disk, damage found mid-run)
         if args.verbose:
             raise
-        print(f"mdseek: error: the index failed: {exc} (run again with -v for details)", file=sys.stderr)
+        print(
+            f"mdseek: error: the index failed: {exc} (run again with -v for details)",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         print("mdseek: interrupted; the index is consistent, run again to finish", file=sys.stderr)

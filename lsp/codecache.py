@@ -37,7 +37,9 @@ class CodeCache:
         except (OSError, EOFError, ValueError, TypeError):
             data = None
         if isinstance(data, dict):
-            self.codes = {k: v for k, v in data.items() if isinstance(k, bytes) and type(v) is types.CodeType}
+            self.codes = {
+                k: v for k, v in data.items() if isinstance(k, bytes) and type(v) is types.CodeType
+            }
 
     def compile(self, source, filename, mode, *args, **kw):  # builtins.compile's signature
         if args or kw or not isinstance(source, str) or not isinstance(filename, str):
@@ -79,7 +81,7 @@ def install(cache_dir: Path) -> CodeCache | None:
     if _active is not None or "compile" in vars(make):
         return _active  # installed already, or attrs has a compile of its own
     _active = CodeCache(cache_dir / f"attrs-code-{importlib.util.MAGIC_NUMBER.hex()}.marshal")
-    make.compile = _active.compile  # a module global shadows the builtin for attrs' code only
+    make.compile = _active.compile  # type: ignore[attr-defined]  # a module global shadows the builtin for attrs' code only
     return _active
 
 

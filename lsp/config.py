@@ -199,5 +199,3 @@ def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
 
 def settings_message(problems: list[str]) -> str:
     return "mdseek: ignoring invalid settings: " + "; ".join(problems)
-
-

@@ -80,14 +80,28 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             tfacts = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)
             if tfacts is not None and find_heading(tfacts, target.anchor, target.by_text) is None:
                 shown = target.anchor if target.by_text else "#" + target.anchor
-                data = {"kind": "anchor", "target": target.path, "anchor": target.anchor, "byText": target.by_text}
+                data = {
+                    "kind": "anchor",
+                    "target": target.path,
+                    "anchor": target.anchor,
+                    "byText": target.by_text,
+                }
                 report(link, f"No heading {shown!r} in {target.path}", data)
     return out
 
 
 def result_id(diags: list[types.Diagnostic]) -> str:
     key = json.dumps(
-        [(d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character, d.message) for d in diags]
+        [
+            (
+                d.range.start.line,
+                d.range.start.character,
+                d.range.end.line,
+                d.range.end.character,
+                d.message,
+            )
+            for d in diags
+        ]
     )
     return hashlib.sha1(key.encode()).hexdigest()[:16]
 
@@ -149,7 +163,9 @@ def _anchor_span(lines: list[str], link: Link, anchor: str) -> tuple[int, int, i
     return None
 
 
-def anchor_fixes(ws: Workspace, uri: str, diagnostics: Iterable[types.Diagnostic]) -> list[types.CodeAction]:
+def anchor_fixes(
+    ws: Workspace, uri: str, diagnostics: Iterable[types.Diagnostic]
+) -> list[types.CodeAction]:
     """Quick fixes for the broken-anchor diagnostics among ``diagnostics``."""
     found = ws.doc_for_uri(uri)
     if found is None:
@@ -186,7 +202,9 @@ def anchor_fixes(ws: Workspace, uri: str, diagnostics: Iterable[types.Diagnostic
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[d],
                     is_preferred=n == 0,
-                    edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=rng, new_text=name)]}),
+                    edit=types.WorkspaceEdit(
+                        changes={uri: [types.TextEdit(range=rng, new_text=name)]}
+                    ),
                 )
             )
     return actions
@@ -228,7 +246,11 @@ class Diagnostics:
     def refresh(self, root: Root | None = None) -> None:
         """A folder's index changed: targets may have appeared or gone."""
         self._bump()
-        if (self.doc_pull or self.ws_pull) and self.refresh_support and self.request_refresh is not None:
+        if (
+            (self.doc_pull or self.ws_pull)
+            and self.refresh_support
+            and self.request_refresh is not None
+        ):
             self._tasks.spawn(self._ask_refresh())
         if not self.doc_pull:
             for path in self.ws.docs.open_paths():
@@ -380,10 +402,20 @@ class Diagnostics:
             seen.add(uri)
             rid = result_id(diags)
             if previous.get(uri) == rid:
-                items.append(types.WorkspaceUnchangedDocumentDiagnosticReport(uri=uri, result_id=rid, version=None))
+                items.append(
+                    types.WorkspaceUnchangedDocumentDiagnosticReport(
+                        uri=uri, result_id=rid, version=None
+                    )
+                )
             else:
-                items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=diags, result_id=rid, version=None))
+                items.append(
+                    types.WorkspaceFullDocumentDiagnosticReport(
+                        uri=uri, items=diags, result_id=rid, version=None
+                    )
+                )
         for uri in previous:
             if uri not in seen:  # gone: clear what the client shows
-                items.append(types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=[], version=None))
+                items.append(
+                    types.WorkspaceFullDocumentDiagnosticReport(uri=uri, items=[], version=None)
+                )
         return types.WorkspaceDiagnosticReport(items=items)

@@ -155,7 +155,9 @@ class Documents:
         if o is not None:
             return normalise(o[2]).split("\n")
         try:
-            text = path.read_bytes().decode("utf-8-sig", errors="replace")  # as parse_bytes, without its log line
+            text = path.read_bytes().decode(
+                "utf-8-sig", errors="replace"
+            )  # as parse_bytes, without its log line
         except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
             return None

@@ -74,7 +74,7 @@ def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.Document
         if stack:
             parent = stack[-1][1]
             assert parent.children is not None
-            parent.children.append(sym)
+            parent.children.append(sym)  # type: ignore[attr-defined]  # a list we made
         else:
             roots.append(sym)
         stack.append((e.level, sym))
@@ -143,7 +143,9 @@ def _escape_inline(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<|])", r"\\\1", text)
 
 
-def excerpt(doc: ParsedDocument, start_line: int, end_line: int, limit: int = HOVER_BODY_CHARS) -> str:
+def excerpt(
+    doc: ParsedDocument, start_line: int, end_line: int, limit: int = HOVER_BODY_CHARS
+) -> str:
     """The first ``limit`` characters of a section's body (cut at a word, fences closed)."""
     lines = doc.lines()[start_line:end_line]
     body = "\n".join(lines).strip("\n")
@@ -180,7 +182,10 @@ def hover_section(
         body_end = sec.end_line if sec else doc.line_count
         line = heading.line
         if sec is not None and body_end - body_start < 3:  # a bare heading: show its subsections
-            nxt = next((h for h in doc.headings if h.line > heading.line and h.level <= heading.level), None)
+            nxt = next(
+                (h for h in doc.headings if h.line > heading.line and h.level <= heading.level),
+                None,
+            )
             body_end = nxt.line if nxt else doc.line_count
     body = excerpt(doc, body_start, body_end)
     where = f"{root_name}/{path}" if root_name else path
@@ -190,7 +195,9 @@ def hover_section(
         f"{body}\n\n"
         f"[`{_escape_inline(where)}:{line + 1}`]({markdown_link_target(uri_at_line(uri, line))})"
     )
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=_safe(md)))
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=_safe(md))
+    )
 
 
 def hover_heading(
@@ -206,12 +213,16 @@ def hover_heading(
         items = []
         for r, uri in related:
             target = markdown_link_target(uri_at_line(uri, r.heading_line))
-            items.append(f"- [{_escape_inline(r.breadcrumb)}]({target}) — `{display_path(r.path)}:{r.heading_line + 1}`")
+            items.append(
+                f"- [{_escape_inline(r.breadcrumb)}]({target}) — `{display_path(r.path)}:{r.heading_line + 1}`"
+            )
         parts.append("\n".join(items))
     elif note:
         parts.append(f"_{_escape_inline(note)}_")
     return types.Hover(
-        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=_safe("\n\n".join(parts))),
+        contents=types.MarkupContent(
+            kind=types.MarkupKind.Markdown, value=_safe("\n\n".join(parts))
+        ),
         range=hover_range,
     )
 

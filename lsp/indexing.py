@@ -142,7 +142,9 @@ class Indexing:
         except Exception as exc:
             log.info("window/workDoneProgress/create failed: %s", exc)
             return None, lambda msg: None
-        wdp.begin(token, types.WorkDoneProgressBegin(title=title, message="scanning files", percentage=0))
+        wdp.begin(
+            token, types.WorkDoneProgressBegin(title=title, message="scanning files", percentage=0)
+        )
         loop = asyncio.get_running_loop()
         last = [0.0]
         labels = {"parse": "files parsed", "embed": "chunks embedded"}
@@ -171,11 +173,15 @@ class Indexing:
     # -- file events ------------------------------------------------------------------
 
     async def register_watchers(self) -> None:
-        if not supports(self.server, "workspace", "did_change_watched_files", "dynamic_registration"):
+        if not supports(
+            self.server, "workspace", "did_change_watched_files", "dynamic_registration"
+        ):
             return
         try:
             opts = types.DidChangeWatchedFilesRegistrationOptions(
-                watchers=[types.FileSystemWatcher(glob_pattern=f"**/*{s}") for s in MARKDOWN_SUFFIXES]
+                watchers=[
+                    types.FileSystemWatcher(glob_pattern=f"**/*{s}") for s in MARKDOWN_SUFFIXES
+                ]
             )
             await self.server.client_register_capability_async(
                 types.RegistrationParams(

@@ -162,7 +162,9 @@ async def code_actions(ws: Workspace, params: types.CodeActionParams) -> list[ty
     for r in await _like(p, plan.query, SUGGESTIONS):
         dest = link_destination(p.rel, r.path, r.slug or None)
         text = plan.text if plan.text is not None else _escape_text(r.heading or r.breadcrumb)
-        edit = types.TextEdit(range=plan.range, new_text=f"{plan.before}[{text}]({dest}){plan.after}")
+        edit = types.TextEdit(
+            range=plan.range, new_text=f"{plan.before}[{text}]({dest}){plan.after}"
+        )
         out.append(
             types.CodeAction(
                 title=f"Link to related section: {r.heading or r.breadcrumb} ({r.path})",
@@ -191,11 +193,15 @@ def target_context(line: str, col: int) -> TargetContext | None:
         return TargetContext("wiki", m.group(1), m.start(1), "" if rest.startswith("]]") else "]]")
     m = _MD_TARGET.search(before)
     if m:
-        return TargetContext("markdown", m.group(1), m.start(1), "" if rest.startswith(")") else ")")
+        return TargetContext(
+            "markdown", m.group(1), m.start(1), "" if rest.startswith(")") else ")"
+        )
     return None
 
 
-def _file_items(p: Passage, ctx: TargetContext, rng: types.Range, files: list[str]) -> list[types.CompletionItem]:
+def _file_items(
+    p: Passage, ctx: TargetContext, rng: types.Range, files: list[str]
+) -> list[types.CompletionItem]:
     items = []
     for f in files:
         if f == p.rel:
@@ -267,4 +273,3 @@ async def target_completion(
     items = [_section_item(p, ctx, rng, files, r, n) for n, r in enumerate(sections)]
     items += _file_items(p, ctx, rng, files)
     return types.CompletionList(is_incomplete=bool(sections), items=items)
-

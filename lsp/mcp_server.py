@@ -132,7 +132,9 @@ class Folders:
     def locate(self, path: str) -> tuple[Folder, str]:
         """(folder, path within it) of a path a client gave; ToolError if none fits."""
         if not isinstance(path, str) or not path.strip():
-            raise ToolError("path is empty: give a markdown file's path as search or outline shows it")
+            raise ToolError(
+                "path is empty: give a markdown file's path as search or outline shows it"
+            )
         p = path.strip()
         if Path(p).is_absolute():  # facade.confine checks it (symlinks resolved)
             inner = sorted(self.all, key=lambda f: -len(str(f.engine.root)))
@@ -247,7 +249,9 @@ class StatusAnswer(BaseModel):
     state: str
     files: int
     chunks: int
-    pending_embeds: int = Field(description="chunks still without a vector (semantic search grows as they go)")
+    pending_embeds: int = Field(
+        description="chunks still without a vector (semantic search grows as they go)"
+    )
     coverage: float = Field(description="share of chunks whose text fits the model's window")
     model: str
     folders: list[FolderStatus]
@@ -275,7 +279,9 @@ def _section(
     line: int | None,
 ) -> Section:
     try:
-        return facade.find_section(doc, heading=heading, anchor=anchor, line=None if line is None else line - 1)
+        return facade.find_section(
+            doc, heading=heading, anchor=anchor, line=None if line is None else line - 1
+        )
     except facade.NoSuchSection as exc:
         raise ToolError(str(exc).replace(doc.path, folders.shown(folder, doc.path))) from None
 
@@ -389,7 +395,13 @@ def build_server(folders: Folders) -> MCPServer:
             path=folders.shown(folder, doc.path),
             title=doc.title,
             headings=[
-                HeadingEntry(level=e.level, heading=e.text, anchor=e.slug, line=e.line + 1, end_line=max(e.line + 1, e.end_line))
+                HeadingEntry(
+                    level=e.level,
+                    heading=e.text,
+                    anchor=e.slug,
+                    line=e.line + 1,
+                    end_line=max(e.line + 1, e.end_line),
+                )
                 for e in facade.outline(doc)
             ],
         )
@@ -419,7 +431,11 @@ def build_server(folders: Folders) -> MCPServer:
         states = {p.state for p in per}
         chunks = sum(p.chunks for p in per)
         return StatusAnswer(
-            state="indexing" if states & {"starting", "indexing"} else "ready" if states == {"ready"} else "lexical-only",
+            state="indexing"
+            if states & {"starting", "indexing"}
+            else "ready"
+            if states == {"ready"}
+            else "lexical-only",
             files=sum(p.files for p in per),
             chunks=chunks,
             pending_embeds=sum(p.pending_embeds for p in per),

@@ -120,7 +120,9 @@ class HeadingHover:
     range: types.Range
 
 
-def hover_sync(ws: Workspace, uri: str, position: types.Position) -> types.Hover | HeadingHover | None:
+def hover_sync(
+    ws: Workspace, uri: str, position: types.Position
+) -> types.Hover | HeadingHover | None:
     """A finished Hover for links; for a heading, what to ask the engine."""
     cur = ws.cursor(uri, position)
     if cur is None:
@@ -170,7 +172,9 @@ def anchor_completion_sync(
     if cur is None:
         return []
     path, doc, line, col = cur.path, cur.doc, cur.line, cur.col
-    if any(b.kind in ("fence", "code_block") and b.start_line <= line < b.end_line for b in doc.blocks):
+    if any(
+        b.kind in ("fence", "code_block") and b.start_line <= line < b.end_line for b in doc.blocks
+    ):
         return []
     lines = doc.lines()
     ctx = anchor_context(lines[line] if line < len(lines) else "", col)

@@ -54,7 +54,9 @@ class CancelToken:
 
 
 class Root:
-    def __init__(self, path: Path, settings: Settings, n_roots: int, loop: asyncio.AbstractEventLoop):
+    def __init__(
+        self, path: Path, settings: Settings, n_roots: int, loop: asyncio.AbstractEventLoop
+    ):
         self.path = path.resolve()
         self.name = self.path.name or str(self.path)
         self.settings = settings
@@ -224,7 +226,10 @@ class Root:
         which the file watcher's echo of it joins); saves in a burst (auto-save,
         format-on-save, a script) coalesce after ``DEBOUNCE_SECONDS`` of quiet."""
         key = str(path)
-        lone = key not in self._timers and time.monotonic() - self._last_fire.get(key, -1e9) >= DEBOUNCE_SECONDS
+        lone = (
+            key not in self._timers
+            and time.monotonic() - self._last_fire.get(key, -1e9) >= DEBOUNCE_SECONDS
+        )
         self.schedule_file(path, SAVE_DELAY_SECONDS if lone else DEBOUNCE_SECONDS)
 
     def schedule_reconcile(self, delay: float = DEBOUNCE_SECONDS) -> None:
@@ -294,7 +299,11 @@ class Root:
     # -- reading --------------------------------------------------------------
 
     def search_sync(
-        self, query: str, limit: int, prefix_last: bool, token: CancelToken | None = None,
+        self,
+        query: str,
+        limit: int,
+        prefix_last: bool,
+        token: CancelToken | None = None,
         explain: bool = False,
     ) -> SearchResponse:
         if token:
@@ -330,14 +339,24 @@ class Root:
     def sections_like_sync(self, text: str, exclude_rel: str | None, limit: int) -> SearchResponse:
         if self.engine is None or not text.strip():
             return SearchResponse([], "lexical", self.message)
-        return facade.sections_like(self.engine, text, limit, exclude_rel, dense=self.state == "ready")
+        return facade.sections_like(
+            self.engine, text, limit, exclude_rel, dense=self.state == "ready"
+        )
 
     def status_sync(self) -> dict:
         eng = self.engine
         if eng is None:
-            return {"root": str(self.path), "state": self.state, "files": 0, "chunks": 0,
-                    "pending_embeds": 0, "coverage": 1.0, "model": self.settings.model or "",
-                    "embedded_total": 0, "message": self.message}
+            return {
+                "root": str(self.path),
+                "state": self.state,
+                "files": 0,
+                "chunks": 0,
+                "pending_embeds": 0,
+                "coverage": 1.0,
+                "model": self.settings.model or "",
+                "embedded_total": 0,
+                "message": self.message,
+            }
         st = facade.status(eng)
         st["state"] = self.state
         st["message"] = self.message

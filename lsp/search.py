@@ -26,7 +26,12 @@ Row = tuple[SearchResult, str, types.Range]  # result, its URI, its heading's ra
 
 
 def _search_root(
-    ws: Workspace, root: Root, query: str, limit: int, prefix_last: bool, token: CancelToken,
+    ws: Workspace,
+    root: Root,
+    query: str,
+    limit: int,
+    prefix_last: bool,
+    token: CancelToken,
     explain: bool = False,
 ) -> tuple[SearchResponse, list[Row]]:
     resp = root.search_sync(query, limit, prefix_last, token, explain=explain)
@@ -43,8 +48,11 @@ async def search(
     """(mode, note, rows) of a query over every open folder, best first."""
     roots = [r for r in ws.roots if r.engine is not None]
     if not roots:
-        note = "no workspace folder is open" if not ws.roots else "the index is still opening"
-        return "lexical", note, []
+        return (
+            "lexical",
+            "no workspace folder is open" if not ws.roots else "the index is still opening",
+            [],
+        )
     token = CancelToken()
     try:
         answers = await asyncio.gather(
@@ -77,7 +85,9 @@ async def search_request(ws: Workspace, params: SearchParams) -> dict:
     limit = min(params.limit or ws.settings.search_limit, MAX_LIMIT)
     if not params.query.strip():
         return {"mode": "lexical", "note": "empty query", "results": []}
-    mode, note, rows = await search(ws, params.query, limit, prefix_last=False, explain=params.explain)
+    mode, note, rows = await search(
+        ws, params.query, limit, prefix_last=False, explain=params.explain
+    )
     out: dict[str, Any] = {
         "mode": mode,
         "results": [F.search_result_json(r, uri, rng) for r, uri, rng in rows],
@@ -104,7 +114,15 @@ async def status(ws: Workspace) -> dict:
     if not roots:
         messages.append("no workspace folder is open")
     models = dict.fromkeys(str(s.get("model", "")) for s in per)
-    keys = ("files", "chunks", "model", "pending_embeds", "index_path", "index_location", "last_update")
+    keys = (
+        "files",
+        "chunks",
+        "model",
+        "pending_embeds",
+        "index_path",
+        "index_location",
+        "last_update",
+    )
     out: dict[str, Any] = {
         "state": state,
         "files": sum(s.get("files", 0) for s in per),
@@ -117,7 +135,12 @@ async def status(ws: Workspace) -> dict:
         "updates_done": sum(r.updates_done for r in roots),
         "cancelled": ws.cancelled,
         "roots": [
-            {"path": str(r.path), "uri": path_to_uri(r.path), "state": r.state, **{k: s.get(k) for k in keys}}
+            {
+                "path": str(r.path),
+                "uri": path_to_uri(r.path),
+                "state": r.state,
+                **{k: s.get(k) for k in keys},
+            }
             for r, s in zip(roots, per, strict=True)
         ],
     }

@@ -31,6 +31,7 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +116,9 @@ def build_server() -> MdseekServer:
         ls.ws.pos = Positions(ls.workspace.position_encoding)
         folders = [uri_to_path(f.uri) for f in (params.workspace_folders or [])]
         if not folders and (params.root_uri or params.root_path):
-            folders = [uri_to_path(params.root_uri) if params.root_uri else Path(params.root_path or "")]
+            folders = [
+                uri_to_path(params.root_uri) if params.root_uri else Path(params.root_path or "")
+            ]
         ls.indexing.folders = [f for f in folders if f is not None]
         ls.ws.settings, _ = parse_settings(ls.init_options)
         ls.diagnostics.configure(params.capabilities)
@@ -179,14 +182,18 @@ def build_server() -> MdseekServer:
                 ls.indexing.file_changed(path)
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    async def did_change_folders(ls: MdseekServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
-        def paths(folders: list[types.WorkspaceFolder]) -> list[Path]:
+    async def did_change_folders(
+        ls: MdseekServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        def paths(folders: Sequence[types.WorkspaceFolder]) -> list[Path]:
             return [p for p in (uri_to_path(f.uri) for f in folders) if p is not None]
 
         ls.indexing.folders_changed(paths(params.event.added), paths(params.event.removed))
 
     @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: MdseekServer, params: types.DidChangeConfigurationParams) -> None:
+    async def did_change_configuration(
+        ls: MdseekServer, params: types.DidChangeConfigurationParams
+    ) -> None:
         pulled = await ls.pull_configuration()
         new = ls.apply_settings(pulled if pulled is not None else params.settings)
         old = ls.ws.settings
@@ -201,11 +208,15 @@ def build_server() -> MdseekServer:
     # -- features -------------------------------------------------------------------
 
     @ls.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(ls: MdseekServer, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation]:
+    async def workspace_symbol(
+        ls: MdseekServer, params: types.WorkspaceSymbolParams
+    ) -> list[types.SymbolInformation]:
         return await search.workspace_symbols(ls.ws, params.query)
 
     @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(ls: MdseekServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol]:
+    def document_symbol(
+        ls: MdseekServer, params: types.DocumentSymbolParams
+    ) -> list[types.DocumentSymbol]:
         return navigation.outline(ls.ws, params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DEFINITION)
@@ -242,13 +253,19 @@ def build_server() -> MdseekServer:
 
     @ls.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(identifier="mdseek", inter_file_dependencies=True, workspace_diagnostics=True),
+        types.DiagnosticOptions(
+            identifier="mdseek", inter_file_dependencies=True, workspace_diagnostics=True
+        ),
     )
     async def document_diagnostic(ls: MdseekServer, params: types.DocumentDiagnosticParams) -> Any:
-        return await ls.diagnostics.document_report(params.text_document.uri, params.previous_result_id)
+        return await ls.diagnostics.document_report(
+            params.text_document.uri, params.previous_result_id
+        )
 
     @ls.feature(types.WORKSPACE_DIAGNOSTIC)
-    async def workspace_diagnostic(ls: MdseekServer, params: types.WorkspaceDiagnosticParams) -> Any:
+    async def workspace_diagnostic(
+        ls: MdseekServer, params: types.WorkspaceDiagnosticParams
+    ) -> Any:
         previous = {p.uri: p.value for p in params.previous_result_ids or []}
         return await ls.diagnostics.workspace_report(previous)
 
@@ -256,14 +273,19 @@ def build_server() -> MdseekServer:
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND]),
     )
-    async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_action(
+        ls: MdseekServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction]:
         """Quick fixes of broken anchors first, then links by meaning."""
         fix = types.CodeActionKind.QuickFix
         only = params.context.only
         fixes: list[types.CodeAction] = []
         if not only or any(k == fix or fix.startswith(f"{k}.") for k in only):
             fixes = await asyncio.to_thread(
-                diagnostics.anchor_fixes, ls.ws, params.text_document.uri, params.context.diagnostics
+                diagnostics.anchor_fixes,
+                ls.ws,
+                params.text_document.uri,
+                params.context.diagnostics,
             )
         return fixes + await links.code_actions(ls.ws, params)
 
@@ -304,8 +326,10 @@ def _exit_now(ls: MdseekServer, code: int) -> None:
     transaction; the rest is redone on the next start). At most one line on stderr."""
     interrupted = ls.indexing.close()
     if interrupted:
-        log.warning("exiting while indexing %s; the rest is indexed on the next start",
-                    ", ".join(interrupted))
+        log.warning(
+            "exiting while indexing %s; the rest is indexed on the next start",
+            ", ".join(interrupted),
+        )
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         try:

@@ -80,8 +80,11 @@ class MdseekProtocol(LanguageServerProtocol):
 
     def structure_message(self, data: dict[str, Any]) -> Any:  # type: ignore[override]
         if not isinstance(data, dict) or data.get("jsonrpc") != self.VERSION:
-            raise BadMessage(INVALID_REQUEST, "Invalid request: not a JSON-RPC 2.0 message",
-                             data.get("id") if isinstance(data, dict) else None)
+            raise BadMessage(
+                INVALID_REQUEST,
+                "Invalid request: not a JSON-RPC 2.0 message",
+                data.get("id") if isinstance(data, dict) else None,
+            )
         msg_id = data.get("id")
         method = data.get("method")
         if not isinstance(msg_id, int | str | None) or isinstance(msg_id, bool):
@@ -97,7 +100,9 @@ class MdseekProtocol(LanguageServerProtocol):
             return self._converter.structure(data, cls)
         except Exception as exc:
             what = _one_line(_describe(exc))
-            raise BadMessage(INVALID_PARAMS, f"Invalid params for {method}: {what}", msg_id, method) from None
+            raise BadMessage(
+                INVALID_PARAMS, f"Invalid params for {method}: {what}", msg_id, method
+            ) from None
 
     def _structure_answer(self, data: dict[str, Any], msg_id: Any) -> Any:
         """The client's answer to one of our requests. One that does not fit its
@@ -109,7 +114,9 @@ class MdseekProtocol(LanguageServerProtocol):
                 return self._converter.structure(data, types.ResponseErrorMessage)
             return self._converter.structure(data, typed)
         except Exception as exc:
-            log.warning("answer %s from the client does not fit: %s", msg_id, _one_line(_describe(exc)))
+            log.warning(
+                "answer %s from the client does not fit: %s", msg_id, _one_line(_describe(exc))
+            )
         try:
             return self._converter.structure(data, JsonRPCResponseMessage)
         except Exception:
@@ -185,7 +192,9 @@ async def read_loop(reader: Any, protocol: MdseekProtocol, stop: threading.Event
             junk = False
             n = int(m.group(1))
             if n > MAX_MESSAGE:
-                log.warning("framing error: Content-Length %d is too large; skipping to the next header", n)
+                log.warning(
+                    "framing error: Content-Length %d is too large; skipping to the next header", n
+                )
                 junk, length = True, None
             else:
                 length = n
@@ -193,8 +202,10 @@ async def read_loop(reader: Any, protocol: MdseekProtocol, stop: threading.Event
         if line.strip() == b"":
             if length is None:
                 if not junk:
-                    log.warning("framing error: a header block without a valid Content-Length; "
-                                "skipping to the next header")
+                    log.warning(
+                        "framing error: a header block without a valid Content-Length; "
+                        "skipping to the next header"
+                    )
                     junk = True
                 continue
             body = await reader.readexactly(length)
@@ -206,8 +217,10 @@ async def read_loop(reader: Any, protocol: MdseekProtocol, stop: threading.Event
         if OTHER_HEADER.match(line) and not junk:
             continue  # Content-Type and the like
         if not junk:
-            log.warning("framing error: unreadable header %r; skipping to the next header",
-                        _one_line(line[:80].decode("utf-8", "replace"), 100))
+            log.warning(
+                "framing error: unreadable header %r; skipping to the next header",
+                _one_line(line[:80].decode("utf-8", "replace"), 100),
+            )
             junk, length = True, None
 
 
@@ -222,7 +235,9 @@ class StdinReader:
         self.executor = executor
 
     def readline(self) -> Any:
-        return asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.readline, self.MAX_LINE)
+        return asyncio.get_running_loop().run_in_executor(
+            self.executor, self.stdin.readline, self.MAX_LINE
+        )
 
     def readexactly(self, n: int) -> Any:
         return asyncio.get_running_loop().run_in_executor(self.executor, self.stdin.read, n)

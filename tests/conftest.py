@@ -22,6 +22,7 @@ def pytest_sessionfinish(session, exitstatus):
     if _OWN_CACHE:
         shutil.rmtree(_OWN_CACHE, ignore_errors=True)
 
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 QUERIES = Path(__file__).resolve().parent / "fixture_queries.json"

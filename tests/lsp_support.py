@@ -75,7 +75,9 @@ def uri(path: Path) -> str:
     return path.resolve().as_uri()
 
 
-async def initialize(client: LanguageClient, ws: Path, options: Any = None, **kw: Any) -> types.InitializeResult:
+async def initialize(
+    client: LanguageClient, ws: Path, options: Any = None, **kw: Any
+) -> types.InitializeResult:
     return await client.initialize_session(
         types.InitializeParams(
             capabilities=kw.pop("caps", None) or capabilities(),

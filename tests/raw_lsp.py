@@ -24,13 +24,21 @@ def frame(obj: Any) -> bytes:
 
 
 class RawServer:
-    def __init__(self, cwd: Path, env: dict[str, str] | None = None, stderr_path: Path | None = None):
+    def __init__(
+        self, cwd: Path, env: dict[str, str] | None = None, stderr_path: Path | None = None
+    ):
         self.stderr_path = stderr_path or cwd / "server-stderr.log"
-        self._err = open(self.stderr_path, "wb")  # a file: a chatty server never blocks on a full pipe
+        self._err = open(
+            self.stderr_path, "wb"
+        )  # a file: a chatty server never blocks on a full pipe
         full_env = {**os.environ, **(env or {})}
         self.proc = subprocess.Popen(
-            SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._err,
-            cwd=cwd, env=full_env,
+            SERVER_CMD,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
+            cwd=cwd,
+            env=full_env,
         )
         self.messages: queue.Queue[dict] = queue.Queue()
         self.notifications: list[dict] = []
@@ -89,7 +97,9 @@ class RawServer:
         self._next_id += 1
         return self._next_id
 
-    def request(self, method: str, params: Any = None, timeout: float = 10.0, **extra: Any) -> dict | None:
+    def request(
+        self, method: str, params: Any = None, timeout: float = 10.0, **extra: Any
+    ) -> dict | None:
         """Send a request; its response message, or None if none came within ``timeout``."""
         mid = self.next_id()
         msg = {"jsonrpc": "2.0", "id": mid, "method": method, **extra}
@@ -111,7 +121,9 @@ class RawServer:
     def notify(self, method: str, params: Any = None) -> None:
         self.send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def wait_notification(self, method: str, timeout: float = 10.0, pred=lambda m: True) -> dict | None:
+    def wait_notification(
+        self, method: str, timeout: float = 10.0, pred=lambda m: True
+    ) -> dict | None:
         deadline = time.monotonic() + timeout
         with self._cond:
             while True:
@@ -130,7 +142,10 @@ class RawServer:
                 "processId": os.getpid(),
                 "rootUri": root.resolve().as_uri(),
                 "workspaceFolders": [{"uri": root.resolve().as_uri(), "name": root.name}],
-                "capabilities": {"window": {"showMessage": {}}, "workspace": {"configuration": True}},
+                "capabilities": {
+                    "window": {"showMessage": {}},
+                    "workspace": {"configuration": True},
+                },
                 "initializationOptions": options,
             },
             timeout=timeout,
@@ -144,7 +159,9 @@ class RawServer:
         assert res is not None and "result" in res, res
         return res["result"]
 
-    def wait_state(self, states: tuple[str, ...], timeout: float = 120.0, pred=lambda st: True) -> dict:
+    def wait_state(
+        self, states: tuple[str, ...], timeout: float = 120.0, pred=lambda st: True
+    ) -> dict:
         deadline = time.monotonic() + timeout
         st: dict = {}
         while time.monotonic() < deadline:

@@ -24,23 +24,35 @@ BAD_NAME = os.fsdecode(b"caf\xe9-\xff notes.md")  # Latin-1 bytes: not UTF-8
 def hostile_workspace(root: Path) -> Path:
     root.mkdir(parents=True)
     rng = random.Random(5)
-    (root / "good.md").write_text("# Good\n\nthe ordinary note about glacier maintenance windows.\n")
-    (root / BAD_NAME).write_text(
-        "# Menu\n\nespresso and quokkaberry tart prices.\n"
+    (root / "good.md").write_text(
+        "# Good\n\nthe ordinary note about glacier maintenance windows.\n"
     )
+    (root / BAD_NAME).write_text("# Menu\n\nespresso and quokkaberry tart prices.\n")
     (root / "NOTES.MD").write_text("# Shouting\n\nuppercase extension marmalade.\n")
     (root / "Guide.Markdown").write_text("# Guide\n\nmixed case extension pumpernickel.\n")
     (root / "latin1.md").write_bytes(b"# Caf\xe9\n\ncr\xe8me br\xfbl\xe9e recipe zucchinirolls\n")
-    (root / "nul.md").write_bytes(b"# Nul\n\n" + b"\0" * 50_000 + b"\n\nafter the nul bytes vermicelli\n")
-    (root / "blob.md").write_bytes(b"# Blob\n\n" + base64.b64encode(rng.randbytes(3_000)) + b"\n\ntail tamarind\n")
+    (root / "nul.md").write_bytes(
+        b"# Nul\n\n" + b"\0" * 50_000 + b"\n\nafter the nul bytes vermicelli\n"
+    )
+    (root / "blob.md").write_bytes(
+        b"# Blob\n\n" + base64.b64encode(rng.randbytes(3_000)) + b"\n\ntail tamarind\n"
+    )
     (root / "word.md").write_bytes(b"# Word\n\n" + b"a" * 40_000 + b"\n\nafter the word rutabaga\n")
-    (root / "brackets.md").write_bytes(b"# Brackets\n\n" + bytes(rng.choice(b"[]()`*_") for _ in range(2_000)))
-    (root / "yaml-bomb.md").write_text("---\ntitle: " + "[" * 5000 + "\n---\n# Bomb\n\nkohlrabi survives\n")
-    (root / "surrogate-title.md").write_text('---\ntitle: "\\ud800 lone"\n---\n\nbody with lone title okra\n')
+    (root / "brackets.md").write_bytes(
+        b"# Brackets\n\n" + bytes(rng.choice(b"[]()`*_") for _ in range(2_000))
+    )
+    (root / "yaml-bomb.md").write_text(
+        "---\ntitle: " + "[" * 5000 + "\n---\n# Bomb\n\nkohlrabi survives\n"
+    )
+    (root / "surrogate-title.md").write_text(
+        '---\ntitle: "\\ud800 lone"\n---\n\nbody with lone title okra\n'
+    )
     (root / "loop.md").symlink_to("loop.md")  # a symlink loop
     (root / "dangling.md").symlink_to("nowhere.md")
     (root / "folder.md").mkdir()
-    (root / "folder.md" / "inner.md").write_text("# Inner\n\ninside a folder named like a file parsnip\n")
+    (root / "folder.md" / "inner.md").write_text(
+        "# Inner\n\ninside a folder named like a file parsnip\n"
+    )
     return root
 
 
@@ -115,7 +127,16 @@ def test_unreadable_file_is_one_line_then_retried_when_it_changes(tmp_path):
     locked = ws / "locked.md"
     locked.write_text("# Locked\n\nsecret sauerkraut recipe\n")
     os.chmod(locked, 0o000)
-    cmd = [*_without_read_override(), sys.executable, "-m", "mdseek", "index", str(ws), "--no-progress", "--json"]
+    cmd = [
+        *_without_read_override(),
+        sys.executable,
+        "-m",
+        "mdseek",
+        "index",
+        str(ws),
+        "--no-progress",
+        "--json",
+    ]
     try:
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         assert run.returncode == 0, run.stderr
@@ -136,7 +157,18 @@ def test_unreadable_file_is_one_line_then_retried_when_it_changes(tmp_path):
 @pytest.mark.parametrize("verbose", [False, True])
 def test_cli_shows_bad_names_with_replacement_characters(tmp_path, verbose):
     ws = hostile_workspace(tmp_path / "ws")
-    cmd = [sys.executable, "-m", "mdseek", "search", str(ws), "quokkaberry", "--mode", "lexical", "--limit", "1"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mdseek",
+        "search",
+        str(ws),
+        "quokkaberry",
+        "--mode",
+        "lexical",
+        "--limit",
+        "1",
+    ]
     run = subprocess.run(cmd + (["-v"] if verbose else []), capture_output=True, timeout=900)
     assert run.returncode == 0, run.stderr
     out = run.stdout.decode("utf-8")  # valid UTF-8: the bad bytes are shown as U+FFFD

@@ -85,8 +85,13 @@ def test_quick_benchmark_run(tmp_path: Path) -> None:
         assert "skipped" in r or r["start_to_first_workspace_symbol_seconds"] > 0
     m = res["lsp"]["mdseek"]
     assert "skipped" not in m, m  # mdseek's own server always runs
-    assert m["starts"] == 2 and 0 < m["initialize_seconds_median"] < m["first_hybrid_seconds_median"]
-    assert m["search_after_ready"]["n"] >= 1 and m["search_after_ready"]["max_ms"] >= m["search_after_ready"]["median_ms"] > 0
+    assert (
+        m["starts"] == 2 and 0 < m["initialize_seconds_median"] < m["first_hybrid_seconds_median"]
+    )
+    assert (
+        m["search_after_ready"]["n"] >= 1
+        and m["search_after_ready"]["max_ms"] >= m["search_after_ready"]["median_ms"] > 0
+    )
     assert res["lsp"]["bytecode"].startswith("compiled")
     sv = m.get("save") or res["lsp"]["save"]
     assert sv["edits"] == 3 and 0 < sv["server_total_ms"]["p50"] <= sv["searchable_ms"]["p95"]

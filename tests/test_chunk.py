@@ -48,11 +48,15 @@ def fence(draw):
 
 @st.composite
 def block(draw):
-    kind = draw(st.sampled_from(["h", "h", "p", "p", "p", "fence", "list", "setext", "quote", "html"]))
+    kind = draw(
+        st.sampled_from(["h", "h", "p", "p", "p", "fence", "list", "setext", "quote", "html"])
+    )
     if kind == "h":
         return "#" * draw(st.integers(1, 6)) + " " + draw(paragraph(max_words=6)).rstrip(".?")
     if kind == "setext":
-        return draw(paragraph(max_words=5)).rstrip(".?") + "\n" + draw(st.sampled_from(["===", "---"]))
+        return (
+            draw(paragraph(max_words=5)).rstrip(".?") + "\n" + draw(st.sampled_from(["===", "---"]))
+        )
     if kind == "p":
         return draw(paragraph())
     if kind == "fence":
@@ -93,7 +97,10 @@ def check_invariants(md: str, chunker, tokenizer) -> list:
     # 2. every embedded text fits the window (recounted with the real tokenizer)
     for c in chunks:
         assert c.tokens == tokenizer.count(c.embedding_text) <= tokenizer.window
-        assert c.embedding_text.startswith(c.breadcrumb + "\n\n") or tokenizer.count(c.breadcrumb) > tokenizer.window // 2
+        assert (
+            c.embedding_text.startswith(c.breadcrumb + "\n\n")
+            or tokenizer.count(c.breadcrumb) > tokenizer.window // 2
+        )
     # 3. no boundary inside a fence, except between its lines with a re-wrap
     for b in doc.blocks:
         if b.kind != "fence":
@@ -132,13 +139,18 @@ def test_crlf_and_bom_give_the_same_chunks(md, chunker):
 NASTY = {
     "one_huge_paragraph": "# T\n\n" + " ".join(f"word{i} is here." for i in range(3000)),
     "one_giant_word": "# T\n\n" + "x" * 30000,
-    "giant_line_in_fence": "# T\n\n```json\n" + "{\"k\": 1}," * 4000 + "\n```\n",
-    "long_fence": "# T\n\n```python\n" + "\n".join(f"# line {i}\nv{i} = {i}" for i in range(600)) + "\n```\n",
+    "giant_line_in_fence": "# T\n\n```json\n" + '{"k": 1},' * 4000 + "\n```\n",
+    "long_fence": "# T\n\n```python\n"
+    + "\n".join(f"# line {i}\nv{i} = {i}" for i in range(600))
+    + "\n```\n",
     "unclosed_long_fence": "# T\n\n~~~\n" + "\n".join(f"## not {i}" for i in range(500)),
     "many_tiny_sections": "\n".join(f"## S{i}\nx" for i in range(300)),
     "huge_list": "# L\n\n" + "\n".join(f"- item {i} " + "lorem ipsum " * 40 for i in range(60)),
-    "huge_table": "# T\n\n| a | b |\n|---|---|\n" + "\n".join(f"| {i} | " + "cell " * 30 + "|" for i in range(200)),
-    "deep_breadcrumb": "".join(f"{'#' * (i % 6 + 1)} " + "long heading words " * 20 + "\n\ntext\n\n" for i in range(30)),
+    "huge_table": "# T\n\n| a | b |\n|---|---|\n"
+    + "\n".join(f"| {i} | " + "cell " * 30 + "|" for i in range(200)),
+    "deep_breadcrumb": "".join(
+        f"{'#' * (i % 6 + 1)} " + "long heading words " * 20 + "\n\ntext\n\n" for i in range(30)
+    ),
     "only_front_matter": "---\ntitle: x\n---\n",
     "empty": "",
     "crlf_mixed": "# A\r\n\r\ntext\r\n## B\rmore\n",
@@ -187,7 +199,9 @@ def test_continuation_chunks_keep_breadcrumb(chunker):
 def test_fixtures_coverage_is_100_percent_via_cli():
     out = subprocess.run(
         [sys.executable, "-m", "mdseek", "coverage", str(FIXTURES), "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     data = json.loads(out.stdout)
     assert data["coverage"] == 1.0
@@ -200,11 +214,25 @@ def test_chunks_cli_json_fields(tmp_path):
     f.write_text("# A\n\n## B\n\n" + "text " * 500 + "\n")
     out = subprocess.run(
         [sys.executable, "-m", "mdseek", "chunks", str(f), "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     rows = json.loads(out.stdout)
-    assert rows and {"ordinal", "heading_path", "start_line", "end_line", "text", "embedding_text", "tokens"} <= set(rows[0])
-    bad = subprocess.run([sys.executable, "-m", "mdseek", "chunks", str(tmp_path / "nope.md")], capture_output=True, text=True)
+    assert rows and {
+        "ordinal",
+        "heading_path",
+        "start_line",
+        "end_line",
+        "text",
+        "embedding_text",
+        "tokens",
+    } <= set(rows[0])
+    bad = subprocess.run(
+        [sys.executable, "-m", "mdseek", "chunks", str(tmp_path / "nope.md")],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode != 0 and "no such file" in bad.stderr
 
 
@@ -232,13 +260,20 @@ def test_coverage_is_exactly_one_with_shortened_breadcrumbs(tmp_path, tokenizer)
     full breadcrumb off the embedded text). A truncated baseline stays below 1."""
     from mdseek.index.coverage import window_coverage
 
-    (tmp_path / "deep.md").write_text(NASTY["deep_breadcrumb"] + "\n" + "words about the scheduler. " * 300)
+    (tmp_path / "deep.md").write_text(
+        NASTY["deep_breadcrumb"] + "\n" + "words about the scheduler. " * 300
+    )
     out = subprocess.run(
         [sys.executable, "-m", "mdseek", "coverage", str(tmp_path), "--json"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     data = json.loads(out.stdout)
     assert data["coverage"] == 1.0 and data["files"]["deep.md"]["coverage"] == 1.0
     assert data["covered_tokens"] == data["body_tokens"] > 1000
     whole = window_coverage(tokenizer, [("", (tmp_path / "deep.md").read_text())])
-    assert 0 < whole.fraction < 0.5 and whole.covered_tokens == tokenizer.window - tokenizer.special_overhead()
+    assert (
+        0 < whole.fraction < 0.5
+        and whole.covered_tokens == tokenizer.window - tokenizer.special_overhead()
+    )

@@ -47,13 +47,30 @@ def fence(draw):
     marker = draw(st.sampled_from(["```", "~~~", "````", "~~~~~"]))
     info = draw(st.sampled_from(["", "bash", "python title=x.py", "yaml {.x}"]))
     n = draw(st.integers(0, 120))
-    line = st.sampled_from(["# comment", "## not a heading", "x = 1", "echo hi", "", "  - k: v", "[r]: x"])
+    line = st.sampled_from(
+        ["# comment", "## not a heading", "x = 1", "echo hi", "", "  - k: v", "[r]: x"]
+    )
     body = [draw(line) + f" {i}" for i in range(n)]
     closed = draw(st.integers(0, 9)) > 0
     return "\n".join([marker + info, *body] + ([marker] if closed else []))
 
 
-BLOCKS = ["h", "h", "setext", "p", "p", "fence", "fence", "list", "quote", "table", "hr", "refs", "html", "indented"]
+BLOCKS = [
+    "h",
+    "h",
+    "setext",
+    "p",
+    "p",
+    "fence",
+    "fence",
+    "list",
+    "quote",
+    "table",
+    "hr",
+    "refs",
+    "html",
+    "indented",
+]
 
 
 @st.composite
@@ -69,12 +86,16 @@ def block(draw):
         return draw(fence())
     if kind == "list":
         mark = draw(st.sampled_from(["-", "*", "1."]))
-        return "\n".join(f"{mark} {w}" for w in draw(st.lists(words(1, 40), min_size=1, max_size=10)))
+        return "\n".join(
+            f"{mark} {w}" for w in draw(st.lists(words(1, 40), min_size=1, max_size=10))
+        )
     if kind == "quote":
         return "\n".join("> " + w for w in draw(st.lists(words(1, 40), min_size=1, max_size=6)))
     if kind == "table":
         rows = draw(st.integers(1, 30))
-        return "| a | b |\n|---|---|\n" + "\n".join(f"| {i} | " + draw(words(1, 12)) + " |" for i in range(rows))
+        return "| a | b |\n|---|---|\n" + "\n".join(
+            f"| {i} | " + draw(words(1, 12)) + " |" for i in range(rows)
+        )
     if kind == "hr":
         return draw(st.sampled_from(["---", "***", "___", "- - -"]))
     if kind == "refs":
@@ -90,7 +111,13 @@ def document(draw):
     parts = draw(st.lists(block(), min_size=0, max_size=16))
     # Blocks often follow each other with no blank line (a fence right after
     # reference definitions or a thematic break), sometimes with one or two.
-    seps = draw(st.lists(st.sampled_from(["\n", "\n", "\n\n", "\n\n\n"]), min_size=len(parts), max_size=len(parts)))
+    seps = draw(
+        st.lists(
+            st.sampled_from(["\n", "\n", "\n\n", "\n\n\n"]),
+            min_size=len(parts),
+            max_size=len(parts),
+        )
+    )
     fm = draw(st.sampled_from(["", "", "---\ntitle: Generated\n---\n"]))
     body = "".join(p + s for p, s in zip(parts, seps, strict=True))
     return fm + body
@@ -135,22 +162,30 @@ def check(md: str, chunker: Chunker, tok) -> list:
     counts = tok.count_many([c.embedding_text for c in chunks])
     assert [c.tokens for c in chunks] == counts
     assert all(n <= chunker.budget for n in counts)
-    pieces = [(prefix(c, tok, chunker), c.embedding_text[len(prefix(c, tok, chunker)) :]) for c in chunks]
+    pieces = [
+        (prefix(c, tok, chunker), c.embedding_text[len(prefix(c, tok, chunker)) :]) for c in chunks
+    ]
     assert window_coverage(tok, pieces).fraction == 1.0
     # Fences: never cut when the fence fits on its own; else between lines, re-wrapped.
     for b, fa, fz, _ in fences_of(doc):
         inside = [c for c in chunks if fa < c.start_offset < fz]
         if not inside:
             continue
-        sec = doc.sections[max(i for i, s in enumerate(doc.sections) if doc.line_offset(s.start_line) <= fa)]
+        sec = doc.sections[
+            max(i for i, s in enumerate(doc.sections) if doc.line_offset(s.start_line) <= fa)
+        ]
         crumb = " > ".join(sec.path)
         if tok.count(crumb) > chunker.budget // 2:
             continue  # an absurd breadcrumb is shortened by the chunker: its cost is not known here
         alone = crumb + "\n\n" + text[fa:fz].strip("\n")
-        assert tok.count(alone) > chunker.budget, f"a fence that fits was cut: lines {b.start_line}-{b.end_line}"
+        assert tok.count(alone) > chunker.budget, (
+            f"a fence that fits was cut: lines {b.start_line}-{b.end_line}"
+        )
         opener = text[fa : text.find("\n", fa)].strip()
         for c in inside:
-            assert c.embedding_text[len(prefix(c, tok, chunker)) :].startswith(opener + "\n"), "no re-wrap"
+            assert c.embedding_text[len(prefix(c, tok, chunker)) :].startswith(opener + "\n"), (
+                "no re-wrap"
+            )
             line = doc.offset_line(c.start_offset)
             if len(doc.lines()[line]) < 200:  # only a line too long for one chunk is cut inside
                 assert text[c.start_offset - 1] == "\n", "a fence cut inside a line"
@@ -161,13 +196,23 @@ def check(md: str, chunker: Chunker, tok) -> list:
 EXAMPLES = int(os.environ.get("MDSEEK_FUZZ_EXAMPLES", "120"))
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(md=document())
 def test_generated_markdown_invariants(md, chunker, tokenizer):
     check(md, chunker, tokenizer)
 
 
-@settings(max_examples=max(40, EXAMPLES // 3), deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=max(40, EXAMPLES // 3),
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(md=document())
 def test_generated_markdown_invariants_floor_zero(md, tokenizer):
     check(md, Chunker(tokenizer, floor=0), tokenizer)
@@ -177,11 +222,19 @@ def test_generated_markdown_invariants_floor_zero(md, tokenizer):
     "md",
     [
         # A fence right after link reference definitions (no blank line).
-        "# Setup\n\n[r1]: ./a.md\n[r2]: ./b.md\n```bash\n" + "\n".join(f"echo step {i}" for i in range(40)) + "\n```\n",
+        "# Setup\n\n[r1]: ./a.md\n[r2]: ./b.md\n```bash\n"
+        + "\n".join(f"echo step {i}" for i in range(40))
+        + "\n```\n",
         # A fence right after a thematic break under a heading.
-        "# Setup\n---\n```bash\n" + "\n".join(f"echo step {i} of the install" for i in range(35)) + "\n```\n",
+        "# Setup\n---\n```bash\n"
+        + "\n".join(f"echo step {i} of the install" for i in range(35))
+        + "\n```\n",
         # A fence that fits the window but not beside its heading and a paragraph.
-        "# Setup\n\n" + "intro words " * 30 + "\n\n```python\n" + "\n".join(f"x{i} = {i}" for i in range(50)) + "\n```\n",
+        "# Setup\n\n"
+        + "intro words " * 30
+        + "\n\n```python\n"
+        + "\n".join(f"x{i} = {i}" for i in range(50))
+        + "\n```\n",
     ],
     ids=["after-refdefs", "after-hr-under-heading", "after-paragraph"],
 )
@@ -190,7 +243,9 @@ def test_fence_that_fits_gets_a_chunk_of_its_own(md, chunker, tokenizer):
     doc = parse_text(md, "gen.md")
     fence = next(b for b in doc.blocks if b.kind == "fence")
     fa = doc.line_offset(fence.start_line)
-    assert any(c.start_offset <= fa and c.end_offset >= doc.line_offset(fence.end_line) for c in chunks)
+    assert any(
+        c.start_offset <= fa and c.end_offset >= doc.line_offset(fence.end_line) for c in chunks
+    )
 
 
 def hostile(kind: str, n: int) -> bytes:
@@ -206,9 +261,15 @@ def hostile(kind: str, n: int) -> bytes:
     if kind == "brackets":
         return b"# Blob\n\n" + bytes(rng.choice(b"[]") for _ in range(n))
     if kind == "cjk":
-        return ("# Blob\n\n" + "".join(rng.choice("東京都の天気は晴れです数据库故障转移") for _ in range(n // 3))).encode()
+        return (
+            "# Blob\n\n"
+            + "".join(rng.choice("東京都の天気は晴れです数据库故障转移") for _ in range(n // 3))
+        ).encode()
     words = "the replica database failover queue backlog certificate rotation".split()
-    return ("# Prose\n\n" + " ".join(rng.choice(words) + ("." if rng.random() < 0.1 else "") for _ in range(n // 7))).encode()
+    return (
+        "# Prose\n\n"
+        + " ".join(rng.choice(words) + ("." if rng.random() < 0.1 else "") for _ in range(n // 7))
+    ).encode()
 
 
 @pytest.mark.parametrize("kind", ["backticks", "base64", "huge_word", "nul", "brackets", "cjk"])
@@ -247,7 +308,10 @@ def test_hostile_runs_chunk_like_prose(kind, tokenizer):
 def test_incremental_rechunk_reuses_unchanged_sections(tokenizer):
     """A one-line edit re-tokenizes one section; the chunks of the others are reused
     (same objects' text) and the result equals chunking from scratch."""
-    sections = [f"## Part {i}\n\n" + " ".join(f"word{j} of part {i}." for j in range(120)) for i in range(30)]
+    sections = [
+        f"## Part {i}\n\n" + " ".join(f"word{j} of part {i}." for j in range(120))
+        for i in range(30)
+    ]
     md = "# Doc\n\n" + "\n\n".join(sections) + "\n"
     ch = Chunker(tokenizer)
     first = ch.chunk(parse_text(md, "d.md"))
@@ -257,8 +321,8 @@ def test_incremental_rechunk_reuses_unchanged_sections(tokenizer):
     assert ch.stats["sections_tokenized"] - before["sections_tokenized"] == 1
     assert ch.stats["units_split"] - before["units_split"] == 1
     fresh = Chunker(tokenizer).chunk(parse_text(edited, "d.md"))
-    assert [(c.start_offset, c.end_offset, c.embedding_text, c.tokens, c.sections) for c in again] == [
-        (c.start_offset, c.end_offset, c.embedding_text, c.tokens, c.sections) for c in fresh
-    ]
+    assert [
+        (c.start_offset, c.end_offset, c.embedding_text, c.tokens, c.sections) for c in again
+    ] == [(c.start_offset, c.end_offset, c.embedding_text, c.tokens, c.sections) for c in fresh]
     changed = {c.text_hash for c in again} - {c.text_hash for c in first}
     assert changed and all(c.heading == "Part 12" for c in again if c.text_hash in changed)

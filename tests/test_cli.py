@@ -16,7 +16,9 @@ from mdseek import __version__
 REPO = Path(__file__).resolve().parent.parent
 
 
-def mdseek(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def mdseek(
+    *args: str, cwd: Path | None = None, env: dict | None = None
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mdseek", *args],
         cwd=cwd,
@@ -73,7 +75,10 @@ def test_folder_without_markdown_says_so_before_loading_a_model(tmp_path: Path):
             "print(rc, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)"
         )
         r = subprocess.run(
-            [sys.executable, "-c", code, str(tmp_path / d)], capture_output=True, text=True, timeout=120
+            [sys.executable, "-c", code, str(tmp_path / d)],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
         assert r.stdout.split() == ["1", "False", "False"], (r.stdout, r.stderr)
         assert "no markdown files in" in r.stderr and "--include" in r.stderr
@@ -83,7 +88,15 @@ def test_folder_without_markdown_says_so_before_loading_a_model(tmp_path: Path):
 
 def test_unknown_model_is_one_clear_line(tmp_path: Path):
     (tmp_path / "a.md").write_text("# A\n\ncats\n")
-    r = mdseek("search", str(tmp_path), "cats", "--model", "no-such-model-xyz", "--db", str(tmp_path / "i.sqlite"))
+    r = mdseek(
+        "search",
+        str(tmp_path),
+        "cats",
+        "--model",
+        "no-such-model-xyz",
+        "--db",
+        str(tmp_path / "i.sqlite"),
+    )
     assert r.returncode == 1
     lines = r.stderr.strip().split("\n")
     assert len(lines) == 1 and "no-such-model-xyz" in lines[0], r.stderr
@@ -94,7 +107,9 @@ def test_unknown_model_is_one_clear_line(tmp_path: Path):
 def test_status_progress_and_paths(tmp_path: Path):
     ws = tmp_path / "ws"
     (ws / "sub").mkdir(parents=True)
-    (ws / "sub" / "cats.md").write_text("# Cats\n\n## Feeding\n\nCats eat twice a day, mostly fish.\n")
+    (ws / "sub" / "cats.md").write_text(
+        "# Cats\n\n## Feeding\n\nCats eat twice a day, mostly fish.\n"
+    )
     db = tmp_path / "index.sqlite"
     # not a terminal: plain lines, never a tqdm bar (no "\r", no "it/s" rates)
     r = mdseek("index", str(ws), "--db", str(db))

@@ -48,7 +48,11 @@ def test_second_start_compiles_nothing_and_classes_behave_the_same(tmp_path):
     plain = probe(tmp_path / "unused", "plain")  # attrs compiling as usual
     assert not (tmp_path / "unused").exists()
     behaviour = ("eq", "repr", "range", "edit", "hash", "restored")
-    assert {k: first[k] for k in behaviour} == {k: second[k] for k in behaviour} == {k: plain[k] for k in behaviour}
+    assert (
+        {k: first[k] for k in behaviour}
+        == {k: second[k] for k in behaviour}
+        == {k: plain[k] for k in behaviour}
+    )
     assert first["eq"] and first["restored"] and "new_text='x'" in first["edit"]
     assert oct(files[0].stat().st_mode & 0o777) == "0o600"
 

@@ -21,14 +21,24 @@ def test_eglot_smoke(tmp_path, golden_index):
     emacs = shutil.which("emacs")
     if emacs is None:
         pytest.skip("emacs not installed (apt-get install emacs-nox elpa-eglot)")
-    probe = subprocess.run([emacs, "--batch", "--eval", "(require 'eglot)"], capture_output=True, text=True)
+    probe = subprocess.run(
+        [emacs, "--batch", "--eval", "(require 'eglot)"], capture_output=True, text=True
+    )
     if probe.returncode != 0:
         pytest.skip("eglot not installed (apt-get install elpa-eglot)")
     ws = workspace_with_index(tmp_path / "ws", golden_index)
     # the shipped eglot.el runs "mdseek serve" from PATH: this venv's
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    env = dict(os.environ, PATH=path, MDSEEK_EGLOT_EL=str(EGLOT_EL), WS=str(ws), FILE="handbook/runbooks/database-failover.md")
-    out = subprocess.run([emacs, "--batch", "-l", str(SMOKE)], capture_output=True, text=True, env=env, timeout=180)
+    env = dict(
+        os.environ,
+        PATH=path,
+        MDSEEK_EGLOT_EL=str(EGLOT_EL),
+        WS=str(ws),
+        FILE="handbook/runbooks/database-failover.md",
+    )
+    out = subprocess.run(
+        [emacs, "--batch", "-l", str(SMOKE)], capture_output=True, text=True, env=env, timeout=180
+    )
     assert out.returncode == 0, out.stdout + out.stderr[-3000:]
     lines = out.stdout.splitlines()
     syms = [ln for ln in lines if ln.startswith("SYM ")]

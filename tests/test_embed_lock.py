@@ -70,7 +70,9 @@ def test_two_cli_processes_embed_each_chunk_once(tmp_path):
     b = start_cli("index", str(ws), "--json", "--db", str(db))
     (ra, ea), (rb, eb) = finish(a), finish(b)
     facts = index_facts(db)
-    assert facts["integrity"] == "ok" and facts["pending"] == 0 and ra["pending"] == rb["pending"] == 0
+    assert (
+        facts["integrity"] == "ok" and facts["pending"] == 0 and ra["pending"] == rb["pending"] == 0
+    )
     # Every chunk embedded once in all: the second process waited for (or came
     # after) the first and reused its vectors.
     assert ra["embedded"] + rb["embedded"] == facts["hashes"], (ra, rb, facts)
@@ -161,10 +163,16 @@ def test_waiting_for_another_process_is_cancellable(small_ws, tmp_path):
     eng.index(embed=False)
     eng.embedder.load()
     holder = subprocess.Popen(  # another process holding the index's embed lock
-        [sys.executable, "-c",
-         "import sys; from filelock import FileLock; l = FileLock(sys.argv[1]); l.acquire();"
-         " print('held', flush=True); sys.stdin.read()", str(db) + ".lock"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from filelock import FileLock; l = FileLock(sys.argv[1]); l.acquire();"
+            " print('held', flush=True); sys.stdin.read()",
+            str(db) + ".lock",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert holder.stdout.readline().strip() == "held"

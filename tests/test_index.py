@@ -47,7 +47,9 @@ def test_index_is_persistent_and_incremental(tmp_path, golden_index):
     eng = Engine(ws)
     # The index lives in the user's cache, never in the (maybe synced) workspace.
     assert not (ws / ".mdseek").exists()
-    assert eng.location.kind == "cache" and eng.index_path.is_relative_to(os.environ["XDG_CACHE_HOME"])
+    assert eng.location.kind == "cache" and eng.index_path.is_relative_to(
+        os.environ["XDG_CACHE_HOME"]
+    )
     # Pre-seed only the vectors (a cache keyed by text hash + model): every file
     # is chunked and written, nothing is re-embedded.
     src = sqlite3.connect(golden_index)
@@ -226,13 +228,29 @@ def test_cli_index_then_search_json(ws):
     env = dict(os.environ)
     run = subprocess.run(
         [sys.executable, "-m", "mdseek", "index", str(ws), "--no-progress"],
-        capture_output=True, text=True, env=env, check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     # the summary and where the index is (a rate only when something was embedded)
     assert "files:" in run.stdout and "\nindex: " in run.stdout
     out = subprocess.run(
-        [sys.executable, "-m", "mdseek", "search", str(ws), "rotating TLS certificates", "--json", "--limit", "3"],
-        capture_output=True, text=True, env=env, check=True,
+        [
+            sys.executable,
+            "-m",
+            "mdseek",
+            "search",
+            str(ws),
+            "rotating TLS certificates",
+            "--json",
+            "--limit",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     import json
 
@@ -242,7 +260,9 @@ def test_cli_index_then_search_json(ws):
         assert {"path", "heading", "breadcrumb", "start_line", "end_line", "score"} <= set(r)
         assert (ws / r["path"]).is_file() and r["start_line"] < r["end_line"]
     bad = subprocess.run(
-        [sys.executable, "-m", "mdseek", "search", str(ws / "nope"), "x"], capture_output=True, text=True
+        [sys.executable, "-m", "mdseek", "search", str(ws / "nope"), "x"],
+        capture_output=True,
+        text=True,
     )
     assert bad.returncode == 1 and "no such folder" in bad.stderr
 
@@ -285,7 +305,9 @@ def test_schema_1_index_is_migrated_in_place_keeping_its_vectors(tmp_path, golde
     eng = Engine(ws)
     try:
         assert eng.store.migrated_from == 1 and "schema 1 to 2" in " ".join(eng.notices)
-        names = {r[0] for r in eng.store.db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        names = {
+            r[0] for r in eng.store.db.execute("SELECT name FROM sqlite_master WHERE type='index'")
+        }
         assert "vectors_key" in names
         rep = eng.index()
         assert rep.embedded == 0 and eng.store.pending_count(eng.model_id) == 0

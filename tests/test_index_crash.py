@@ -39,7 +39,12 @@ for i in itertools.count():
 def versions() -> list[str]:
     rng = random.Random(9)
     words = "replica failover queue backlog certificate rotation pager deploy".split()
-    parts = [f"## Part {i}\n\n" + " ".join(rng.choice(words) for _ in range(rng.randint(30, 200))) + ".\n" for i in range(40)]
+    parts = [
+        f"## Part {i}\n\n"
+        + " ".join(rng.choice(words) for _ in range(rng.randint(30, 200)))
+        + ".\n"
+        for i in range(40)
+    ]
     v0 = "# Doc\n\n" + "\n".join(parts)
     parts[12] = parts[12].replace(".\n", " and an edit.\n")
     parts.insert(30, "## Inserted\n\nfresh section text.\n")
@@ -53,12 +58,25 @@ def indexed(db_path: Path, rel: str) -> tuple[list[str], list[str], int]:
     db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
     n = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == n
-    assert db.execute(
-        "SELECT count(*) FROM chunks c JOIN chunks_fts f ON f.rowid = c.id WHERE f.body != c.text"
-    ).fetchone()[0] == 0
+    assert (
+        db.execute(
+            "SELECT count(*) FROM chunks c JOIN chunks_fts f ON f.rowid = c.id WHERE f.body != c.text"
+        ).fetchone()[0]
+        == 0
+    )
     row = db.execute("SELECT id FROM documents WHERE path=?", (rel,)).fetchone()
-    hashes = [r[0] for r in db.execute("SELECT text_hash FROM chunks WHERE doc_id=? ORDER BY ordinal", (row[0],))]
-    heads = [r[0] for r in db.execute("SELECT heading FROM sections WHERE doc_id=? ORDER BY ordinal", (row[0],))]
+    hashes = [
+        r[0]
+        for r in db.execute(
+            "SELECT text_hash FROM chunks WHERE doc_id=? ORDER BY ordinal", (row[0],)
+        )
+    ]
+    heads = [
+        r[0]
+        for r in db.execute(
+            "SELECT heading FROM sections WHERE doc_id=? ORDER BY ordinal", (row[0],)
+        )
+    ]
     db.close()
     return hashes, heads, n
 
@@ -79,7 +97,9 @@ def test_kill_9_during_saves_leaves_old_or_new_version(tmp_path, tokenizer):
     assert want[0] != want[1]
     rng = random.Random(4)
     for _ in range(8):
-        proc = subprocess.Popen([sys.executable, "-c", SAVER, str(ws)], stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SAVER, str(ws)], stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.05, 1.0))
         proc.kill()  # SIGKILL

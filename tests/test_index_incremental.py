@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from mdseek.index.engine import Engine
@@ -16,13 +17,19 @@ from conftest import workspace_with_index
 def rows(db_path: Path, rel: str) -> dict:
     """Everything the index holds about one document, ids left out."""
     db = sqlite3.connect(db_path)
-    doc = db.execute("SELECT id, size, hash, title, chunker FROM documents WHERE path=?", (rel,)).fetchone()
+    doc = db.execute(
+        "SELECT id, size, hash, title, chunker FROM documents WHERE path=?", (rel,)
+    ).fetchone()
     out = {
         "doc": doc[1:],
-        "sections": db.execute("SELECT * FROM sections WHERE doc_id=? ORDER BY ordinal", (doc[0],)).fetchall(),
+        "sections": db.execute(
+            "SELECT * FROM sections WHERE doc_id=? ORDER BY ordinal", (doc[0],)
+        ).fetchall(),
         "chunks": [
             r[2:]
-            for r in db.execute("SELECT * FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc[0],)).fetchall()
+            for r in db.execute(
+                "SELECT * FROM chunks WHERE doc_id=? ORDER BY ordinal", (doc[0],)
+            ).fetchall()
         ],
         "fts": db.execute(
             "SELECT f.title, f.headings, f.body FROM chunks c JOIN chunks_fts f ON f.rowid = c.id"
@@ -49,14 +56,20 @@ def integrity(db_path: Path) -> None:
 
 def big_doc(n_sections: int = 40) -> str:
     rng = random.Random(3)
-    words = "replica failover queue backlog certificate rotation pager deploy rollback schema".split()
+    words = (
+        "replica failover queue backlog certificate rotation pager deploy rollback schema".split()
+    )
     parts = ["# Operations guide\n"]
     for i in range(n_sections):
         parts.append(f"## Part {i}\n")
         for _ in range(rng.randint(1, 4)):
             parts.append(" ".join(rng.choice(words) for _ in range(rng.randint(20, 140))) + ".\n")
         if i % 7 == 3:
-            parts.append("```bash\n" + "\n".join(f"run step {j}" for j in range(rng.randint(3, 60))) + "\n```\n")
+            parts.append(
+                "```bash\n"
+                + "\n".join(f"run step {j}" for j in range(rng.randint(3, 60)))
+                + "\n```\n"
+            )
     return "\n".join(parts)
 
 
@@ -123,7 +136,9 @@ def test_edits_in_place_equal_a_fresh_index(tmp_path, tokenizer):
         (fresh_dir / "doc.md").write_text((ws / "doc.md").read_text())
         fresh = Engine(fresh_dir)
         fresh.index(embed=False)
-        assert rows(eng.index_path, "doc.md") == rows(fresh.index_path, "doc.md"), f"step {step} ({op})"
+        assert rows(eng.index_path, "doc.md") == rows(fresh.index_path, "doc.md"), (
+            f"step {step} ({op})"
+        )
         fresh.close()
     integrity(eng.index_path)
     eng.close()
@@ -135,7 +150,11 @@ def test_deleted_file_vectors_wait_for_a_rename_then_go(tmp_path, golden_index):
     eng.index()
     src = ws / "handbook" / "policies" / "expenses.md"  # its title is in its front matter
     dst = src.with_name("expenses-renamed.md")
-    n_vec = lambda: sqlite3.connect(eng.index_path).execute("SELECT count(*) FROM vectors").fetchone()[0]  # noqa: E731
+
+    def n_vec() -> int:
+        with closing(sqlite3.connect(eng.index_path)) as db:
+            return db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+
     vec0 = n_vec()
     src.rename(dst)
     # An editor reports a rename as a delete then a create: the second finds the vectors.
@@ -150,9 +169,10 @@ def test_deleted_file_vectors_wait_for_a_rename_then_go(tmp_path, golden_index):
     eng.index_file(gone)
     eng.index_file(dst)  # any later write sweeps
     db = sqlite3.connect(eng.index_path)
-    assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == db.execute(
-        "SELECT count(DISTINCT text_hash) FROM chunks"
-    ).fetchone()[0]
+    assert (
+        db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        == db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    )
     db.close()
     assert n_vec() < vec0 and n_gone > 0
     eng.close()

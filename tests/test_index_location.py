@@ -24,8 +24,11 @@ from conftest import FIXTURES
 
 def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args], capture_output=True, text=True,
-        env={**os.environ, **(env or {})}, timeout=600,
+        [sys.executable, "-m", "mdseek", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=600,
     )
 
 
@@ -69,7 +72,9 @@ def test_default_index_is_in_the_user_cache_not_the_workspace(notes, tmp_path):
     eng2.close()
     # The CLI says where the index is.
     st = cli("status", str(notes))
-    assert st.returncode == 0 and f"index file:                  {eng.index_path}" in st.stdout, st.stderr
+    assert st.returncode == 0 and f"index file:                  {eng.index_path}" in st.stdout, (
+        st.stderr
+    )
 
 
 def test_workspace_index_used_when_present_and_explicit_path_wins(notes, tmp_path):
@@ -108,7 +113,9 @@ def test_symlinked_index_file_is_refused_and_its_target_untouched(notes, tmp_pat
     (notes / ".mdseek" / "index.sqlite").symlink_to(user_file)
     run = cli("index", str(notes), "--no-progress")
     assert run.returncode == 1, run.stderr
-    assert "symlink" in run.stderr and "index.sqlite" in run.stderr and "Traceback" not in run.stderr
+    assert (
+        "symlink" in run.stderr and "index.sqlite" in run.stderr and "Traceback" not in run.stderr
+    )
     assert user_file.read_text() == "my private diary\n"
     # The same through --db, and for the WAL beside a real index file.
     run = cli("index", str(notes), "--no-progress", "--db", str(notes / ".mdseek" / "index.sqlite"))
@@ -196,9 +203,13 @@ def test_damaged_index_is_found_on_open_and_set_aside(notes, tmp_path):
     assert len(data) > 4 * page
     data[2 * page :] = os.urandom(len(data) - 2 * page)  # the header and schema survive
     path.write_bytes(bytes(data))
-    run = cli("index", str(notes), "--no-progress", "--db", str(path))  # an explicit path, but mdseek's own file
+    run = cli(
+        "index", str(notes), "--no-progress", "--db", str(path)
+    )  # an explicit path, but mdseek's own file
     assert run.returncode == 0, run.stderr
-    assert "is damaged" in run.stderr and "moved it to" in run.stderr and "Traceback" not in run.stderr
+    assert (
+        "is damaged" in run.stderr and "moved it to" in run.stderr and "Traceback" not in run.stderr
+    )
     aside = [p for p in tmp_path.iterdir() if p.name.startswith("index.sqlite.damaged-")]
     assert len(aside) == 1 and aside[0].read_bytes() == bytes(data)
     st = cli("status", str(notes), "--db", str(path), "--json")
@@ -299,5 +310,7 @@ def test_search_meeting_a_damaged_index_says_how_to_recover(notes, tmp_path):
     assert found.returncode == 1 and "Traceback" not in found.stderr, found.stderr
     assert "is damaged" in found.stderr and "`mdseek index " in found.stderr, found.stderr
     assert path.read_bytes() == bytes(data)  # left as it was
-    run = cli("index", str(notes), "--no-progress", "--db", str(path))  # checks on open: set aside, rebuilt
+    run = cli(
+        "index", str(notes), "--no-progress", "--db", str(path)
+    )  # checks on open: set aside, rebuilt
     assert run.returncode == 0 and "moved it to" in run.stderr, run.stderr

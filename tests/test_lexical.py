@@ -81,7 +81,10 @@ def test_edits_are_patched_in_place(engine, fixture_queries):
     version = engine._lexical_version
     runbook = ws / "handbook" / "runbooks" / "database-failover.md"
     text = runbook.read_text()
-    runbook.write_text(text.replace("replica", "standby follower", 3) + "\n\n## Zebra drill\n\nQuokka zebra drill.\n")
+    runbook.write_text(
+        text.replace("replica", "standby follower", 3)
+        + "\n\n## Zebra drill\n\nQuokka zebra drill.\n"
+    )
     engine.index_file(runbook, embed=False)
     gone = next((ws / "copy0").rglob("*.md"))
     gone.unlink()
@@ -89,7 +92,10 @@ def test_edits_are_patched_in_place(engine, fixture_queries):
     retitled = next((ws / "copy1").rglob("*.md"))
     retitled.write_text("# Entirely new title quokka\n\n" + retitled.read_text())
     engine.index_file(retitled, embed=False)
-    for q, prefix in queries(fixture_queries)[:40] + [("quokka zebra", False), ("standby follower", False)]:
+    for q, prefix in queries(fixture_queries)[:40] + [
+        ("quokka zebra", False),
+        ("standby follower", False),
+    ]:
         mem, sql = both(engine, q, prefix)
         assert_same(mem, sql, q)
     assert engine._lexical_version == version  # patched, not rebuilt
@@ -140,13 +146,21 @@ def test_lexical_index_unit():
     idx = LexicalIndex()
     # term, then each occurrence's row and column (0 title, 1 headings, 2 body)
     idx.reset([("alpha", "1,1,1,2", "0,2,2,2"), ("beta", "3,2,3", "1,2,2")])
-    assert len(idx) == 3 and idx.doc_freq(["alpha", "beta", "gamma"]) == {"alpha": 2, "beta": 2, "gamma": 0}
+    assert len(idx) == 3 and idx.doc_freq(["alpha", "beta", "gamma"]) == {
+        "alpha": 2,
+        "beta": 2,
+        "gamma": 0,
+    }
     hits = idx.search([Phrase("alpha")], 10, (2.0, 4.0, 1.0))
     assert [c for c, _ in hits] == [1, 2]  # row 1 has alpha in its title
-    assert [c for c, _ in idx.search([Phrase("al", prefix=True)], 10, (1.0, 1.0, 1.0))] == [c for c, _ in hits]
+    assert [c for c, _ in idx.search([Phrase("al", prefix=True)], 10, (1.0, 1.0, 1.0))] == [
+        c for c, _ in hits
+    ]
     idx.refresh([1], [])  # row 1 deleted
     assert idx.doc_freq(["alpha"]) == {"alpha": 1}
-    assert [c for c, _ in idx.search([Phrase("alpha"), Phrase("beta")], 10, (1.0, 1.0, 1.0))][0] == 2
+    assert [c for c, _ in idx.search([Phrase("alpha"), Phrase("beta")], 10, (1.0, 1.0, 1.0))][
+        0
+    ] == 2
     assert idx.search([Phrase("nothing")], 10, (1.0, 1.0, 1.0)) == []
 
 

@@ -64,7 +64,14 @@ def test_finds_links_with_positions_never_in_code():
         ("markdown", "t.md", "x", 18, "[t]"),
         ("wiki", "tw", None, 18, "[[t"),
     ]
-    assert [k.reference for k in links if k.kind == "markdown"] == [True, False, False, True, False, False]
+    assert [k.reference for k in links if k.kind == "markdown"] == [
+        True,
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
     multi = next(k for k in links if k.path == "m.md")
     assert (multi.end_line, lines[multi.end_line][: multi.end]) == (8, "  line](m.md)")
     assert next(k for k in links if k.kind == "wiki" and k.path == "wiki").text == "alias"

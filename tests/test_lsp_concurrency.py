@@ -40,8 +40,14 @@ async def test_two_servers_and_cli(ws: Path):
     try:
         await asyncio.gather(initialize(a, ws), initialize(b, ws))
         cli = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "mdseek", "index", str(ws), "--no-progress",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            sys.executable,
+            "-m",
+            "mdseek",
+            "index",
+            str(ws),
+            "--no-progress",
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         sa, sb = await asyncio.gather(wait_ready(a), wait_ready(b))
         out, err = await cli.communicate()
@@ -51,9 +57,15 @@ async def test_two_servers_and_cli(ws: Path):
 
         # A save handled by server A is visible to server B's search
         path = ws / "handbook/policies/expenses.md"
-        path.write_text(path.read_text() + "\n## Shared index check\n\nThe wombatcrossing rule applies.\n")
+        path.write_text(
+            path.read_text() + "\n## Shared index check\n\nThe wombatcrossing rule applies.\n"
+        )
         st0 = await status(a)
-        a.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri(path))))
+        a.text_document_did_save(
+            types.DidSaveTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=uri(path))
+            )
+        )
         await wait_updates(a, st0["updates_done"])
         res = await request(b, "mdseek/search", {"query": "wombatcrossing", "limit": 3})
         assert res["results"] and res["results"][0]["heading"] == "Shared index check"
@@ -68,7 +80,9 @@ async def test_two_servers_and_cli(ws: Path):
     try:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         docs = db.execute("SELECT count(*) FROM documents").fetchone()[0]
-        dup = db.execute("SELECT count(*) FROM (SELECT path FROM documents GROUP BY path HAVING count(*) > 1)").fetchone()[0]
+        dup = db.execute(
+            "SELECT count(*) FROM (SELECT path FROM documents GROUP BY path HAVING count(*) > 1)"
+        ).fetchone()[0]
         fts = db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
         chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
     finally:

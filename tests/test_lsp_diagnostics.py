@@ -60,25 +60,41 @@ async def push_client(lsp_client: LanguageClient, push_ws: Path):
     await lsp_client.shutdown_session()
 
 
-async def test_never_opened_file_gets_pushed_diagnostics(push_client: LanguageClient, push_ws: Path):
+async def test_never_opened_file_gets_pushed_diagnostics(
+    push_client: LanguageClient, push_ws: Path
+):
     await wait_ready(push_client)
     notes = uri(push_ws / "notes.md")
-    diags = await wait_for(lambda: push_client.diagnostics.get(notes), what="diagnostics of notes.md")
+    diags = await wait_for(
+        lambda: push_client.diagnostics.get(notes), what="diagnostics of notes.md"
+    )
     lines = {d.range.start.line: d.message for d in diags}
     assert set(lines) == {2, 6}, lines  # the two broken links; the reference link at its use
     assert "promote-the-replca" in lines[2] or "missing.md" in lines[2]
-    assert uri(push_ws / "clean.md") not in push_client.diagnostics  # nothing to clear, nothing sent
+    assert (
+        uri(push_ws / "clean.md") not in push_client.diagnostics
+    )  # nothing to clear, nothing sent
     n_before = len(push_client.diagnostics)
     # fixed on disk, outside the editor: the warning goes away
-    (push_ws / "notes.md").write_text(NEVER_OPENED.replace("promote-the-replca", "promote-the-replica").replace(" and [gone](missing.md)", "").replace("rebuild-old-primary", "rebuild-the-old-primary"))
-    push_client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=notes, type=types.FileChangeType.Changed)])
+    (push_ws / "notes.md").write_text(
+        NEVER_OPENED.replace("promote-the-replca", "promote-the-replica")
+        .replace(" and [gone](missing.md)", "")
+        .replace("rebuild-old-primary", "rebuild-the-old-primary")
     )
-    await wait_for(lambda: len(push_client.diagnostics.get(notes, [1])) == 0, what="cleared diagnostics")
+    push_client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=notes, type=types.FileChangeType.Changed)]
+        )
+    )
+    await wait_for(
+        lambda: len(push_client.diagnostics.get(notes, [1])) == 0, what="cleared diagnostics"
+    )
     assert len(push_client.diagnostics) == n_before
 
 
-async def test_quick_fix_points_a_broken_anchor_at_the_nearest_heading(push_client: LanguageClient, push_ws: Path):
+async def test_quick_fix_points_a_broken_anchor_at_the_nearest_heading(
+    push_client: LanguageClient, push_ws: Path
+):
     await wait_ready(push_client)
     path = push_ws / "fix.md"
     text = "# Fix\n\nGo [there](target.md#promote-replica) now.\n\n[r2]: target.md#rebuld-the-old-primary\n\nUse [it][r2].\n"
@@ -87,7 +103,10 @@ async def test_quick_fix_points_a_broken_anchor_at_the_nearest_heading(push_clie
     diags = await wait_for(lambda: push_client.diagnostics.get(u), what="diagnostics of fix.md")
     assert len(diags) == 2
     lines = text.split("\n")
-    for d, want_line, new in ((diags[0], 2, "promote-the-replica"), (diags[1], 4, "rebuild-the-old-primary")):
+    for d, want_line, new in (
+        (diags[0], 2, "promote-the-replica"),
+        (diags[1], 4, "rebuild-the-old-primary"),
+    ):
         actions = await push_client.text_document_code_action_async(
             types.CodeActionParams(
                 text_document=types.TextDocumentIdentifier(uri=u),
@@ -102,7 +121,9 @@ async def test_quick_fix_points_a_broken_anchor_at_the_nearest_heading(push_clie
         assert edit.new_text == new
         assert edit.range.start.line == want_line  # the reference definition, for [it][r2]
         line = lines[want_line]
-        fixed = line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+        fixed = (
+            line[: edit.range.start.character] + edit.new_text + line[edit.range.end.character :]
+        )
         assert f"target.md#{new}" in fixed, fixed
 
 
@@ -124,7 +145,9 @@ def pull_ws(tmp_path_factory) -> Path:
 
 def pull_caps() -> types.ClientCapabilities:
     caps = capabilities()
-    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(related_document_support=True)
+    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(
+        related_document_support=True
+    )
     caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=False)
     return caps
 
@@ -136,9 +159,13 @@ async def pull_client(lsp_client: LanguageClient, pull_ws: Path):
     await lsp_client.shutdown_session()
 
 
-async def test_workspace_pull_reports_every_indexed_file(pull_client: LanguageClient, pull_ws: Path):
+async def test_workspace_pull_reports_every_indexed_file(
+    pull_client: LanguageClient, pull_ws: Path
+):
     await wait_ready(pull_client)
-    report = await pull_client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=[]))
+    report = await pull_client.workspace_diagnostic_async(
+        types.WorkspaceDiagnosticParams(previous_result_ids=[])
+    )
     by_uri = {i.uri: i for i in report.items}
     notes, clean = uri(pull_ws / "notes.md"), uri(pull_ws / "clean.md")
     assert {i.range.start.line for i in by_uri[notes].items} == {2, 6}
@@ -150,16 +177,24 @@ async def test_workspace_pull_reports_every_indexed_file(pull_client: LanguageCl
     )
     assert len(doc.items) == 3
     again = await pull_client.text_document_diagnostic_async(
-        types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri=u), previous_result_id=doc.result_id)
+        types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri=u), previous_result_id=doc.result_id
+        )
     )
     assert again.kind == "unchanged"
     # a change on disk: the next workspace pull answers; unchanged files say so
-    previous = [types.PreviousResultId(uri=i.uri, value=i.result_id) for i in report.items if i.result_id]
+    previous = [
+        types.PreviousResultId(uri=i.uri, value=i.result_id) for i in report.items if i.result_id
+    ]
     # (the open above counts as a change: this pull answers at once, all unchanged)
-    settled = await pull_client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=previous))
+    settled = await pull_client.workspace_diagnostic_async(
+        types.WorkspaceDiagnosticParams(previous_result_ids=previous)
+    )
     assert {i.kind for i in settled.items} == {"unchanged"}
     pending = asyncio.ensure_future(
-        pull_client.workspace_diagnostic_async(types.WorkspaceDiagnosticParams(previous_result_ids=previous))
+        pull_client.workspace_diagnostic_async(
+            types.WorkspaceDiagnosticParams(previous_result_ids=previous)
+        )
     )
     await asyncio.sleep(0.5)
     assert not pending.done()  # nothing changed yet: the pull waits (long poll)
@@ -184,7 +219,12 @@ def test_nearest_heading_of_a_broken_anchor():
         "# Guide\n\n## Renaming things\n\n## Rollback — step 1: stop the deploy\n\n## Testing a migration\n\n"
         "## Café budget\n"
     )
-    assert nearest_headings(doc, "rolling-back-everything", False)[0] == "rollback--step-1-stop-the-deploy"
+    assert (
+        nearest_headings(doc, "rolling-back-everything", False)[0]
+        == "rollback--step-1-stop-the-deploy"
+    )
     assert nearest_headings(doc, "testing-migrations", False)[0] == "testing-a-migration"
     assert nearest_headings(doc, "cafe-budget", False)[0] == "café-budget"
-    assert nearest_headings(doc, "Renaming thing", True)[0] == "Renaming things"  # wiki: heading text
+    assert (
+        nearest_headings(doc, "Renaming thing", True)[0] == "Renaming things"
+    )  # wiki: heading text

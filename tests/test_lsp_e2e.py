@@ -84,7 +84,9 @@ async def test_progress_reported_with_counts(client: LanguageClient, ready: dict
     reports = [r for vals in client.progress_reports.values() for r in vals]
     kinds = [r.kind for r in reports]
     assert kinds[0] == "begin" and "report" in kinds and kinds[-1] == "end"
-    assert any(re.search(r"\d+/\d+ files parsed", r.message or "") for r in reports if r.kind == "report")
+    assert any(
+        re.search(r"\d+/\d+ files parsed", r.message or "") for r in reports if r.kind == "report"
+    )
     end = [r for r in reports if r.kind == "end"][-1]
     assert re.search(rf"{ready['files']} files, {ready['chunks']} chunks", end.message)
 
@@ -92,7 +94,9 @@ async def test_progress_reported_with_counts(client: LanguageClient, ready: dict
 async def test_file_watcher_registered(client: LanguageClient, ready: dict):
     regs = [r for r in client.registrations if r.method == types.WORKSPACE_DID_CHANGE_WATCHED_FILES]
     assert regs
-    globs = [w["globPattern"] if isinstance(w, dict) else w.glob_pattern for w in _watchers(regs[0])]
+    globs = [
+        w["globPattern"] if isinstance(w, dict) else w.glob_pattern for w in _watchers(regs[0])
+    ]
     assert "**/*.md" in globs
 
 
@@ -120,9 +124,7 @@ async def test_workspace_symbol_finds_sections_by_paraphrase(client: LanguageCli
     misses = []
     for q in paraphrases:
         res = await symbols(client, q["query"])
-        found = [
-            (s.location.uri, s.name) for s in res[:10]
-        ]
+        found = [(s.location.uri, s.name) for s in res[:10]]
         want = (uri(INIT["ws"] / q["path"]), q["heading"])
         if want in found:
             hits += 1
@@ -149,14 +151,27 @@ async def test_mdseek_search_shape(client: LanguageClient, ready: dict):
     res = await request(client, "mdseek/search", {"query": q["query"], "limit": 5})
     assert res["mode"] == "hybrid"
     assert 0 < len(res["results"]) <= 5
-    keys = {"uri", "path", "heading", "breadcrumb", "range", "start_line", "end_line", "score",
-            "snippet", "lexical_rank", "dense_rank"}
+    keys = {
+        "uri",
+        "path",
+        "heading",
+        "breadcrumb",
+        "range",
+        "start_line",
+        "end_line",
+        "score",
+        "snippet",
+        "lexical_rank",
+        "dense_rank",
+    }
     for r in res["results"]:
         assert set(r) == keys
         assert r["uri"] == uri(INIT["ws"] / r["path"])
         assert r["range"]["start"]["line"] == r["start_line"] < r["end_line"]
         assert r["range"]["start"]["character"] == 0
-    assert [r["score"] for r in res["results"]] == sorted((r["score"] for r in res["results"]), reverse=True)
+    assert [r["score"] for r in res["results"]] == sorted(
+        (r["score"] for r in res["results"]), reverse=True
+    )
     hit = [r for r in res["results"] if r["path"] == q["path"] and r["heading"] == q["heading"]]
     assert hit, res["results"]
     default = await request(client, "mdseek/search", {"query": "database"})
@@ -172,7 +187,9 @@ async def test_cancellation_of_superseded_queries(client: LanguageClient, ready:
         msg_id = f"sym-{n}-{time.monotonic_ns()}"
         fut = asyncio.ensure_future(
             client.protocol.send_request_async(
-                types.WORKSPACE_SYMBOL, types.WorkspaceSymbolParams(query=" ".join(words[:n])), msg_id=msg_id
+                types.WORKSPACE_SYMBOL,
+                types.WorkspaceSymbolParams(query=" ".join(words[:n])),
+                msg_id=msg_id,
             )
         )
         await asyncio.sleep(0)  # the request is on the wire
@@ -183,7 +200,9 @@ async def test_cancellation_of_superseded_queries(client: LanguageClient, ready:
     results = await asyncio.gather(*futures, return_exceptions=True)
     last = results[-1]
     assert isinstance(last, list) and last, last
-    cancelled = [r for r in results[:-1] if isinstance(r, (JsonRpcException, asyncio.CancelledError))]
+    cancelled = [
+        r for r in results[:-1] if isinstance(r, (JsonRpcException, asyncio.CancelledError))
+    ]
     answered = [r for r in results[:-1] if isinstance(r, list)]
     assert len(cancelled) + len(answered) == len(results) - 1, results
     assert cancelled, "no superseded query was cancelled"
@@ -266,7 +285,9 @@ async def test_document_symbols_follow_unsaved_buffer(client: LanguageClient, re
 # -- links ------------------------------------------------------------------------------
 
 
-GOOD_LINKS = [e for e in QUERIES["links"] if e["target_path"] and not e["kind"].startswith("broken")]
+GOOD_LINKS = [
+    e for e in QUERIES["links"] if e["target_path"] and not e["kind"].startswith("broken")
+]
 
 
 @pytest.mark.parametrize("entry", GOOD_LINKS, ids=lambda e: f"{e['kind']}:{e['path']}:{e['line']}")
@@ -294,7 +315,9 @@ async def test_hover_on_link_previews_target(client: LanguageClient, ready: dict
     res = await client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=u),
-            position=types.Position(line=entry["line"], character=utf16_col(line, link_col(line, "relative"))),
+            position=types.Position(
+                line=entry["line"], character=utf16_col(line, link_col(line, "relative"))
+            ),
         )
     )
     assert isinstance(res.contents, types.MarkupContent)
@@ -342,9 +365,15 @@ async def test_hover_and_definition_never_leave_the_workspace(client: LanguageCl
     for col in (1, 27, 70):
         pos = types.Position(line=2, character=col)
         tid = types.TextDocumentIdentifier(uri=u)
-        hov = await client.text_document_hover_async(types.HoverParams(text_document=tid, position=pos))
-        assert hov is None or ("TOP-SECRET" not in hov.contents.value and "root:" not in hov.contents.value)
-        d = await client.text_document_definition_async(types.DefinitionParams(text_document=tid, position=pos))
+        hov = await client.text_document_hover_async(
+            types.HoverParams(text_document=tid, position=pos)
+        )
+        assert hov is None or (
+            "TOP-SECRET" not in hov.contents.value and "root:" not in hov.contents.value
+        )
+        d = await client.text_document_definition_async(
+            types.DefinitionParams(text_document=tid, position=pos)
+        )
         assert d is None
 
 
@@ -504,21 +533,31 @@ async def test_folder_deleted_outside_the_editor(client: LanguageClient, ready: 
     n = len(list(adr.glob("*.md")))
     shutil.rmtree(adr)
     client.workspace_did_change_watched_files(
-        types.DidChangeWatchedFilesParams(changes=[types.FileEvent(uri=uri(adr), type=types.FileChangeType.Deleted)])
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=uri(adr), type=types.FileChangeType.Deleted)]
+        )
     )
     st1 = await wait_updates(client, st0["updates_done"])
     assert n and st1["files"] == len(list(ws.rglob("*.md")))  # a full reconcile: files on disk
-    res = await request(client, "mdseek/search", {"query": "ADR decision postgres redis", "limit": 50})
+    res = await request(
+        client, "mdseek/search", {"query": "ADR decision postgres redis", "limit": 50}
+    )
     assert not [r for r in res["results"] if r["path"].startswith("handbook/adr/")]
 
 
-async def test_workspace_folders_added_and_removed(client: LanguageClient, ready: dict, tmp_path: Path):
+async def test_workspace_folders_added_and_removed(
+    client: LanguageClient, ready: dict, tmp_path: Path
+):
     extra = tmp_path / "extra"
     extra.mkdir()
-    (extra / "garden.md").write_text("# Garden\n\n## Watering the tomatoes\n\nWater the tomatoes at dawn.\n")
+    (extra / "garden.md").write_text(
+        "# Garden\n\n## Watering the tomatoes\n\nWater the tomatoes at dawn.\n"
+    )
     client.workspace_did_change_workspace_folders(
         types.DidChangeWorkspaceFoldersParams(
-            event=types.WorkspaceFoldersChangeEvent(added=[types.WorkspaceFolder(uri=uri(extra), name="extra")], removed=[])
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=uri(extra), name="extra")], removed=[]
+            )
         )
     )
     await asyncio.sleep(0.2)
@@ -530,7 +569,9 @@ async def test_workspace_folders_added_and_removed(client: LanguageClient, ready
     assert res["results"][0]["path"].startswith("handbook/")  # merged across both roots
     client.workspace_did_change_workspace_folders(
         types.DidChangeWorkspaceFoldersParams(
-            event=types.WorkspaceFoldersChangeEvent(added=[], removed=[types.WorkspaceFolder(uri=uri(extra), name="extra")])
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[], removed=[types.WorkspaceFolder(uri=uri(extra), name="extra")]
+            )
         )
     )
     await asyncio.sleep(0.2)

@@ -74,7 +74,9 @@ def apply(text: str, edits: list[types.TextEdit]) -> str:
     def offset(p: types.Position) -> int:
         return sum(len(ln) + 1 for ln in lines[: p.line]) + utf16_to_col(lines[p.line], p.character)
 
-    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+    for e in sorted(
+        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+    ):
         a, b = offset(e.range.start), offset(e.range.end)
         text = text[:a] + e.new_text + text[b:]
     return text
@@ -90,7 +92,12 @@ def change(client: LanguageClient, u: str, text: str, version: int) -> None:
 
 
 async def actions(
-    client: LanguageClient, u: str, start: tuple[int, int], end: tuple[int, int] | None = None, trigger=types.CodeActionTriggerKind.Invoked, only=None
+    client: LanguageClient,
+    u: str,
+    start: tuple[int, int],
+    end: tuple[int, int] | None = None,
+    trigger=types.CodeActionTriggerKind.Invoked,
+    only=None,
 ) -> list[types.CodeAction]:
     end = end or start
     res = await client.text_document_code_action_async(
@@ -109,7 +116,8 @@ async def actions(
 async def definition_at(client: LanguageClient, u: str, line: int, col: int) -> types.Location:
     loc = await client.text_document_definition_async(
         types.DefinitionParams(
-            text_document=types.TextDocumentIdentifier(uri=u), position=types.Position(line=line, character=col)
+            text_document=types.TextDocumentIdentifier(uri=u),
+            position=types.Position(line=line, character=col),
         )
     )
     assert isinstance(loc, types.Location), loc
@@ -129,7 +137,10 @@ async def test_code_action_inserts_a_link_that_resolves(client: LanguageClient, 
     line3 = DRAFT.split("\n")[3]
     found = await actions(client, u, (3, len(line3)))
     assert 1 <= len(found) <= 5
-    assert all(a.title.startswith("Link to related section: ") and a.kind == "refactor.rewrite" for a in found)
+    assert all(
+        a.title.startswith("Link to related section: ") and a.kind == "refactor.rewrite"
+        for a in found
+    )
     assert all("handbook/notes/draft.md" not in a.title for a in found)  # elsewhere only
     act = next(a for a in found if FAILOVER in a.title)  # the section this paragraph is about
     (edit,) = act.edit.changes[u]
@@ -182,7 +193,9 @@ async def complete(client: LanguageClient, u: str, line: int, col: int) -> types
         types.CompletionParams(
             text_document=types.TextDocumentIdentifier(uri=u),
             position=types.Position(line=line, character=col),
-            context=types.CompletionContext(trigger_kind=types.CompletionTriggerKind.TriggerCharacter, trigger_character="("),
+            context=types.CompletionContext(
+                trigger_kind=types.CompletionTriggerKind.TriggerCharacter, trigger_character="("
+            ),
         )
     )
     assert isinstance(res, types.CompletionList)
@@ -204,7 +217,9 @@ async def test_completion_by_meaning_after_link_opener(client: LanguageClient, r
     assert res.is_incomplete  # ranked by meaning: asked again as the user types
     kinds = [i.kind for i in res.items]
     sections = [i for i in res.items if i.kind == types.CompletionItemKind.Reference]
-    assert sections and kinds.index(types.CompletionItemKind.File) > kinds.index(types.CompletionItemKind.Reference)
+    assert sections and kinds.index(types.CompletionItemKind.File) > kinds.index(
+        types.CompletionItemKind.Reference
+    )
     assert all(i.text_edit.new_text.count("#") == 1 for i in sections)
     files = {i.text_edit.new_text for i in res.items if i.kind == types.CompletionItemKind.File}
     assert "../howto/releasing.md" in files and "draft4.md" not in files
@@ -224,7 +239,9 @@ async def test_completion_by_meaning_after_link_opener(client: LanguageClient, r
     col2 = new2.split("\n")[3].index("rollback)") + len("rollback")
     res2 = await complete(client, u, 3, col2)
     sec2 = [i for i in res2.items if i.kind == types.CompletionItemKind.Reference]
-    assert sec2 and all(i.filter_text == "rollback" and i.text_edit.range.start.character == col2 - 8 for i in sec2)
+    assert sec2 and all(
+        i.filter_text == "rollback" and i.text_edit.range.start.character == col2 - 8 for i in sec2
+    )
 
 
 async def test_completion_by_meaning_in_wiki_links(client: LanguageClient, ready: dict):
@@ -258,20 +275,26 @@ async def test_links_to_non_ascii_headings_use_the_index_slug(client: LanguageCl
         "Caramelise the custard with a blowtorch until the sugar crackles; chill the ramekins first.\n"
     )
     st0 = await status(client)
-    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri(target))))
+    client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri(target)))
+    )
     await wait_updates(client, st0["updates_done"])
     deadline = time.monotonic() + 60
     while (await status(client))["pending_embeds"] and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     doc = ws / "handbook/notes/dessert.md"
-    text = "# Dessert\n\nFor the custard, caramelise the sugar with a blowtorch until it crackles.\n"
+    text = (
+        "# Dessert\n\nFor the custard, caramelise the sugar with a blowtorch until it crackles.\n"
+    )
     doc.write_text(text)
     u = open_doc(client, doc, text)
     found = await actions(client, u, (2, 10))
     act = next(a for a in found if "Crème brûlée" in a.title)
     (edit,) = act.edit.changes[u]
     want_slug = parse_text(target.read_text(), "über.md").headings[1].slug
-    assert edit.new_text == f" [Crème brûlée für Käsekuchen-Fans](../café%20notes/über.md#{want_slug})"
+    assert (
+        edit.new_text == f" [Crème brûlée für Käsekuchen-Fans](../café%20notes/über.md#{want_slug})"
+    )
     new = apply(text, [edit])
     change(client, u, new, 2)
     ln = new.split("\n")[2]

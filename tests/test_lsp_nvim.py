@@ -49,7 +49,9 @@ def test_neovim_end_to_end(tmp_path_factory, request, tmp_path, layout):
     col = line.index("](") - 1  # inside the link text (ASCII line: bytes == UTF-16 units)
     target = ws / link["target_path"]
     query = next(x for x in q["queries"] if x["kind"] == "keyword")
-    heading_line = next(i for i, ln in enumerate(file.read_text().split("\n")) if ln.startswith("## "))
+    heading_line = next(
+        i for i, ln in enumerate(file.read_text().split("\n")) if ln.startswith("## ")
+    )
     out = tmp_path / "nvim-results.json"
     env = {
         **os.environ,
@@ -68,7 +70,16 @@ def test_neovim_end_to_end(tmp_path_factory, request, tmp_path, layout):
     }
     init = install_config(layout, tmp_path / "config")
     proc = subprocess.run(
-        [NVIM, "--headless", "-u", str(init), "-i", "NONE", "-l", str(REPO / "tests/nvim/smoke.lua")],
+        [
+            NVIM,
+            "--headless",
+            "-u",
+            str(init),
+            "-i",
+            "NONE",
+            "-l",
+            str(REPO / "tests/nvim/smoke.lua"),
+        ],
         cwd=ws,
         env=env,
         capture_output=True,

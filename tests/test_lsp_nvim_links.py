@@ -45,18 +45,39 @@ def test_neovim_links_by_meaning(tmp_path_factory, request, tmp_path):
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
-    init = install_config("lsp-dir", tmp_path / "config")  # the shipped lsp/mdseek.lua, as documented
+    init = install_config(
+        "lsp-dir", tmp_path / "config"
+    )  # the shipped lsp/mdseek.lua, as documented
     proc = subprocess.run(
-        [NVIM, "--headless", "-u", str(init), "-i", "NONE", "-l", str(REPO / "tests/nvim/links.lua")],
-        cwd=ws, env=env, capture_output=True, text=True, timeout=170,
+        [
+            NVIM,
+            "--headless",
+            "-u",
+            str(init),
+            "-i",
+            "NONE",
+            "-l",
+            str(REPO / "tests/nvim/links.lua"),
+        ],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=170,
     )
     res = json.loads(out.read_text()) if out.exists() else {}
-    assert proc.returncode == 0 and res and "error" not in res, (proc.returncode, res, proc.stderr[-3000:])
+    assert proc.returncode == 0 and res and "error" not in res, (
+        proc.returncode,
+        res,
+        proc.stderr[-3000:],
+    )
     assert "invalid settings" not in proc.stderr  # init_options = {} arrives as [] from Lua
     assert all(t.startswith("Link to related section: ") for t in res["titles"])
     target = parse_text((ws / FAILOVER).read_text(), FAILOVER)
     # the action's link: [Heading](../runbooks/database-failover.md#slug) at the paragraph's end
-    m = re.search(r" \[([^\]]+)\]\(\.\./runbooks/database-failover\.md#([^)]+)\)\.$", res["after_action"])
+    m = re.search(
+        r" \[([^\]]+)\]\(\.\./runbooks/database-failover\.md#([^)]+)\)\.$", res["after_action"]
+    )
     assert m, res["after_action"]
     heading = next(h for h in target.headings if h.slug == m.group(2))
     assert m.group(1) == heading.text
@@ -66,4 +87,7 @@ def test_neovim_links_by_meaning(tmp_path_factory, request, tmp_path):
     assert anchor and res["after_completion"] == f"See [the steps]({res['completion_top']}"
     tpath = (draft.parent / path).resolve()
     tdoc = parse_text(tpath.read_text(), tpath.name)
-    assert res["completion_jump"] == [str(tpath), next(h.line for h in tdoc.headings if h.slug == anchor)]
+    assert res["completion_jump"] == [
+        str(tpath),
+        next(h.line for h in tdoc.headings if h.slug == anchor),
+    ]

@@ -29,8 +29,12 @@ def tiny(tmp_path) -> Path:
 
 
 def initialize_msg(mid: int, ws: Path) -> dict:
-    return {"jsonrpc": "2.0", "id": mid, "method": "initialize",
-            "params": {"processId": None, "rootUri": ws.as_uri(), "capabilities": {}}}
+    return {
+        "jsonrpc": "2.0",
+        "id": mid,
+        "method": "initialize",
+        "params": {"processId": None, "rootUri": ws.as_uri(), "capabilities": {}},
+    }
 
 
 def no_tracebacks(server: RawServer) -> None:
@@ -47,26 +51,36 @@ def test_framing_errors_are_logged_and_the_reader_resynchronises(tiny):
         s.send(initialize_msg(2, tiny))
         res = s.wait_response(2, timeout=60)
         assert res is not None and "capabilities" in res["result"]
-        assert s.wait_response(1, timeout=0.5) is None  # the unframed one is skipped, not guessed at
+        assert (
+            s.wait_response(1, timeout=0.5) is None
+        )  # the unframed one is skipped, not guessed at
         s.notify("initialized", {})
 
         def status_via(raw_prefix: bytes, header: bytes = b"Content-Length") -> dict | None:
             mid = s.next_id()
-            body = json.dumps({"jsonrpc": "2.0", "id": mid, "method": "mdseek/status", "params": {}}).encode()
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": mid, "method": "mdseek/status", "params": {}}
+            ).encode()
             s.send_raw(raw_prefix + header + b": %d\r\n\r\n" % len(body) + body)
             return s.wait_response(mid, timeout=30)
 
         assert status_via(b"garbage without a header\r\n\x00\xff\xfe\r\n\r\n") is not None
-        assert status_via(b"", header=b"content-length") is not None  # header names are case-insensitive
+        assert (
+            status_via(b"", header=b"content-length") is not None
+        )  # header names are case-insensitive
         assert status_via(b"Content-Length: 99999999999999\r\n\r\n{}") is not None  # absurd length
-        assert status_via(os.urandom(3000).replace(b"\n", b"")) is not None  # binary junk, no line break
+        assert (
+            status_via(os.urandom(3000).replace(b"\n", b"")) is not None
+        )  # binary junk, no line break
         # A body that is not JSON, or not a JSON-RPC message: answered with id null.
         s.send_raw(b"Content-Length: 9\r\n\r\n{not json")
         s.send_raw(frame([1, 2, 3]))
         deep = b"[" * 100_000 + b"]" * 100_000  # nesting deeper than any parser's recursion
         s.send_raw(b"Content-Length: %d\r\n\r\n" % len(deep) + deep)
         s.send({"jsonrpc": "2.0", "id": {"an": "object"}, "method": "mdseek/status"})
-        s.send({"jsonrpc": "2.0", "id": 424242, "result": {"not": "asked for"}})  # an answer to nothing
+        s.send(
+            {"jsonrpc": "2.0", "id": 424242, "result": {"not": "asked for"}}
+        )  # an answer to nothing
         deadline = time.monotonic() + 10
         while None not in s.responses and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -97,11 +111,17 @@ def test_every_request_with_invalid_params_gets_an_answer(tiny):
         ("textDocument/documentSymbol", {"textDocument": None}),
         ("workspace/symbol", {"query": {"nested": True}}),
         ("textDocument/completion", {"textDocument": {"uri": u}, "position": "here"}),
-        ("textDocument/references", {"textDocument": {"uri": u}, "context": {"includeDeclaration": True}}),
+        (
+            "textDocument/references",
+            {"textDocument": {"uri": u}, "context": {"includeDeclaration": True}},
+        ),
         ("textDocument/definition", None),
         ("textDocument/hover", [1, 2]),
         ("textDocument/documentSymbol", {}),
-        ("textDocument/hover", {"textDocument": {"uri": u}, "position": {"line": -5, "character": 10**12}}),
+        (
+            "textDocument/hover",
+            {"textDocument": {"uri": u}, "position": {"line": -5, "character": 10**12}},
+        ),
         ("mdseek/search", "a string"),
         ("mdseek/search", {"query": ["not", "text"], "limit": "ten"}),
     ]
@@ -118,17 +138,33 @@ def test_every_request_with_invalid_params_gets_an_answer(tiny):
             assert "traceback" not in json.dumps(err.get("data")).lower()
         # Requests that pass the schema but make no sense are answered too.
         for method, params in [
-            ("textDocument/definition", {"textDocument": {"uri": "not a uri"}, "position": {"line": 0, "character": 0}}),
-            ("textDocument/hover", {"textDocument": {"uri": u}, "position": {"line": 10**6, "character": 10**6}}),
-            ("textDocument/documentSymbol", {"textDocument": {"uri": "file:///nonexistent/\u0000.md"}}),
+            (
+                "textDocument/definition",
+                {"textDocument": {"uri": "not a uri"}, "position": {"line": 0, "character": 0}},
+            ),
+            (
+                "textDocument/hover",
+                {"textDocument": {"uri": u}, "position": {"line": 10**6, "character": 10**6}},
+            ),
+            (
+                "textDocument/documentSymbol",
+                {"textDocument": {"uri": "file:///nonexistent/\u0000.md"}},
+            ),
         ]:
             res = s.request(method, params, timeout=20)
-            assert res is not None and ("result" in res or "traceback" not in json.dumps(res["error"]).lower())
+            assert res is not None and (
+                "result" in res or "traceback" not in json.dumps(res["error"]).lower()
+            )
         # A notification with invalid params is dropped (nothing to answer), one that
         # fails is logged in one line; no pop-up for the user, and the server goes on.
         s.notify("textDocument/didOpen", {"textDocument": {"uri": 5}})
-        s.notify("textDocument/didChange", {"textDocument": {"uri": tiny.as_uri() + "/never-opened.md", "version": 2},
-                                            "contentChanges": [{"text": "# x"}]})
+        s.notify(
+            "textDocument/didChange",
+            {
+                "textDocument": {"uri": tiny.as_uri() + "/never-opened.md", "version": 2},
+                "contentChanges": [{"text": "# x"}],
+            },
+        )
         s.notify("textDocument/didSave", {"textDocument": {"uri": "file:///tmp/%00.md"}})
         assert s.status()["state"]
         assert not [m for m in s.notifications if m["method"] == "window/showMessage"]
@@ -142,7 +178,9 @@ def test_a_client_answering_configuration_with_null_does_not_stall_the_server(ti
 
     with NullConfig(tiny) as s:
         s.initialize(tiny)
-        st = s.wait_state(("indexing", "ready", "lexical-only"), 120, pred=lambda st: st["files"] > 0)
+        st = s.wait_state(
+            ("indexing", "ready", "lexical-only"), 120, pred=lambda st: st["files"] > 0
+        )
         assert st["roots"][0]["state"] != "starting"
 
 
@@ -156,7 +194,9 @@ def test_odd_strings_in_queries_and_documents(tmp_path, golden_index):
         s.wait_state(("ready",), 300)
 
         def names(method: str, query: str) -> list[str]:
-            params = {"query": query} if method == "workspace/symbol" else {"query": query, "limit": 5}
+            params = (
+                {"query": query} if method == "workspace/symbol" else {"query": query, "limit": 5}
+            )
             res = s.request(method, params, timeout=60)
             assert res is not None and "result" in res, (method, repr(query[:40]), res)
             rows = res["result"] if method == "workspace/symbol" else res["result"]["results"]
@@ -171,9 +211,17 @@ def test_odd_strings_in_queries_and_documents(tmp_path, golden_index):
             assert names(method, "replica " + "lorem ipsum dolor " * 12_000)  # ~200 KB
         # A buffer with a lone surrogate and NUL bytes still has an outline.
         path = ws / "odd.md"
-        s.notify("textDocument/didOpen", {"textDocument": {
-            "uri": path.as_uri(), "languageId": "markdown", "version": 1,
-            "text": "# Title \ud800 here\n\nbody\x00 text\n\n## Second \udfff\n"}})
+        s.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": path.as_uri(),
+                    "languageId": "markdown",
+                    "version": 1,
+                    "text": "# Title \ud800 here\n\nbody\x00 text\n\n## Second \udfff\n",
+                }
+            },
+        )
         res = s.request("textDocument/documentSymbol", {"textDocument": {"uri": path.as_uri()}})
         assert res is not None and "result" in res and res["result"], res
         no_tracebacks(s)
@@ -192,7 +240,9 @@ def test_corrupt_index_is_told_and_rebuilt(tiny):
         msg = s.wait_notification("window/showMessage", timeout=120)
         assert msg is not None, s.stderr()[-2000:]
         text = msg["params"]["message"]
-        assert "not a readable SQLite database" in text and "moved it to" in text and str(bad) in text
+        assert (
+            "not a readable SQLite database" in text and "moved it to" in text and str(bad) in text
+        )
         st = s.wait_state(("indexing", "ready"), 120, pred=lambda st: st["files"] == 2)
         assert st["roots"][0]["index_path"] == str(bad)
         res = s.request("workspace/symbol", {"query": "postgres"}, timeout=60)
@@ -229,7 +279,9 @@ def test_exit_while_embedding_is_fast_and_quiet(tmp_path, polite):
     with RawServer(tmp_path) as s:
         s.initialize(ws)
         st = s.wait_state(
-            ("indexing",), 600, pred=lambda st: st["embedded_total"] > 0 and st["pending_embeds"] > 0
+            ("indexing",),
+            600,
+            pred=lambda st: st["embedded_total"] > 0 and st["pending_embeds"] > 0,
         )  # embedding: some vectors written, more to go
         t0 = time.monotonic()
         if polite:
@@ -237,7 +289,9 @@ def test_exit_while_embedding_is_fast_and_quiet(tmp_path, polite):
         s.notify("exit")
         code = s.wait_exit(30)
         took = time.monotonic() - t0
-        print(f"exit took {took:.2f}s with {st['pending_embeds']} chunks pending, {st['embedded_total']} embedded")
+        print(
+            f"exit took {took:.2f}s with {st['pending_embeds']} chunks pending, {st['embedded_total']} embedded"
+        )
         assert code == (0 if polite else 1)
         err = s.stderr().strip().splitlines()
         assert len(err) <= 1 and all("indexing" in ln for ln in err), err

@@ -31,8 +31,12 @@ def test_parse_settings_defaults_and_problems():
     assert s.max_file_size == Settings().max_file_size
     assert s.model == "/no/such/model-dir"  # a string: its loadability is checked by the engine
     assert len(problems) == 4 and any("searchLimit" in p for p in problems)
-    good, problems = parse_settings({"searchLimit": 3}, {"mdseek": {"hoverRelated": 0, "model": ""}})
-    assert problems == [] and good.search_limit == 3 and good.hover_related == 0 and good.model is None
+    good, problems = parse_settings(
+        {"searchLimit": 3}, {"mdseek": {"hoverRelated": 0, "model": ""}}
+    )
+    assert (
+        problems == [] and good.search_limit == 3 and good.hover_related == 0 and good.model is None
+    )
     assert ".mdseek" in " ".join(good.file_filter().exclude)
 
 

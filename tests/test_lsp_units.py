@@ -12,7 +12,11 @@ from mdseek.lsp.features import document_symbols, hover_section
 
 def test_positions_utf16_utf8_utf32():
     lines = ["a😀b é"]
-    for enc, want in ((types.PositionEncodingKind.Utf16, 4), (types.PositionEncodingKind.Utf8, 6), (types.PositionEncodingKind.Utf32, 3)):
+    for enc, want in (
+        (types.PositionEncodingKind.Utf16, 4),
+        (types.PositionEncodingKind.Utf8, 6),
+        (types.PositionEncodingKind.Utf32, 3),
+    ):
         pos = Positions(enc)
         p = pos.to_client(lines, 0, 3)  # before " "
         assert p.character == want

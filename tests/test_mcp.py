@@ -94,7 +94,9 @@ async def test_tools_answer_from_the_index(ws: Path):
         for q in qs:
             res = await call(client, "search", {"query": q["query"], "limit": 3})
             assert res["mode"] == "hybrid" and res["note"] is None
-            assert (q["path"], q["heading"]) in [(r["path"], r["heading"]) for r in res["results"]], q
+            assert (q["path"], q["heading"]) in [
+                (r["path"], r["heading"]) for r in res["results"]
+            ], q
         # ... and, for any query, exactly the engine's ranking (one code path)
         from mdseek.index.engine import Engine
 
@@ -111,7 +113,16 @@ async def test_tools_answer_from_the_index(ws: Path):
 
         res = await call(client, "search", {"query": qs[0]["query"], "limit": 3})
         top = res["results"][0]
-        assert set(top) >= {"path", "heading", "anchor", "breadcrumb", "start_line", "end_line", "score", "snippet"}
+        assert set(top) >= {
+            "path",
+            "heading",
+            "anchor",
+            "breadcrumb",
+            "start_line",
+            "end_line",
+            "score",
+            "snippet",
+        }
 
         # get_section: exactly that section's lines of the file
         sec = await call(client, "get_section", {"path": top["path"], "anchor": top["anchor"]})
@@ -120,11 +131,17 @@ async def test_tools_answer_from_the_index(ws: Path):
         assert sec["markdown"] == "\n".join(lines[sec["start_line"] - 1 : sec["end_line"]])
         assert sec["markdown"].startswith("#") and top["heading"] in sec["markdown"].split("\n")[0]
         assert sec["end_line"] <= top["end_line"]
-        by_heading = await call(client, "get_section", {"path": top["path"], "heading": top["heading"]})
-        by_line = await call(client, "get_section", {"path": top["path"], "line": top["start_line"] + 1})
+        by_heading = await call(
+            client, "get_section", {"path": top["path"], "heading": top["heading"]}
+        )
+        by_line = await call(
+            client, "get_section", {"path": top["path"], "line": top["start_line"] + 1}
+        )
         assert by_heading["markdown"] == by_line["markdown"] == sec["markdown"]
         whole = await call(
-            client, "get_section", {"path": top["path"], "anchor": top["anchor"], "include_subsections": True}
+            client,
+            "get_section",
+            {"path": top["path"], "anchor": top["anchor"], "include_subsections": True},
         )
         assert whole["markdown"].startswith(sec["markdown"])
 
@@ -140,16 +157,26 @@ async def test_tools_answer_from_the_index(ws: Path):
         assert any(h["anchor"] == top["anchor"] for h in out["headings"])
 
         # related: sections of other files
-        rel = await call(client, "related", {"path": top["path"], "anchor": top["anchor"], "limit": 4})
+        rel = await call(
+            client, "related", {"path": top["path"], "anchor": top["anchor"], "limit": 4}
+        )
         assert rel["results"] and all(r["path"] != top["path"] for r in rel["results"])
 
         # a path glob keeps results inside it
         res = await call(client, "search", {"query": "rollback", "limit": 5, "path": "howto/**"})
         assert res["results"] == []  # a glob with a folder is relative to the served folder
-        res = await call(client, "search", {"query": "rollback", "limit": 5, "path": "handbook/howto/**"})
-        assert res["results"] and all(r["path"].startswith("handbook/howto/") for r in res["results"])
-        res = await call(client, "search", {"query": "rollback", "limit": 5, "path": "releasing.md"})
-        assert res["results"] and {r["path"] for r in res["results"]} == {"handbook/howto/releasing.md"}
+        res = await call(
+            client, "search", {"query": "rollback", "limit": 5, "path": "handbook/howto/**"}
+        )
+        assert res["results"] and all(
+            r["path"].startswith("handbook/howto/") for r in res["results"]
+        )
+        res = await call(
+            client, "search", {"query": "rollback", "limit": 5, "path": "releasing.md"}
+        )
+        assert res["results"] and {r["path"] for r in res["results"]} == {
+            "handbook/howto/releasing.md"
+        }
 
 
 async def test_bad_arguments_are_clear_tool_errors(ws: Path):
@@ -167,7 +194,9 @@ async def test_bad_arguments_are_clear_tool_errors(ws: Path):
         assert "limit" in await error(client, "search", {"query": "x", "limit": 0})
         assert "mode" in await error(client, "search", {"query": "x", "mode": "psychic"})
         assert "query" in await error(client, "search", {})
-        assert "no such markdown file" in await error(client, "outline", {"path": "handbook/nope.md"})
+        assert "no such markdown file" in await error(
+            client, "outline", {"path": "handbook/nope.md"}
+        )
         res = await client.call_tool("no_such_tool", {})
         assert res.is_error
         # the server is still fine afterwards
@@ -212,25 +241,38 @@ async def test_nothing_outside_the_served_folder(ws: Path, tmp_path: Path):
                 assert SECRET not in text and "root:" not in text, (tool, p)
         res = await call(client, "search", {"query": SECRET, "limit": 20})
         assert all(SECRET not in r["snippet"] for r in res["results"])
-        assert all("secret.md" not in r["path"] and "outside" not in r["path"] for r in res["results"])
+        assert all(
+            "secret.md" not in r["path"] and "outside" not in r["path"] for r in res["results"]
+        )
 
 
 async def test_fresh_without_an_editor(ws: Path):
     async with mcp_client(ws) as client:
         await wait_mcp_ready(client)
         path = ws / "handbook/policies/travel.md"
-        path.write_text(path.read_text() + "\n## Okapi allowance\n\nThe quillwhistle stipend covers okapi rides.\n")
+        path.write_text(
+            path.read_text()
+            + "\n## Okapi allowance\n\nThe quillwhistle stipend covers okapi rides.\n"
+        )
         await asyncio.sleep(1.1)  # the longest an mtime scan waits after the last one
         res = await call(client, "search", {"query": "quillwhistle", "limit": 3, "mode": "lexical"})
         assert res["results"][0]["heading"] == "Okapi allowance"  # rechunked before the answer
-        sec = await call(client, "get_section", {"path": "handbook/policies/travel.md", "anchor": "okapi-allowance"})
+        sec = await call(
+            client,
+            "get_section",
+            {"path": "handbook/policies/travel.md", "anchor": "okapi-allowance"},
+        )
         assert "quillwhistle stipend" in sec["markdown"]
         # vectors follow in the background: the status says when
         deadline = time.monotonic() + 60
-        while (st := await call(client, "status"))["pending_embeds"] and time.monotonic() < deadline:
+        while (st := await call(client, "status"))[
+            "pending_embeds"
+        ] and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
         assert st["pending_embeds"] == 0
-        res = await call(client, "search", {"query": "stipend for okapi rides", "limit": 3, "mode": "dense"})
+        res = await call(
+            client, "search", {"query": "stipend for okapi rides", "limit": 3, "mode": "dense"}
+        )
         assert res["results"][0]["heading"] == "Okapi allowance"  # by meaning too
         # a deleted file leaves the index at the next call
         gone = ws / "handbook/policies/leave.md"
@@ -238,13 +280,17 @@ async def test_fresh_without_an_editor(ws: Path):
         await asyncio.sleep(1.1)  # the mtime scan runs at most once a second
         res = await call(client, "search", {"query": "parental leave", "limit": 20})
         assert all(r["path"] != "handbook/policies/leave.md" for r in res["results"])
-        assert "no such markdown file" in await error(client, "outline", {"path": "handbook/policies/leave.md"})
+        assert "no such markdown file" in await error(
+            client, "outline", {"path": "handbook/policies/leave.md"}
+        )
 
 
 async def test_two_folders_prefix_paths(ws: Path, tmp_path: Path):
     other = tmp_path / "notes"
     other.mkdir()
-    (other / "garden.md").write_text("# Garden\n\n## Compost\n\nTurn the marrowbloom compost weekly.\n")
+    (other / "garden.md").write_text(
+        "# Garden\n\n## Compost\n\nTurn the marrowbloom compost weekly.\n"
+    )
     async with mcp_client(ws, other) as client:
         await wait_mcp_ready(client)
         res = await call(client, "search", {"query": "marrowbloom compost", "limit": 3})
@@ -268,28 +314,44 @@ async def test_beside_a_running_language_server(ws: Path):
             await asyncio.gather(wait_ready(lsp), wait_mcp_ready(client))
             # an edit the language server indexes on save is found through MCP
             a = ws / "handbook/policies/expenses.md"
-            a.write_text(a.read_text() + "\n## Shared index check\n\nThe wombatcrossing rule applies.\n")
+            a.write_text(
+                a.read_text() + "\n## Shared index check\n\nThe wombatcrossing rule applies.\n"
+            )
             st0 = await request(lsp, "mdseek/status", {})
             lsp.text_document_did_save(
-                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri(a)))
+                types.DidSaveTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri(a))
+                )
             )
             await wait_updates(lsp, st0["updates_done"])
             res = await call(client, "search", {"query": "wombatcrossing", "limit": 3})
             assert res["results"][0]["heading"] == "Shared index check"
             # an edit MCP indexes (on its own mtime scan) is found by the language server
             b = ws / "handbook/policies/security.md"
-            b.write_text(b.read_text() + "\n## Second writer\n\nThe pangolinferry key is rotated.\n")
+            b.write_text(
+                b.read_text() + "\n## Second writer\n\nThe pangolinferry key is rotated.\n"
+            )
             await asyncio.sleep(1.1)
-            res = await call(client, "search", {"query": "pangolinferry", "limit": 3, "mode": "lexical"})
+            res = await call(
+                client, "search", {"query": "pangolinferry", "limit": 3, "mode": "lexical"}
+            )
             assert res["results"][0]["heading"] == "Second writer"
             while (await call(client, "status"))["pending_embeds"]:  # its vector, in the background
                 await asyncio.sleep(0.1)
-            found = await request(lsp, "mdseek/search", {"query": "is the pangolinferry key rotated", "limit": 3})
+            found = await request(
+                lsp, "mdseek/search", {"query": "is the pangolinferry key rotated", "limit": 3}
+            )
             assert found["results"] and found["results"][0]["heading"] == "Second writer"
             # both keep searching while the other writes
             await asyncio.gather(
-                *(call(client, "search", {"query": q["query"]}) for q in fixture_queries()["queries"][:4]),
-                *(request(lsp, "mdseek/search", {"query": q["query"]}) for q in fixture_queries()["queries"][:4]),
+                *(
+                    call(client, "search", {"query": q["query"]})
+                    for q in fixture_queries()["queries"][:4]
+                ),
+                *(
+                    request(lsp, "mdseek/search", {"query": q["query"]})
+                    for q in fixture_queries()["queries"][:4]
+                ),
             )
     finally:
         try:
@@ -300,8 +362,13 @@ async def test_beside_a_running_language_server(ws: Path):
     db = sqlite3.connect(ws / ".mdseek/index.sqlite")
     try:
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        dup = db.execute("SELECT count(*) FROM (SELECT path FROM documents GROUP BY path HAVING count(*) > 1)").fetchone()[0]
+        dup = db.execute(
+            "SELECT count(*) FROM (SELECT path FROM documents GROUP BY path HAVING count(*) > 1)"
+        ).fetchone()[0]
         assert dup == 0
-        assert db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0] == db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        assert (
+            db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0]
+            == db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        )
     finally:
         db.close()

@@ -48,7 +48,10 @@ def test_export_is_the_fused_graph(onnx_embedder):
 
     folder = model_cache_dir(onnx_embedder.model_id)
     m = read_manifest(folder)
-    ops = [n.op_type for n in onnx.load(str(folder / "model.onnx"), load_external_data=False).graph.node]
+    ops = [
+        n.op_type
+        for n in onnx.load(str(folder / "model.onnx"), load_external_data=False).graph.node
+    ]
     assert ops.count("Attention") == 6 == m["fused"]["Attention"], m["fused"]
     assert ops.count("SkipLayerNormalization") == 12 and "Softmax" not in ops and "IsNaN" not in ops
 
@@ -77,7 +80,10 @@ def test_old_format_export_is_redone(tmp_path, monkeypatch, onnx_embedder):
 def test_onnx_agrees_with_torch_on_real_chunks(onnx_embedder, indexed_ws):
     """Chunk texts of the handbook (mixed lengths, so mixed padding), both backends."""
     rows = indexed_ws.store.db.execute("SELECT embedding_text FROM chunks ORDER BY id").fetchall()
-    texts = [r[0] for r in rows][::4][:60] + ["database failover", "how do I get reimbursed for a taxi"]
+    texts = [r[0] for r in rows][::4][:60] + [
+        "database failover",
+        "how do I get reimbursed for a taxi",
+    ]
     got = onnx_embedder.encode(texts)
     ref = Embedder(settings=EmbedSettings(backend="torch")).encode(texts)
     assert got.shape == ref.shape and got.dtype == np.float32
@@ -186,5 +192,7 @@ def test_server_settings_choose_backend_and_threads(monkeypatch):
 
 
 def test_engines_of_one_process_share_the_onnx_session(onnx_embedder):
-    other = Embedder(settings=EmbedSettings(backend="onnx", threads=onnx_embedder.settings.n_threads))
+    other = Embedder(
+        settings=EmbedSettings(backend="onnx", threads=onnx_embedder.settings.n_threads)
+    )
     assert other.load() is onnx_embedder.load()

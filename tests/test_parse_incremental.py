@@ -14,9 +14,29 @@ from mdseek.index.parse import REPARSE_STATS, parse_text, reparse
 EXAMPLES = int(os.environ.get("MDSEEK_FUZZ_EXAMPLES", "150"))
 
 EDIT_LINES = st.sampled_from(
-    ["", "plain words here", "# New heading", "## Sub", "```", "~~~python", "---", "***", "===",
-     "[r9]: ./x.md", "<div>", "</div>", "    indented code", "| a | b |", "|---|---|", "- item", "> quote",
-     "title: x", "<!--", "-->", "1. first"]
+    [
+        "",
+        "plain words here",
+        "# New heading",
+        "## Sub",
+        "```",
+        "~~~python",
+        "---",
+        "***",
+        "===",
+        "[r9]: ./x.md",
+        "<div>",
+        "</div>",
+        "    indented code",
+        "| a | b |",
+        "|---|---|",
+        "- item",
+        "> quote",
+        "title: x",
+        "<!--",
+        "-->",
+        "1. first",
+    ]
 )
 
 
@@ -53,7 +73,12 @@ def shape(doc):
     )
 
 
-@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(pair=edited())
 def test_reparse_equals_full_parse(pair):
     before, after = pair
@@ -68,7 +93,10 @@ def test_reparse_of_one_line_edit_in_a_big_file():
     for edit, how in (
         (md.replace("words of part 150.", "words of part 150, edited."), "partial"),
         (md.replace("code 150\n```", "code 150"), "full"),  # an unclosed fence swallows the rest
-        (md.replace("## Part 10\n", "## Part 10\n\n[ref]: ./x.md\n"), "full"),  # references change headings
+        (
+            md.replace("## Part 10\n", "## Part 10\n\n[ref]: ./x.md\n"),
+            "full",
+        ),  # references change headings
         (md.replace("## Part 299\n", "Part 299\n---\n"), "partial"),
         (md.replace("title: Big", "title: Bigger"), "full"),
     ):

@@ -147,7 +147,9 @@ def test_explain_adds_up():
     for x in rank_sections(lists, SPANS, r):
         ex = x.explain(r)
         json.dumps(ex)
-        sec = sum(ex["weights"][n] * (ex[n]["normalised"] or 0.0) for n in ("lexical", "dense") if n in ex)
+        sec = sum(
+            ex["weights"][n] * (ex[n]["normalised"] or 0.0) for n in ("lexical", "dense") if n in ex
+        )
         assert ex["section"] == pytest.approx(sec, abs=1e-5)
         assert ex["final"] == pytest.approx(0.75 * ex["section"] + 0.25 * ex["document"], abs=1e-5)
         assert ex["document"] >= ex["section"] - 1e-9

@@ -17,7 +17,10 @@ def rank_of(results, path, heading):
 
 
 def top3_rate(eng, queries, mode):
-    found = [rank_of(eng.search(q["query"], limit=10, mode=mode).results, q["path"], q["heading"]) for q in queries]
+    found = [
+        rank_of(eng.search(q["query"], limit=10, mode=mode).results, q["path"], q["heading"])
+        for q in queries
+    ]
     return sum(1 for r in found if r is not None and r <= 3) / len(queries), found
 
 
@@ -41,7 +44,9 @@ def test_paraphrases_find_the_section_by_meaning(indexed_ws, fixture_queries):
     dense, _ = top3_rate(indexed_ws, qs, "dense")
     lexical, _ = top3_rate(indexed_ws, qs, "lexical")
     n = len(qs)
-    print(f"\nparaphrases in top 3 of {n}: hybrid {round(hybrid * n)}, dense {round(dense * n)}, lexical {round(lexical * n)}")
+    print(
+        f"\nparaphrases in top 3 of {n}: hybrid {round(hybrid * n)}, dense {round(dense * n)}, lexical {round(lexical * n)}"
+    )
     assert dense >= 0.65 and hybrid >= 0.5
     assert dense > lexical  # the point of embeddings: meaning, not words
 
@@ -50,21 +55,59 @@ def test_tail_facts_of_long_documents_are_found(indexed_ws, fixture_queries):
     """Facts in the last 15% of 3,500+ word documents: a chunker that truncates
     at the model's window would never embed them."""
     qs = by_kind(fixture_queries, "tail")
-    ranks = [rank_of(indexed_ws.search(q["query"], limit=10).results, q["path"], q["heading"]) for q in qs]
+    ranks = [
+        rank_of(indexed_ws.search(q["query"], limit=10).results, q["path"], q["heading"])
+        for q in qs
+    ]
     assert all(r is not None for r in ranks), ranks
     assert sum(1 for r in ranks if r <= 3) >= len(qs) - 1, ranks
     for q in qs:  # and the fact really is past the first window of its document
-        sec = next(s for s in indexed_ws.store.document_sections(q["path"]) if s.heading == q["heading"])
+        sec = next(
+            s for s in indexed_ws.store.document_sections(q["path"]) if s.heading == q["heading"]
+        )
         chunks = indexed_ws.store.document_chunks(q["path"])
         covering = [c for c in chunks if c.section_first <= sec.ordinal <= c.section_last]
         assert covering and covering[0].ordinal > 5 and covering[0].ordinal >= len(chunks) * 0.7
 
 
 HOSTILE = [
-    "", "   ", '"', '""', "'", "*", "-", "--", ":", "a:b", "AND", "OR", "NOT", "NEAR", "NEAR(a b)",
-    "(", ")", "((", "a AND", "OR b", "-x", "x*", "^", "col:value", "title:foo", "{x}", "[x]",
-    "\\", "'; DROP TABLE chunks; --", "東京", "café naïve", "🚀🚀", "\x00", "a" * 5000,
-    "what's up?", "e.g. 3.14", "% _",
+    "",
+    "   ",
+    '"',
+    '""',
+    "'",
+    "*",
+    "-",
+    "--",
+    ":",
+    "a:b",
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR",
+    "NEAR(a b)",
+    "(",
+    ")",
+    "((",
+    "a AND",
+    "OR b",
+    "-x",
+    "x*",
+    "^",
+    "col:value",
+    "title:foo",
+    "{x}",
+    "[x]",
+    "\\",
+    "'; DROP TABLE chunks; --",
+    "東京",
+    "café naïve",
+    "🚀🚀",
+    "\x00",
+    "a" * 5000,
+    "what's up?",
+    "e.g. 3.14",
+    "% _",
 ]
 
 
@@ -84,7 +127,9 @@ def test_results_carry_section_metadata(indexed_ws):
     assert r.lexical_rank or r.dense_rank
     assert r.snippet and len(r.snippet) <= 200
     lines = (indexed_ws.root / r.path).read_text().split("\n")
-    assert r.heading.split()[0].strip('`"') in lines[r.heading_line] or lines[r.heading_line + 1].startswith(("=", "-"))
+    assert r.heading.split()[0].strip('`"') in lines[r.heading_line] or lines[
+        r.heading_line + 1
+    ].startswith(("=", "-"))
 
 
 def test_unloadable_model_falls_back_to_lexical_and_says_why(tmp_path, caplog):

@@ -30,7 +30,11 @@ CATEGORIES = [
     # marks, all three kinds, kept as typed (no normalisation)
     ("Mn", "a\u0300\u05b8b", "a\u0300\u05b8b"),
     ("Mc", "aिीःb", "aिीःb"),  # Devanagari vowel signs and visarga (spacing marks)
-    ("Me", "a\u20dd\u0488b", "a\u20dd\u0488b"),  # combining enclosing circle, Cyrillic hundred thousands
+    (
+        "Me",
+        "a\u20dd\u0488b",
+        "a\u20dd\u0488b",
+    ),  # combining enclosing circle, Cyrillic hundred thousands
     # numbers: decimal digits and letter numbers kept, other numbers dropped
     ("Nd", "a7٣९b", "a7٣९b"),
     ("Nl", "aⅫᛮb", "aⅻᛮb"),
@@ -59,7 +63,9 @@ CATEGORIES = [
 ]
 
 
-@pytest.mark.parametrize(("category", "text", "expected"), CATEGORIES, ids=[c[0] for c in CATEGORIES])
+@pytest.mark.parametrize(
+    ("category", "text", "expected"), CATEGORIES, ids=[c[0] for c in CATEGORIES]
+)
 def test_each_unicode_category(category: str, text: str, expected: str):
     assert github_slug(text) == expected
 
@@ -106,7 +112,9 @@ def test_duplicates_get_counters():
 
 
 def test_slug_comes_from_the_rendered_heading():
-    doc = parse_text("# &#x20;a\n\n## Run `migrate` *now*\n\nFoo\nbar\n---\n\n## [Link](x.md) <b>bold</b>\n")
+    doc = parse_text(
+        "# &#x20;a\n\n## Run `migrate` *now*\n\nFoo\nbar\n---\n\n## [Link](x.md) <b>bold</b>\n"
+    )
     assert [h.slug for h in doc.headings] == ["-a", "run-migrate-now", "foobar", "link-bold"]
     # the displayed text is on one line and trimmed
     assert [h.text for h in doc.headings] == ["a", "Run migrate now", "Foo bar", "Link bold"]
@@ -166,7 +174,9 @@ async def test_hindi_heading_definition_and_diagnostics(client: LanguageClient, 
         assert locs and locs[0] is not None, needle
         loc = locs[0]
         got_uri = getattr(loc, "uri", None) or loc.target_uri
-        got_line = loc.range.start.line if hasattr(loc, "range") else loc.target_selection_range.start.line
+        got_line = (
+            loc.range.start.line if hasattr(loc, "range") else loc.target_selection_range.start.line
+        )
         assert (got_uri, got_line) == (target_uri, heading_line), needle
     deadline = time.monotonic() + 20
     while u not in client.diagnostics and time.monotonic() < deadline:

@@ -78,7 +78,9 @@ def test_first_use_from_many_threads_at_once():
             plain_text.cache_clear()
             start = threading.Barrier(8)
             got: dict[int, object] = {}
-            threads = [threading.Thread(target=_parse_at_once, args=(i, start, got)) for i in range(8)]
+            threads = [
+                threading.Thread(target=_parse_at_once, args=(i, start, got)) for i in range(8)
+            ]
             for t in threads:
                 t.start()
             for t in threads:
