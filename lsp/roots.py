@@ -305,6 +305,7 @@ class Root:
         prefix_last: bool,
         token: CancelToken | None = None,
         explain: bool = False,
+        paths: tuple[str, ...] = (),
     ) -> SearchResponse:
         if token:
             token.check()
@@ -312,10 +313,12 @@ class Root:
         if eng is None:
             return SearchResponse([], "lexical", self.message or "the index is not open yet")
         hybrid = self.state == "ready"
-        resp = eng.search(
+        resp = facade.search(
+            eng,
             query,
             limit=limit,
             mode="hybrid" if hybrid else "lexical",
+            paths=paths,
             prefix_last=prefix_last,
             wait_for_model=False,
             explain=explain,
@@ -330,6 +333,15 @@ class Root:
         if token:
             token.check()
         return resp
+
+    def completeness(self, mode: str) -> facade.Completeness:
+        """Whether this folder's part of an answer is final (see facade.completeness)."""
+        if self.engine is None:
+            return facade.Completeness(False, "partial results: the index is still opening", 0)
+        busy = self.state in ("starting", "indexing")
+        reading = busy and self.last_report is None
+        # while indexing, search is lexical only for now: what is missing are the vectors
+        return facade.completeness(self.engine, "hybrid" if busy else mode, reading)
 
     def related_sync(self, rel: str, slug: str, start_line: int, limit: int) -> SearchResponse:
         if self.engine is None:
