@@ -28,11 +28,11 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from mdseek import __version__
 from mdseek.index import facade, requests
@@ -320,6 +320,11 @@ HeadingArg = Annotated[
     str | None, Field(description="the section's heading text (or its breadcrumb 'A > B')")
 ]
 AnchorArg = Annotated[str | None, Field(description="the heading's anchor (slug), '#' optional")]
+LimitArg = Annotated[
+    Any,  # checked by requests.check_limit: a bad value is answered in mdseek's words
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}),
+    Field(description=f"results to return (1 to {MAX_LIMIT})"),
+]
 LineArg = Annotated[int | None, Field(ge=1, description="any line of the section (1-based)")]
 
 
@@ -329,9 +334,10 @@ def build_server(folders: Folders) -> MCPServer:
     @server.tool()
     def search(
         query: Annotated[str, Field(description="what to find, in words")],
-        limit: Annotated[int, Field(description=f"results to return (1 to {MAX_LIMIT})")] = 10,
+        limit: LimitArg = 10,
         mode: Annotated[
-            str,
+            Any,  # checked below, so a bad value is answered in mdseek's words
+            WithJsonSchema({"type": "string", "enum": list(requests.MODES)}),
             Field(description="hybrid (default), lexical (keywords only) or dense (meaning only)"),
         ] = "hybrid",
         path: Annotated[
@@ -406,7 +412,7 @@ def build_server(folders: Folders) -> MCPServer:
         heading: HeadingArg = None,
         anchor: AnchorArg = None,
         line: LineArg = None,
-        limit: Annotated[int, Field(description=f"results to return (1 to {MAX_LIMIT})")] = 5,
+        limit: LimitArg = 5,
     ) -> RelatedAnswer:
         """Sections in other files about the same thing as one section (named by
         exactly one of heading, anchor or line)."""
