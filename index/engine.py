@@ -722,6 +722,10 @@ class Engine:
     ) -> SearchResponse:
         """Sections ranked for ``query``; ``explain`` adds each result's score parts."""
         query = clean_query(query)
+        if seed_vector is None and not prefix_last and query.strip():
+            weak = retrieve.unsearchable(query)
+            if weak is not None:  # nothing to rank by: say so instead of confident scores
+                return SearchResponse([], "lexical" if mode == "lexical" else mode, weak)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
         lexical: Future | None = None
@@ -804,7 +808,8 @@ class Engine:
             score=round(f.score, 6),
             lexical_rank=f.ranks.get("lexical"),
             dense_rank=f.ranks.get("dense"),
-            snippet=snippet(text, terms),
+            # never empty: a section of only a heading (or a list of links) shows its heading
+            snippet=snippet(text, terms) or s.heading or s.breadcrumb,
         )
 
     def related(self, path: str, ordinal: int, limit: int = 5) -> SearchResponse:

@@ -537,7 +537,7 @@ def _explain_line(ex: dict) -> str:
         p = ex.get(name)
         if not p:
             continue
-        raw = "-" if p.get("raw") is None else f"{p['raw']:.3f}"
+        raw = "-" if p.get("raw") is None else f"{p['raw']:.4g}"
         if ex.get("fusion") == "convex":
             norm = p.get("normalised")
             norm_s = "0" if norm is None else f"{norm:.3f}"
@@ -773,6 +773,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.verbose:
         for h in logging.getLogger().handlers:
             h.addFilter(_OnceModelError())
+    # Progress a person waits through (the model's one-time export), without -v too.
+    said = logging.StreamHandler(sys.stderr)
+    said.setFormatter(logging.Formatter("mdseek: %(message)s"))
+    tell = logging.getLogger("mdseek.progress")
+    tell.setLevel(logging.INFO)
+    tell.addHandler(said)
+    tell.propagate = False
     try:
         check_model(getattr(args, "model", None))
         return COMMANDS[args.cmd](args) or 0

@@ -175,3 +175,45 @@ def test_cli_errors_are_one_line(ws: Path, tmp_path: Path):
         assert r.returncode == 1 and r.stdout == "", (args, r.stdout)
         assert r.stderr.count("\n") == 1 and words in r.stderr, (args, r.stderr)
     assert not Path(db).exists()  # refused before anything was opened
+
+
+# -- sections that show nothing ------------------------------------------------------
+
+INVISIBLE = """<a id="old-name"></a>
+<!-- Old heading. Do not remove or links may break. -->
+
+# Errors
+
+Where to use the question mark operator in functions that return Result.
+
+<!-- a comment between sections -->
+<a id="the-operator"></a>
+
+[ref]: https://example.com/ref
+"""
+
+
+def test_sections_with_no_visible_text_are_not_chunks_nor_results(tmp_path: Path):
+    from mdseek.index.links import find_heading
+    from mdseek.index.parse import has_visible_text, parse_text
+
+    assert not has_visible_text('<a id="x"></a>\n<!-- c -->\n\n[r]: http://x\n')
+    assert has_visible_text('<a id="x"></a> words') and has_visible_text("# H")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "e.md").write_text(INVISIBLE)
+    eng = Engine(ws, index_path=tmp_path / "i.sqlite")
+    try:
+        eng.index(embed=False)
+        chunks = eng.store.document_chunks("e.md")
+        # one chunk: the anchors and comment before the heading are not one of their own
+        assert [c.start_line for c in chunks] == [3]
+        for q in ("old heading links break", "question mark operator"):
+            res = eng.search(q, mode="lexical").results
+            assert [r.heading for r in res] == (["Errors"] if "question" in q else [])
+            assert all(r.snippet for r in res)
+    finally:
+        eng.close()
+    # the anchors still name the place for links
+    doc = parse_text(INVISIBLE, "e.md")
+    assert find_heading(doc, "errors") is not None
