@@ -165,6 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", action="store_true", help="print the answer as a JSON object (see README)"
     )
     p.add_argument(
+        "--highlight", action="store_true", help="mark the query's words in snippets as **word**"
+    )
+    p.add_argument(
         "--explain",
         action="store_true",
         help="show why each section ranks where it does (query terms, each retriever's score, document term)",
@@ -468,6 +471,12 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
         eng, args.query, limit=args.limit, mode=args.mode, paths=args.path, explain=args.explain
     )
     done = facade.completeness(eng, resp.mode, reading=False)
+    if args.highlight:
+        from mdseek.index.retrieve import query_terms
+        from mdseek.index.snippet import mark
+
+        for r in resp.results:
+            r.snippet = mark(r.snippet, query_terms(args.query))
     notes = [n for n in (resp.note, done.note) if n]
     if args.json:
         out = {

@@ -40,6 +40,8 @@ from mdseek.index.engine import Engine, SearchResult
 from mdseek.index.files import FileFilter
 from mdseek.index.model import ModelUnavailable
 from mdseek.index.parse import ParsedDocument, Section
+from mdseek.index.retrieve import query_terms
+from mdseek.index.snippet import mark
 from mdseek.index.store import IndexFileError
 
 log = logging.getLogger("mdseek.mcp")
@@ -284,7 +286,7 @@ class StatusAnswer(BaseModel):
     folders: list[FolderStatus]
 
 
-def _hit(folders: Folders, folder: Folder, r: SearchResult) -> Hit:
+def _hit(folders: Folders, folder: Folder, r: SearchResult, marked: list[str] | None = None) -> Hit:
     return Hit(
         path=folders.shown(folder, r.path),
         heading=r.heading,
@@ -293,7 +295,7 @@ def _hit(folders: Folders, folder: Folder, r: SearchResult) -> Hit:
         start_line=r.lines()[0],
         end_line=r.lines()[1],
         score=r.score,
-        snippet=r.snippet,
+        snippet=mark(r.snippet, marked) if marked else r.snippet,
     )
 
 
@@ -347,6 +349,9 @@ def build_server(folders: Folders) -> MCPServer:
                 " '!drafts/**' leaves files out. A filter on results: the index is not changed"
             ),
         ] = None,
+        highlight: Annotated[
+            bool, Field(description="mark the query's words in snippets as **word**")
+        ] = False,
     ) -> SearchAnswer:
         """Find the sections of the served markdown files that best answer a query,
         by meaning and keywords. Each result names a section: path, heading, anchor,
@@ -372,11 +377,12 @@ def build_server(folders: Folders) -> MCPServer:
             complete = complete and done.complete
             notes += [n for n in (resp.note, done.note) if n]
         rows.sort(key=lambda t: -t[1].score)
+        marked = query_terms(query) if highlight else []
         return SearchAnswer(
             mode=(modes.pop() if len(modes) == 1 else "lexical") if modes else mode,
             complete=complete,
             note="; ".join(dict.fromkeys(notes)) or None,
-            results=[_hit(folders, f, r) for f, r in rows[:limit]],
+            results=[_hit(folders, f, r, marked) for f, r in rows[:limit]],
         )
 
     @server.tool()

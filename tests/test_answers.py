@@ -217,3 +217,36 @@ def test_sections_with_no_visible_text_are_not_chunks_nor_results(tmp_path: Path
     # the anchors still name the place for links
     doc = parse_text(INVISIBLE, "e.md")
     assert find_heading(doc, "errors") is not None
+
+
+# -- evidence and weak queries ----------------------------------------------------------
+
+
+def test_snippet_shows_the_sentence_with_the_most_query_terms():
+    from mdseek.index.snippet import mark, snippet
+
+    text = (
+        "Keys are rotated by the platform team every quarter, as described in the policy. "
+        + "Other sentences say nothing much about the topic at all. " * 6
+        + "To rotate the signing keys, run the rotation job and check the signing log. "
+        + "The end."
+    )
+    s = snippet(text, ["rotate", "signing", "keys"], width=120)
+    # the first sentence holds "keys" and "rotated" (2 terms); the later one all three
+    assert s.startswith("… To rotate the signing keys, run the rotation job"), s
+    assert mark("To rotate the signing keys", ["rotat", "keys"]) == (
+        "To **rotate** the signing **keys**"
+    )
+
+
+def test_a_query_with_no_searchable_words_says_so(ws: Path, tmp_path: Path):
+    eng = Engine(ws, index_path=tmp_path / "i.sqlite")
+    try:
+        eng.index(embed=False)
+        for q in ("the of and to", "how do I do this"):
+            resp = eng.search(q, mode="lexical")
+            assert resp.results == [], q
+            assert resp.note and resp.note.startswith("the query has no searchable words"), q
+        assert eng.search("zebras", mode="lexical").results  # a real word still searches
+    finally:
+        eng.close()
