@@ -250,3 +250,81 @@ def test_a_query_with_no_searchable_words_says_so(ws: Path, tmp_path: Path):
         assert eng.search("zebras", mode="lexical").results  # a real word still searches
     finally:
         eng.close()
+
+
+# -- MCP over stdio --------------------------------------------------------------------
+
+
+@pytest.mark.slow
+async def test_mcp_errors_paths_and_partial_answers(tmp_path: Path):
+    import asyncio
+    import time
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    root = tmp_path / "ws"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    # enough sections that their vectors take a while: the first answer is partial
+    (root / "many.md").write_text(
+        "".join(
+            f"## Topic {i}\n\nZebra fact number {i} about herds and grass.\n\n" for i in range(150)
+        )
+    )
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mdseek", "mcp", str(root), "--db", str(tmp_path / "i.sqlite")],
+        env={"HF_HUB_OFFLINE": "1"},
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+
+        async def error(args: dict) -> str:
+            res = await client.call_tool("search", args)
+            assert res.is_error, res.structured_content
+            text = res.content[0].text  # type: ignore[union-attr]
+            assert "pydantic" not in text and "\n" not in text, text
+            # the SDK names the tool first; the rest is the CLI's line
+            return text.removeprefix("Error executing tool search: ")
+
+        assert await error({"query": ""}) == (
+            "query is empty: say what you are looking for, in words"
+        )
+        assert await error({"query": "x", "limit": 0}) == (
+            "limit must be a whole number from 1 to 200 (got 0)"
+        )
+        assert await error({"query": "x", "limit": "lots"}) == (
+            "limit must be a whole number from 1 to 200 (got 'lots')"
+        )
+        assert await error({"query": "x", "mode": "psychic"}) == (
+            "mode must be hybrid, lexical or dense (got 'psychic')"
+        )
+        assert (await error({"query": "x", "path": ["!"]})).startswith("bad path glob '!'")
+
+        first = await client.call_tool("search", {"query": "zebra herds", "limit": 5})
+        first = first.structured_content
+        assert first is not None
+        assert first["complete"] is False, first  # 300 vectors take seconds, even idle
+        assert first["note"].startswith("partial results: "), first["note"]
+        deadline = time.monotonic() + 240
+        while True:
+            res = (await client.call_tool("search", {"query": "zebra herds"})).structured_content
+            assert res is not None
+            if res["complete"]:
+                break
+            assert res["note"].startswith("partial results: "), res["note"]
+            assert time.monotonic() < deadline, res
+            await asyncio.sleep(0.2)
+        assert res["note"] is None and res["mode"] == "hybrid"
+
+        res = (
+            await client.call_tool(
+                "search",
+                {"query": "zebras", "limit": 20, "path": ["*.md", "!many.md", "!drafts"]},
+            )
+        ).structured_content
+        assert res is not None
+        assert {r["path"] for r in res["results"]} == {"a/alpha.md", "b/beta.md"}
+        feeding = next(r for r in res["results"] if r["heading"] == "Feeding")
+        assert (feeding["start_line"], feeding["end_line"]) == (5, 7)
