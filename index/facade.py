@@ -14,15 +14,17 @@ front ends convert.
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .engine import Engine, SearchResponse
+from .engine import Engine, SearchResponse, SearchResult
 from .files import scan
 from .links import find_heading
-from .parse import ParsedDocument, Section, parse_bytes
+from .parse import ParsedDocument, Section, heading_text, parse_bytes
 from .requests import path_wanted
 from .stats import window_fraction
 
@@ -212,6 +214,31 @@ def search(
     )
     resp.results = [r for r in resp.results if path_wanted(r.path, paths)][:limit]
     return resp
+
+
+_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+|$)")
+_ATX_CLOSE = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
+
+
+def heading_as_written(engine: Engine, r: SearchResult) -> str:
+    """A result's heading with its inline markup as the file writes it
+    (``Where to Use the `?` Operator``), read from the heading's line; the
+    plain heading when the file changed since it was indexed (or cannot be read)."""
+    if not r.heading:
+        return r.heading
+    try:
+        _, real = confine(engine, r.path)
+        with open(real, encoding="utf-8-sig", errors="replace") as fh:
+            line = next(itertools.islice(fh, r.heading_line, None), None)
+        if line is None:
+            return r.heading
+    except (OutsideRoot, NotIndexed, OSError):
+        return r.heading
+    line = line.rstrip("\r\n")
+    m = _ATX.match(line)
+    raw = _ATX_CLOSE.sub("", line[m.end() :]) if m else line.strip()  # ATX, else setext text
+    plain = heading_text(raw.strip(), {})
+    return raw.strip() if " ".join(plain.split()) == " ".join(r.heading.split()) else r.heading
 
 
 @dataclass(frozen=True)

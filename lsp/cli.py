@@ -483,7 +483,7 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
             "mode": resp.mode,
             "complete": done.complete,
             "note": "; ".join(notes) or None,
-            "results": [_json_result(r) for r in resp.results],
+            "results": [_json_result(eng, r) for r in resp.results],
         }
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
@@ -504,12 +504,16 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
     return 0
 
 
-def _json_result(r) -> dict:
-    """One result of ``search --json``: lines 1-based and inclusive, as MCP has them."""
+def _json_result(eng: Engine, r) -> dict:
+    """One result of ``search --json``: lines 1-based and inclusive, the heading
+    as written (and as plain text), as MCP has them."""
+    from mdseek.index.facade import heading_as_written
+
     first, last = r.lines()
     out = {
         "path": display_path(r.path),
-        "heading": r.heading,
+        "heading": heading_as_written(eng, r),
+        "heading_text": r.heading,
         "breadcrumb": r.breadcrumb,
         "anchor": r.slug,
         "level": r.level,

@@ -208,7 +208,11 @@ def open_folders(
 
 class Hit(BaseModel):
     path: str = Field(description="file path (as get_section and outline take it)")
-    heading: str = Field(description="the section's heading ('' for text before the first heading)")
+    heading: str = Field(
+        description="the section's heading as written, inline markup kept"
+        " ('' for text before the first heading)"
+    )
+    heading_text: str = Field(description="the heading as plain text (markup removed)")
     anchor: str = Field(description="the heading's GitHub anchor (slug), for links and get_section")
     breadcrumb: str = Field(description="document title > parent headings > heading")
     start_line: int = Field(description="first line of the section (1-based)")
@@ -289,7 +293,8 @@ class StatusAnswer(BaseModel):
 def _hit(folders: Folders, folder: Folder, r: SearchResult, marked: list[str] | None = None) -> Hit:
     return Hit(
         path=folders.shown(folder, r.path),
-        heading=r.heading,
+        heading=facade.heading_as_written(folder.engine, r),
+        heading_text=r.heading,
         anchor=r.slug,
         breadcrumb=r.breadcrumb,
         start_line=r.lines()[0],

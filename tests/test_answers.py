@@ -57,6 +57,22 @@ def test_request_checks_are_one_plain_line():
     assert requests.check_limit("7") == 7 and requests.check_globs("a/**") == ("a/**",)
 
 
+def test_lsp_search_params_fail_in_the_same_words():
+    from mdseek.lsp.params import InvalidParams, SearchParams, structure
+
+    for raw, words in [
+        ({"query": ""}, "query is empty: say what you are looking for, in words"),
+        ({}, "query is empty: say what you are looking for, in words"),
+        ({"query": "x", "limit": 0}, "limit must be a whole number from 1 to 200 (got 0)"),
+        ({"query": "x", "path": "!"}, "bad path glob '!': give a glob such as 'docs/**', '*.md' or '!drafts/**'"),
+    ]:  # fmt: skip
+        with pytest.raises(InvalidParams) as info:
+            structure(raw, SearchParams)
+        assert str(info.value) == words
+    ok = structure({"query": "x", "path": ["a/**", "!b"]}, SearchParams)
+    assert ok.path == ("a/**", "!b") and ok.limit is None
+
+
 def test_lsp_search_result_has_1_based_inclusive_lines():
     from mdseek.lsp.features import search_result_json
 
@@ -328,3 +344,31 @@ async def test_mcp_errors_paths_and_partial_answers(tmp_path: Path):
         assert {r["path"] for r in res["results"]} == {"a/alpha.md", "b/beta.md"}
         feeding = next(r for r in res["results"] if r["heading"] == "Feeding")
         assert (feeding["start_line"], feeding["end_line"]) == (5, 7)
+
+
+def test_headings_keep_their_inline_markup(tmp_path: Path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "q.md").write_text(
+        "# Errors\n\n## Where to Use the `?` Operator ##\n\nThe question mark operator returns early.\n\n"
+        "*Emphasis* in a setext heading\n---\n\nSetext body about emphasis.\n"
+    )
+    eng = Engine(ws, index_path=tmp_path / "i.sqlite")
+    try:
+        eng.index(embed=False)
+        res = {
+            r.heading: r for r in eng.search("operator emphasis returns", mode="lexical").results
+        }
+        assert facade.heading_as_written(eng, res["Where to Use the ? Operator"]) == (
+            "Where to Use the `?` Operator"
+        )
+        assert facade.heading_as_written(eng, res["Emphasis in a setext heading"]) == (
+            "*Emphasis* in a setext heading"
+        )
+        # the file changed under the index: the plain heading, never another line's text
+        (ws / "q.md").write_text("# Errors\n\nsomething else\n")
+        assert facade.heading_as_written(eng, res["Where to Use the ? Operator"]) == (
+            "Where to Use the ? Operator"
+        )
+    finally:
+        eng.close()
