@@ -7,6 +7,7 @@ matrix together. The command line and the language server call only this.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
@@ -29,6 +30,7 @@ from .lexical import LexicalIndex, Phrase
 from .location import FILE_MODE, locate, prepare
 from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
 from .parse import ParsedDocument, parse_bytes
+from .requests import filter_from_spec, filter_spec
 from .snippet import plain_text, snippet
 from .store import SectionRow, Store
 
@@ -92,6 +94,15 @@ class SearchResult:
         if d["explain"] is None:
             del d["explain"]
         return d
+
+    def lines(self) -> tuple[int, int]:
+        """(first, last) line of the section, 1-based and inclusive: what people,
+        the CLI's JSON, MCP and ``mdseek/search`` show (the engine is 0-based, end exclusive)."""
+        return self.start_line + 1, max(self.start_line + 1, self.end_line)
+
+    def heading_lines(self) -> tuple[int, int]:
+        """(first, last) line of the heading itself, 1-based and inclusive."""
+        return self.heading_line + 1, max(self.heading_line + 1, self.heading_end_line)
 
 
 @dataclass
@@ -173,6 +184,14 @@ class Engine:
             None  # a query's lexical side, beside its embedding
         )
 
+    def stored_filter(self) -> FileFilter | None:
+        """The filter the index was last built with (None: never said, or unreadable)."""
+        raw = self.store.get_meta("file_filter")
+        try:
+            return filter_from_spec(json.loads(raw)) if raw else None
+        except ValueError:
+            return None
+
     def _pool(self) -> ThreadPoolExecutor:
         with self._lexical_lock:
             if self._threads is None:
@@ -246,6 +265,7 @@ class Engine:
                     progress("parse", n, len(found))
                 self._index_found(f, known.get(f.rel), rep)
             self.store.set_meta("root", str(self.root))
+            self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
             self._queue = None  # embed_next reads what is pending now
             self._lexical_current()  # patched, or (re)built in the background
             if embed:
@@ -748,6 +768,10 @@ class Engine:
     ) -> SearchResponse:
         """Sections ranked for ``query``; ``explain`` adds each result's score parts."""
         query = clean_query(query)
+        if seed_vector is None and not prefix_last and query.strip():
+            weak = retrieve.unsearchable(query)
+            if weak is not None:  # nothing to rank by: say so instead of confident scores
+                return SearchResponse([], "lexical" if mode == "lexical" else mode, weak)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
         lexical: Future | None = None
@@ -834,7 +858,8 @@ class Engine:
             score=round(f.score, 6),
             lexical_rank=f.ranks.get("lexical"),
             dense_rank=f.ranks.get("dense"),
-            snippet=snippet(text, terms),
+            # never empty: a section of only a heading (or a list of links) shows its heading
+            snippet=snippet(text, terms) or s.heading or s.breadcrumb,
         )
 
     def related(self, path: str, ordinal: int, limit: int = 5) -> SearchResponse:

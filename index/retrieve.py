@@ -194,6 +194,22 @@ def fts_query(text: str, prefix_last: bool = False) -> str:
     return analyse_query(text, prefix_last=prefix_last).match()
 
 
+def unsearchable(text: str) -> str | None:
+    """The note for a query with no word worth searching (only stop words, or no
+    word at all), else None. Ranking such a query would still put some section
+    first with a normalised score of 1.0, which looks confident and means nothing."""
+    words = query_words(text)
+    if any(w not in STOP_WORDS for w in words):
+        return None
+    if not words:
+        return "the query has no searchable words: name what you are looking for"
+    shown = ", ".join(words[:8]) + (", ..." if len(words) > 8 else "")
+    return (
+        f"the query has no searchable words ({shown}: too common to search by):"
+        " name what you are looking for"
+    )
+
+
 def query_terms(text: str) -> list[str]:
     """Words worth highlighting in a snippet."""
     return [w for w in query_words(text) if len(w) > 2 and w not in STOP_WORDS]

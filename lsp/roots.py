@@ -358,27 +358,27 @@ class Root:
         prefix_last: bool,
         token: CancelToken | None = None,
         explain: bool = False,
+        paths: tuple[str, ...] = (),
     ) -> SearchResponse:
         if token:
             token.check()
         eng = self.engine
         if eng is None:
             return SearchResponse([], "lexical", self.message or "the index is not open yet")
+        # Once every file is chunked, hybrid over the vectors made so far (the
+        # answer says it is partial: see completeness).
         partial = self.state == "indexing" and self.chunked and eng.embedder.loaded
         hybrid = self.state == "ready" or partial
-        resp = eng.search(
+        resp = facade.search(
+            eng,
             query,
             limit=limit,
             mode="hybrid" if hybrid else "lexical",
+            paths=paths,
             prefix_last=prefix_last,
             wait_for_model=False,
             explain=explain,
         )
-        if partial and resp.mode == "hybrid" and resp.note is None and self.pending:
-            resp.note = (
-                f"semantic results are partial: {self.pending} chunks still wait for a vector"
-                " (sections without one are ranked by keywords)"
-            )
         if resp.mode != "hybrid" and resp.note is None:
             if self.state == "lexical-only":
                 resp.note = f"lexical results only: {self.message}"
@@ -389,6 +389,15 @@ class Root:
         if token:
             token.check()
         return resp
+
+    def completeness(self, mode: str) -> facade.Completeness:
+        """Whether this folder's part of an answer is final (see facade.completeness)."""
+        if self.engine is None:
+            return facade.Completeness(False, "partial results: the index is still opening", 0)
+        busy = self.state in ("starting", "indexing")
+        reading = busy and not self.chunked
+        # while indexing, what is missing are vectors (search is hybrid over those made so far)
+        return facade.completeness(self.engine, "hybrid" if busy else mode, reading)
 
     def related_sync(self, rel: str, slug: str, start_line: int, limit: int) -> SearchResponse:
         if self.engine is None:
