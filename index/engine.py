@@ -33,6 +33,13 @@ from .parse import ParsedDocument, parse_bytes
 from .requests import filter_from_spec, filter_spec
 from .snippet import plain_text, snippet
 from .store import SectionRow, Store
+from .vectors_file import (
+    ImportReport,
+    VectorsFileError,
+    export_vectors,
+    import_vectors,
+    read_vectors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +74,7 @@ class IndexReport:
     lexical_only_reason: str | None = None
     interrupted: bool = False  # embedding was cancelled; the rest is pending
     lock_wait_seconds: float = 0.0  # waited for another process embedding into this index
+    vectors_taken: int = 0  # vectors taken from a team's vectors file (Engine.index(vectors=...))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -243,9 +251,15 @@ class Engine:
             return relpath(self.root, p)
         return p.as_posix()
 
-    def index(self, progress: Progress | None = None, embed: bool = True) -> IndexReport:
+    def index(
+        self,
+        progress: Progress | None = None,
+        embed: bool = True,
+        vectors: str | Path | None = None,
+    ) -> IndexReport:
         """Reconcile the index with the folder: new and changed files are chunked,
-        deleted (and renamed-away) files swept, then missing vectors embedded."""
+        deleted (and renamed-away) files swept, then missing vectors taken from
+        the ``vectors`` file if given (:meth:`seed_vectors`), the rest embedded."""
         t0 = time.perf_counter()
         rep = IndexReport()
         with self._write:
@@ -268,6 +282,8 @@ class Engine:
             self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
             self._queue = None  # embed_next reads what is pending now
             self._lexical_current()  # patched, or (re)built in the background
+            if vectors is not None:
+                rep.vectors_taken = self.seed_vectors(vectors).taken
             if embed:
                 self.embed_pending(progress, rep)
                 # The sweep reads every vector row: only after a run that changed
@@ -434,6 +450,36 @@ class Engine:
                 progress, rep, only, None if rep.lock_wait_seconds else pending
             )
             return done, done == len(pending) and not rep.interrupted
+
+    def seed_vectors(self, path: str | Path) -> ImportReport:
+        """Take the vectors of a file made by ``export_vectors`` (see
+        :mod:`vectors_file`) for the chunks still waiting for one: same model
+        id, same dimension, finite, unit length; never any text. Raises
+        VectorsFileError (one line) for a file that is not one."""
+        data = read_vectors(Path(path))  # a file that is not one fails before the model loads
+        dim = self.embedder.dim if self.embedder.available() else None
+        if dim is None:
+            raise VectorsFileError(
+                f"cannot check the vectors' size without the model ({self.embedder.error})"
+            )
+        with self._write:
+            rep = import_vectors(self.store, self.model_id, dim, data)
+        self._queue = None
+        if rep.model_in_file != self.model_id:
+            log.warning(
+                "%s holds vectors of %s, not %s: none taken", path, rep.model_in_file, self.model_id
+            )
+        elif rep.rejected:
+            log.warning(
+                "%s: %d vectors rejected (wrong size, not finite or not unit length)",
+                path,
+                rep.rejected,
+            )
+        return rep
+
+    def export_vectors(self, path: str | Path) -> int:
+        """Write the vectors the index uses (for ``seed_vectors`` elsewhere); returns how many."""
+        return export_vectors(self.store, self.model_id, Path(path))
 
     def embed_next(
         self,

@@ -132,6 +132,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     _add_progress(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--vectors", metavar="FILE",
+        help="take the vectors of FILE (made by --export-vectors, e.g. in CI) for the sections "
+        "whose text and model match, before embedding the rest; vectors only, never text",
+    )  # fmt: skip
+    p.add_argument(
+        "--export-vectors", metavar="FILE",
+        help="after indexing, write the index's vectors to FILE (for --vectors elsewhere)",
+    )  # fmt: skip
 
     p = command("search", "search a folder's sections by meaning (indexes first if needed)")
     _add_index_opts(p)
@@ -388,12 +397,24 @@ class _Progress:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from mdseek.index.vectors_file import VectorsFileError
+
     eng = _engine(args)
     bar = _Progress(not args.no_progress and not args.json)
     try:
-        rep = eng.index(progress=bar)
+        try:
+            rep = eng.index(progress=bar, vectors=args.vectors)
+        except VectorsFileError as exc:
+            raise CliError(str(exc)) from None
+        if args.export_vectors:
+            n = eng.export_vectors(args.export_vectors)
+            print(f"mdseek: wrote {n} vectors to {shown(args.export_vectors)}", file=sys.stderr)
     finally:
         bar.close()
+    if args.vectors and not args.json:
+        print(
+            f"mdseek: took {rep.vectors_taken} vectors from {shown(args.vectors)}", file=sys.stderr
+        )
     if args.json:
         out = rep.to_dict()
         for key in ("skipped", "errors"):
