@@ -8,6 +8,7 @@ requests) and calls the module that owns the feature:
   :mod:`.search`       workspace/symbol, mdseek/search, mdseek/status
   :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed) and their fix
   :mod:`.indexing`     folders, reconciling with progress, file events
+  :mod:`.folding`, :mod:`.document_links`, :mod:`.selection`  document structure
 
 They share a :class:`.workspace.Workspace` (folders, buffers, position
 encoding, settings). Nothing here blocks the event loop: engine work runs in
@@ -40,8 +41,9 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from mdseek import __version__
+from mdseek.index.structure import nested_blocks
 
-from . import diagnostics, links, navigation, search
+from . import diagnostics, document_links, folding, links, navigation, search, selection
 from .client import Tasks, supports, tell
 from .config import SECTION, Settings, parse_settings, settings_message
 from .convert import Positions, uri_to_path
@@ -288,6 +290,38 @@ def build_server() -> MdseekServer:
                 params.context.diagnostics,
             )
         return fixes + await links.code_actions(ls.ws, params)
+
+    # -- structure: folding, document links, selection ranges ----------------------------
+
+    @ls.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    def folding_range(
+        ls: MdseekServer, params: types.FoldingRangeParams
+    ) -> list[types.FoldingRange]:
+        found = ls.ws.doc_for_uri(params.text_document.uri)
+        return folding.folding_ranges(found[1]) if found else []
+
+    @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    async def document_link(
+        ls: MdseekServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink]:
+        tips = supports(ls, "text_document", "document_link", "tooltip_support")
+        return await asyncio.to_thread(
+            document_links.document_links_sync, ls.ws, params.text_document.uri, tips
+        )
+
+    @ls.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
+    def selection_range(
+        ls: MdseekServer, params: types.SelectionRangeParams
+    ) -> list[types.SelectionRange]:
+        found = ls.ws.doc_for_uri(params.text_document.uri)
+        if found is None:
+            return []
+        path, doc = found
+        lines = doc.lines()
+        points = [ls.ws.pos.from_client(lines, p) for p in params.positions]
+        return selection.selection_ranges(
+            doc, nested_blocks(doc), ls.ws.docs.links(path, doc), ls.ws.pos, points
+        )
 
     # -- custom requests ----------------------------------------------------------------
 

@@ -1,0 +1,171 @@
+"""Folding ranges, document links and selection ranges over stdio (pytest-lsp),
+against a hand-made workspace with hand-written expected ranges: sections,
+front matter, lists (nested), fences holding ``#`` and ``-``, quotes, region
+markers; inline, reference and wiki links across folders, a name with a space,
+an image, a web link, broken and outside links; a non-ASCII line (UTF-16
+columns)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsp_support import capabilities, config, initialize, open_doc, uri
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+pytestmark = pytest.mark.slow
+
+GUIDE = """\
+---
+title: Guide
+tags: [ops]
+---
+# Guide
+
+Intro with a [web link](https://example.com/x) and `code span`.
+
+## Install
+
+- first item
+  continues here
+- second item
+  - nested one
+    still nested
+
+```sh
+# not a heading
+- not a list
+```
+
+### Détails ünïcode
+
+Émoji 😀 then [the target](<../other file.md#second-part>) here.
+
+> quoted
+> lines
+
+## Links
+
+See [[other file#Second part]] and [ref][r] and [pic](img.png).
+Broken [gone](missing.md) and [out](../../outside.md) and [x](command:foo).
+
+[r]: <../other file.md>
+
+<!-- #region extra -->
+
+Region text.
+
+<!-- #endregion -->
+"""
+OTHER = "# Other\n\n## First part\n\nx\n\n## Second part\n\ny\n"
+WS: dict = {}
+
+
+@pytest_lsp.fixture(scope="module", config=config())
+async def client(lsp_client: LanguageClient, tmp_path_factory):
+    base = tmp_path_factory.mktemp("structure")
+    (base / "outside.md").write_text("# Outside\n")  # exists, but not in the workspace
+    ws = base / "ws"
+    (ws / "notes").mkdir(parents=True)
+    (ws / "notes" / "guide.md").write_text(GUIDE)
+    (ws / "other file.md").write_text(OTHER)
+    (ws / "notes" / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    WS["ws"] = ws
+    caps = capabilities()
+    assert caps.text_document is not None
+    caps.text_document.document_link = types.DocumentLinkClientCapabilities(tooltip_support=True)
+    await initialize(lsp_client, ws, caps=caps)
+    WS["guide"] = open_doc(lsp_client, ws / "notes" / "guide.md")
+    yield
+    await lsp_client.shutdown_session()
+
+
+def doc() -> types.TextDocumentIdentifier:
+    return types.TextDocumentIdentifier(uri=WS["guide"])
+
+
+def rng(a: int, b: int, c: int, d: int) -> types.Range:
+    return types.Range(
+        start=types.Position(line=a, character=b), end=types.Position(line=c, character=d)
+    )
+
+
+async def test_folding_ranges(client: LanguageClient) -> None:
+    res = await client.text_document_folding_range_async(
+        types.FoldingRangeParams(text_document=doc())
+    )
+    got = [(r.start_line, r.end_line, r.kind) for r in res]
+    region = types.FoldingRangeKind.Region
+    assert got == [
+        (0, 3, None),  # front matter
+        (4, 39, None),  # # Guide: to the end
+        (8, 26, None),  # ## Install holds ### Détails, ends before ## Links
+        (10, 14, None),  # the list
+        (10, 11, None),  # first item
+        (12, 14, None),  # second item with its nested list
+        (13, 14, None),  # the nested list (and its one item)
+        (16, 19, None),  # the fence: its "#" and "-" start nothing
+        (21, 26, None),  # ### Détails
+        (25, 26, None),  # the quote
+        (28, 39, None),  # ## Links
+        (35, 39, region),
+    ]
+
+
+async def test_document_links(client: LanguageClient) -> None:
+    ws: Path = WS["ws"]
+    other = uri(ws / "other file.md")
+    res = await client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=doc())
+    )
+    got = [(r.range, r.target) for r in res]
+    assert got == [
+        (rng(6, 13, 6, 46), "https://example.com/x"),
+        (rng(23, 14, 23, 58), f"{other}#L7"),  # 😀 is two UTF-16 units
+        (rng(30, 4, 30, 30), f"{other}#L7"),  # wiki link by name, heading by text
+        (rng(30, 35, 30, 43), other),  # reference-style, no anchor: the file
+        (rng(30, 48, 30, 62), uri(ws / "notes" / "img.png")),
+    ]  # missing.md, the file outside the workspace and command: get nothing
+    assert "Second part" in (res[1].tooltip or "")
+
+
+async def test_selection_ranges(client: LanguageClient) -> None:
+    res = await client.text_document_selection_range_async(
+        types.SelectionRangeParams(
+            text_document=doc(),
+            positions=[
+                types.Position(line=23, character=21),  # in "target" of the link text
+                types.Position(line=13, character=6),  # in "nested"
+            ],
+        )
+    )
+
+    def chain(sel: types.SelectionRange | None) -> list[types.Range]:
+        out = []
+        while sel is not None:
+            out.append(sel.range)
+            sel = sel.parent
+        return out
+
+    guide, document = rng(4, 0, 39, 19), rng(0, 0, 39, 19)
+    install = rng(8, 0, 26, 7)
+    assert chain(res[0]) == [
+        rng(23, 19, 23, 25),  # the word
+        rng(23, 14, 23, 58),  # the link
+        rng(23, 0, 23, 64),  # the paragraph
+        rng(21, 0, 26, 7),  # ### Détails
+        install,
+        guide,
+        document,
+    ]
+    assert chain(res[1]) == [
+        rng(13, 4, 13, 10),  # the word
+        rng(13, 0, 14, 16),  # the nested item's paragraph (= the item, = the nested list)
+        rng(12, 0, 14, 16),  # the second item
+        rng(10, 0, 14, 16),  # the list
+        install,
+        guide,
+        document,
+    ]
