@@ -9,6 +9,7 @@ requests) and calls the module that owns the feature:
   :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed) and their fix
   :mod:`.indexing`     folders, reconciling with progress, file events
   :mod:`.folding`, :mod:`.document_links`, :mod:`.selection`  document structure
+  :mod:`.lenses`       "N references" above headings
 
 They share a :class:`.workspace.Workspace` (folders, buffers, position
 encoding, settings). Nothing here blocks the event loop: engine work runs in
@@ -43,7 +44,16 @@ from pygls.lsp.server import LanguageServer
 from mdseek import __version__
 from mdseek.index.structure import nested_blocks
 
-from . import diagnostics, document_links, folding, links, navigation, search, selection
+from . import (
+    diagnostics,
+    document_links,
+    folding,
+    lenses,
+    links,
+    navigation,
+    search,
+    selection,
+)
 from .client import Tasks, supports, tell
 from .config import SECTION, Settings, parse_settings, settings_message
 from .convert import Positions, uri_to_path
@@ -322,6 +332,14 @@ def build_server() -> MdseekServer:
         return selection.selection_ranges(
             doc, nested_blocks(doc), ls.ws.docs.links(path, doc), ls.ws.pos, points
         )
+
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
+    def code_lens(ls: MdseekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return lenses.heading_lenses(ls.ws, params.text_document.uri)
+
+    @ls.feature(types.CODE_LENS_RESOLVE)
+    async def code_lens_resolve(ls: MdseekServer, params: types.CodeLens) -> types.CodeLens:
+        return await asyncio.to_thread(lenses.resolve_lens, ls.ws, params)
 
     # -- custom requests ----------------------------------------------------------------
 

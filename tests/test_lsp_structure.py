@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_support import capabilities, config, initialize, open_doc, uri
+from lsp_support import capabilities, config, initialize, open_doc, plain, uri
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -169,3 +169,34 @@ async def test_selection_ranges(client: LanguageClient) -> None:
         guide,
         document,
     ]
+
+
+async def test_code_lens_counts_references(client: LanguageClient) -> None:
+    ws: Path = WS["ws"]
+    other = uri(ws / "other file.md")
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=other))
+    )
+    assert [ln.range for ln in lenses] == [rng(0, 0, 0, 7), rng(2, 0, 2, 13), rng(6, 0, 6, 14)]
+    resolved = [await client.code_lens_resolve_async(ln) for ln in lenses]
+    cmds = [ln.command for ln in resolved]
+    assert all(c is not None for c in cmds)
+    assert [c.title for c in cmds if c] == ["1 reference", "0 references", "2 references"]
+    first, _, second = cmds
+    assert first is not None and second is not None
+    assert first.command == "mdseek.showReferences"
+    guide = WS["guide"]
+    assert plain(first.arguments) == [
+        other,
+        {"line": 0, "character": 0},
+        [{"uri": guide, "range": _json(30, 35, 30, 43)}],  # [ref][r]: the file, so the title
+    ]
+    assert second.arguments is not None
+    assert sorted(
+        (loc["range"]["start"]["line"], loc["range"]["start"]["character"])
+        for loc in plain(second.arguments)[2]
+    ) == [(23, 14), (30, 4)]
+
+
+def _json(a: int, b: int, c: int, d: int) -> dict:
+    return {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}
