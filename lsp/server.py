@@ -53,6 +53,7 @@ from . import (
     navigation,
     search,
     selection,
+    toc,
 )
 from .client import Tasks, supports, tell
 from .config import SECTION, Settings, parse_settings, settings_message
@@ -283,23 +284,23 @@ def build_server() -> MdseekServer:
 
     @ls.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND]),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND, toc.KIND]
+        ),
     )
     async def code_action(
         ls: MdseekServer, params: types.CodeActionParams
     ) -> list[types.CodeAction]:
-        """Quick fixes of broken anchors first, then links by meaning."""
-        fix = types.CodeActionKind.QuickFix
-        only = params.context.only
+        """Quick fixes (broken anchors, missing notes), links by meaning, the table of contents."""
+        uri, only, diags = params.text_document.uri, params.context.only, params.context.diagnostics
         fixes: list[types.CodeAction] = []
-        if not only or any(k == fix or fix.startswith(f"{k}.") for k in only):
-            fixes = await asyncio.to_thread(
-                diagnostics.anchor_fixes,
-                ls.ws,
-                params.text_document.uri,
-                params.context.diagnostics,
-            )
-        return fixes + await links.code_actions(ls.ws, params)
+        if _wanted(types.CodeActionKind.QuickFix, only):
+            fixes = await asyncio.to_thread(diagnostics.anchor_fixes, ls.ws, uri, diags)
+            if supports_create(ls):
+                fixes += await asyncio.to_thread(diagnostics.create_file_fixes, ls.ws, uri, diags)
+        found = ls.ws.doc_for_uri(uri) if _wanted(toc.KIND, only) else None
+        contents = toc.code_actions(found[1], uri, ls.ws.pos) if found else []
+        return fixes + await links.code_actions(ls.ws, params) + contents
 
     # -- structure: folding, document links, selection ranges ----------------------------
 
@@ -358,6 +359,20 @@ def build_server() -> MdseekServer:
         return {"files": st["files"], "chunks": st["chunks"]}
 
     return ls
+
+
+def _wanted(kind: str, only: Sequence[str] | None) -> bool:
+    """Whether a code action of ``kind`` answers a request limited to ``only``."""
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def supports_create(ls: MdseekServer) -> bool:
+    """The client applies ``documentChanges`` with file creation."""
+    edit = getattr(getattr(ls.client_capabilities, "workspace", None), "workspace_edit", None)
+    ops = getattr(edit, "resource_operations", None) or []
+    return bool(getattr(edit, "document_changes", False)) and (
+        types.ResourceOperationKind.Create in ops
+    )
 
 
 def _quiet_pygls() -> None:

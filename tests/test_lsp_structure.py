@@ -7,6 +7,7 @@ columns)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -60,6 +61,53 @@ Region text.
 <!-- #endregion -->
 """
 OTHER = "# Other\n\n## First part\n\nx\n\n## Second part\n\ny\n"
+DUPS = """\
+# Dups
+
+Intro.
+
+## Setup
+
+### Notes
+
+## Usage
+
+### Notes
+
+See [[New note#Plan]] and [gone](sub/gone.md).
+"""
+DUPS_WITH_TOC = """\
+# Dups
+
+<!-- toc -->
+- [Setup](#setup)
+  - [Notes](#notes)
+- [Usage](#usage)
+  - [Notes](#notes-1)
+<!-- tocstop -->
+
+Intro.
+
+## Setup
+
+### Notes
+
+## Usage
+
+### Notes
+
+See [[New note#Plan]] and [gone](sub/gone.md).
+"""
+STALE = """\
+# Stale
+
+- [Old name](#old-name)
+- [Second](#second)
+
+## New name
+
+## Second
+"""
 WS: dict = {}
 
 
@@ -72,10 +120,17 @@ async def client(lsp_client: LanguageClient, tmp_path_factory):
     (ws / "notes" / "guide.md").write_text(GUIDE)
     (ws / "other file.md").write_text(OTHER)
     (ws / "notes" / "img.png").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    (ws / "dups.md").write_text(DUPS)
+    (ws / "stale.md").write_text(STALE)
+    (ws / "current.md").write_text(DUPS_WITH_TOC)
     WS["ws"] = ws
     caps = capabilities()
     assert caps.text_document is not None
     caps.text_document.document_link = types.DocumentLinkClientCapabilities(tooltip_support=True)
+    assert caps.workspace is not None
+    caps.workspace.workspace_edit = types.WorkspaceEditClientCapabilities(
+        document_changes=True, resource_operations=[types.ResourceOperationKind.Create]
+    )
     await initialize(lsp_client, ws, caps=caps)
     WS["guide"] = open_doc(lsp_client, ws / "notes" / "guide.md")
     yield
@@ -200,3 +255,68 @@ async def test_code_lens_counts_references(client: LanguageClient) -> None:
 
 def _json(a: int, b: int, c: int, d: int) -> dict:
     return {"start": {"line": a, "character": b}, "end": {"line": c, "character": d}}
+
+
+def apply(text: str, edits: list[types.TextEdit]) -> str:
+    """Single-line-start edits on ASCII text (what the table of contents returns)."""
+    lines = text.split("\n")
+
+    def offset(p: types.Position) -> int:
+        return sum(len(t) + 1 for t in lines[: p.line]) + p.character
+
+    for e in sorted(edits, key=lambda e: offset(e.range.start), reverse=True):
+        text = text[: offset(e.range.start)] + e.new_text + text[offset(e.range.end) :]
+    return text
+
+
+async def actions(client: LanguageClient, u: str, diags: list | None = None) -> list:
+    return await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=u),
+            range=rng(0, 0, 0, 0),
+            context=types.CodeActionContext(diagnostics=diags or []),
+        )
+    )
+
+
+async def test_table_of_contents_inserted_then_current(client: LanguageClient) -> None:
+    ws: Path = WS["ws"]
+    u = uri(ws / "dups.md")
+    toc = [a for a in await actions(client, u) if a.kind == "source.toc"]
+    assert [a.title for a in toc] == ["Insert table of contents"]
+    assert apply(DUPS, toc[0].edit.changes[u]) == DUPS_WITH_TOC
+    current = await actions(client, uri(ws / "current.md"))
+    assert [a for a in current if a.kind == "source.toc"] == []
+
+
+async def test_table_of_contents_updates_a_list_of_anchor_links(client: LanguageClient) -> None:
+    u = uri(WS["ws"] / "stale.md")
+    toc = [a for a in await actions(client, u) if a.kind == "source.toc"]
+    assert [a.title for a in toc] == ["Update table of contents"]
+    assert apply(STALE, toc[0].edit.changes[u]) == (
+        "# Stale\n\n- [New name](#new-name)\n- [Second](#second)\n\n## New name\n\n## Second\n"
+    )
+
+
+async def test_duplicate_heading_warning_and_create_missing_note(client: LanguageClient) -> None:
+    ws: Path = WS["ws"]
+    u = open_doc(client, ws / "dups.md")
+    deadline = asyncio.get_running_loop().time() + 30
+    while u not in client.diagnostics and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    diags = client.diagnostics[u]
+    got = sorted((d.range.start.line, d.range.start.character, d.code) for d in diags)
+    assert got == [(10, 0, "duplicate-heading"), (12, 4, "broken-link"), (12, 26, "broken-link")]
+    dup = next(d for d in diags if d.code == "duplicate-heading")
+    assert dup.range == rng(10, 0, 10, 9)
+    assert "#notes-1" in dup.message and "line 7" in dup.message
+    assert dup.related_information and dup.related_information[0].location.range == rng(6, 0, 6, 9)
+
+    broken = [d for d in diags if d.code == "broken-link"]
+    fixes = [a for a in await actions(client, u, broken) if a.title.startswith("Create ")]
+    assert [a.title for a in fixes] == ["Create New note.md", "Create sub/gone.md"]
+    wiki, md = (a.edit.document_changes for a in fixes)
+    assert isinstance(wiki[0], types.CreateFile) and wiki[0].uri == uri(ws / "New note.md")
+    assert wiki[1].edits[0].new_text == "# New note\n\n## Plan\n"
+    assert md[0].uri == uri(ws / "sub" / "gone.md")
+    assert md[1].edits[0].new_text == "# gone\n"
