@@ -10,6 +10,8 @@ requests) and calls the module that owns the feature:
   :mod:`.indexing`     folders, reconciling with progress, file events
   :mod:`.folding`, :mod:`.document_links`, :mod:`.selection`  document structure
   :mod:`.lenses`       "N references" above headings
+  :mod:`.tags`         #tags: completion, references, workspace symbols ("#name")
+  :mod:`.toc`          the table of contents code action
 
 They share a :class:`.workspace.Workspace` (folders, buffers, position
 encoding, settings). Nothing here blocks the event loop: engine work runs in
@@ -53,6 +55,7 @@ from . import (
     navigation,
     search,
     selection,
+    tags,
     toc,
 )
 from .client import Tasks, supports, tell
@@ -224,6 +227,8 @@ def build_server() -> MdseekServer:
     async def workspace_symbol(
         ls: MdseekServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation]:
+        if params.query.startswith("#"):  # tags
+            return await asyncio.to_thread(tags.workspace_symbols_sync, ls.ws, params.query)
         return await search.workspace_symbols(ls.ws, params.query)
 
     @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -240,6 +245,10 @@ def build_server() -> MdseekServer:
 
     @ls.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(ls: MdseekServer, params: types.ReferenceParams) -> list[types.Location]:
+        uri, pos = params.text_document.uri, params.position
+        tagged = await asyncio.to_thread(tags.references_sync, ls.ws, uri, pos)
+        if tagged is not None:
+            return tagged
         return await asyncio.to_thread(
             navigation.references_sync,
             ls.ws,
@@ -254,6 +263,10 @@ def build_server() -> MdseekServer:
     async def completion(ls: MdseekServer, params: types.CompletionParams) -> types.CompletionList:
         uri, pos = params.text_document.uri, params.position
         items = await asyncio.to_thread(navigation.anchor_completion_sync, ls.ws, uri, pos)
+        if not items:
+            tagged = await asyncio.to_thread(tags.completion_sync, ls.ws, uri, pos)
+            if tagged is not None:
+                return types.CompletionList(is_incomplete=False, items=tagged)
         if not items:
             targets = await links.target_completion(ls.ws, uri, pos)
             if targets is not None:
