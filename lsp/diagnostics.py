@@ -41,6 +41,7 @@ from urllib.parse import quote
 from lsprotocol import types
 
 from mdseek.index.links import MARKDOWN_SUFFIXES, Link, find_heading, find_links, link_at
+from mdseek.index.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
 from mdseek.index.parse import Heading, ParsedDocument, github_slug, title_from_path
 
 from . import features as F
@@ -72,6 +73,10 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         out.append(F.link_diagnostic(ws.pos, lines, link, message, data))
 
     for link in facts.links:
+        if link.kind == "wiki" and link.path and is_attachment(link.path):  # ![[image.png]]
+            if find_attachment(link.path, root.rel(path), root.exists) is None:
+                report(link, f"No such file: {link.path}")
+            continue
         target = ws.resolve_link(root, path, link)
         if target.external or target.outside or target.path is None:
             continue
@@ -80,6 +85,11 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             data = {"kind": "missing", "target": target.path} if md else None
             what = "note" if link.kind == "wiki" else "file"
             report(link, f"No such {what}: {target.path}", data)
+            continue
+        if target.anchor and is_block_ref(target.anchor):  # [[note#^id]]
+            tdoc = ws.docs.parsed(root.path / target.path, target.path, ws.root_paths)
+            if tdoc is not None and target.anchor[1:].lower() not in block_ids(tdoc):
+                report(link, f"No block {target.anchor!r} in {target.path}")
             continue
         if target.anchor:
             tfacts = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)

@@ -17,6 +17,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from mdseek.index.links import MARKDOWN_SUFFIXES, Link
+from mdseek.index.obsidian import find_attachment, is_attachment
 
 from . import features as F
 from .convert import uri_at_line
@@ -52,6 +53,9 @@ def _target(ws: Workspace, path: Path, lk: Link) -> tuple[str, str] | None:
         href = lk.href.strip()
         return (href, href) if href.lower().startswith(WEB_SCHEMES) else None
     root = ws.root_for(path)
+    if root is not None and lk.kind == "wiki" and lk.path and is_attachment(lk.path):
+        rel = find_attachment(lk.path, root.rel(path), root.exists)  # ![[image.png]]
+        return (ws.uri_for((root.path / rel).resolve()), rel) if rel else None
     t = ws.resolve_link(root, path, lk)
     if t.path is None or not t.exists:
         return None
