@@ -83,3 +83,15 @@ async def test_attachment_is_a_document_link(client: LanguageClient) -> None:
     )
     pic = [(r.range, r.target) for r in res if r.target and r.target.endswith(".png")]
     assert pic == [(rng(2, 42, 2, 53), uri(WS["ws"] / "pic.png"))]
+
+
+async def test_hover_on_an_embed_shows_the_embedded_section(client: LanguageClient) -> None:
+    res = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=WS["vault"]),
+            position=types.Position(line=2, character=15),  # in ![[note#Head]]
+        )
+    )
+    assert res is not None and isinstance(res.contents, types.MarkupContent)
+    assert res.contents.value.startswith("**Head**")
+    assert "text" in res.contents.value and res.range == rng(2, 11, 2, 24)
