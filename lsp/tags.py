@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+import weakref
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,9 @@ from .workspace import Workspace
 
 _TYPING = re.compile(r"(?:^|(?<=\s))#([\w/-]*)$")
 SYMBOLS_MAX = 500
-_cache: dict[Path, tuple[ParsedDocument, list[Tag]]] = {}
+# path -> (the parsed version the tags are of, its tags); the version is held
+# weakly, so the documents' own cache still decides which texts stay in memory.
+_cache: dict[Path, tuple[weakref.ref[ParsedDocument], list[Tag]]] = {}
 _lock = threading.Lock()
 
 
@@ -30,11 +33,11 @@ def doc_tags(path: Path, doc: ParsedDocument) -> list[Tag]:
     """``find_tags(doc)``, computed once per parsed version of the file."""
     with _lock:
         hit = _cache.get(path)
-    if hit is not None and hit[0] is doc:
+    if hit is not None and hit[0]() is doc:
         return hit[1]
     tags = find_tags(doc)
     with _lock:
-        _cache[path] = (doc, tags)
+        _cache[path] = (weakref.ref(doc), tags)
     return tags
 
 
