@@ -27,7 +27,13 @@ from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from .lexical import LexicalIndex, Phrase
 from .location import FILE_MODE, locate, prepare
-from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
+from .model import (
+    ModelTokenizer,
+    ModelUnavailable,
+    default_model_path,
+    load_tokenizer,
+    minus_prompt,
+)
 from .parse import ParsedDocument, parse_bytes
 from .snippet import plain_text, snippet
 from .store import SectionRow, Store
@@ -199,7 +205,9 @@ class Engine:
         """The model's tokenizer; if the model cannot be loaded, the bundled
         default's (so chunking and lexical search still work), said once."""
         try:
-            return load_tokenizer(self.embedder.resolved)
+            return minus_prompt(
+                load_tokenizer(self.embedder.resolved), self.embedder.prompts.document
+            )
         except ModelUnavailable as exc:
             if self.embedder.error is None:
                 self.embedder._error = exc

@@ -55,6 +55,21 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
             "--threads", type=int, default=None,
             help="threads per model call (default: half the cores; $MDSEEK_THREADS)",
         )  # fmt: skip
+        p.add_argument(
+            "--query-prompt", default=None, metavar="TEXT",
+            help="text put before every query, in place of the model's own query prompt "
+            '("" = none; $MDSEEK_QUERY_PROMPT)',
+        )  # fmt: skip
+        p.add_argument(
+            "--document-prompt", default=None, metavar="TEXT",
+            help="text put before every embedded section, in place of the model's own document "
+            'prompt ("" = none; $MDSEEK_DOCUMENT_PROMPT); a change re-embeds',
+        )  # fmt: skip
+        p.add_argument(
+            "--allow-pickle", action="store_true", default=None,
+            help="load model weights from pickle files (.bin/.pt) when it has no safetensors; "
+            "pickle can run code: only for models you trust ($MDSEEK_ALLOW_PICKLE=1)",
+        )  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens (stderr)")
 
 
@@ -239,8 +254,18 @@ def _has_markdown(root: Path, flt: FileFilter) -> bool:
     return next(iter(scan(root, flt)), None) is not None
 
 
-def _engine(args: argparse.Namespace, need_files: bool = True, check_index: bool = True):
+def _embed_settings(args: argparse.Namespace):
     from mdseek.index.embed import EmbedSettings
+
+    try:
+        return EmbedSettings.from_env(
+            args.backend, args.threads, args.query_prompt, args.document_prompt, args.allow_pickle
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _engine(args: argparse.Namespace, need_files: bool = True, check_index: bool = True):
     from mdseek.index.engine import Engine
 
     root = _folder(args.dir)
@@ -252,10 +277,7 @@ def _engine(args: argparse.Namespace, need_files: bool = True, check_index: bool
             "skipping .git, node_modules and hidden folders); nothing to index. "
             "Give the folder that holds your notes, or other globs with --include"
         )
-    try:
-        embed = EmbedSettings.from_env(args.backend, args.threads)
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
+    embed = _embed_settings(args)
     try:
         eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt, embed=embed,
                      check_index=check_index)  # fmt: skip
@@ -630,7 +652,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
         try:
-            folders = open_folders(dirs, args.db, args.model, _filter(args))
+            folders = open_folders(dirs, args.db, args.model, _filter(args), _embed_settings(args))
         except ValueError as exc:
             raise CliError(str(exc)) from exc
         return serve(folders)

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field
 
 from mdseek import __version__
 from mdseek.index import facade
+from mdseek.index.embed import EmbedSettings
 from mdseek.index.engine import Engine, SearchResult
 from mdseek.index.files import FileFilter
 from mdseek.index.model import ModelUnavailable
@@ -158,7 +159,11 @@ class Folders:
 
 
 def open_folders(
-    dirs: list[Path], index_path: str | None, model: str | None, file_filter: FileFilter | None
+    dirs: list[Path],
+    index_path: str | None,
+    model: str | None,
+    file_filter: FileFilter | None,
+    embed: EmbedSettings | None = None,
 ) -> Folders:
     roots = [d.expanduser().resolve() for d in dirs]
     for d in roots:
@@ -173,7 +178,9 @@ def open_folders(
         names[base] = names.get(base, 0) + 1
         name = base if names[base] == 1 else f"{base}-{names[base]}"
         try:
-            eng = Engine(d, index_path=index_path, model=model, file_filter=file_filter)
+            eng = Engine(
+                d, index_path=index_path, model=model, file_filter=file_filter, embed=embed
+            )
         except (IndexFileError, ModelUnavailable, OSError) as exc:
             raise ValueError(f"cannot open the index of {d}: {exc}") from exc
         eng.lexical_in_memory = True  # a long-lived process: BM25 from memory
