@@ -477,7 +477,7 @@ def pooling_excludes_prompt(resolved: str) -> bool:
     return False
 
 
-def check_usable(resolved: str, allow_pickle: bool = False) -> None:
+def check_usable(resolved: str, allow_pickle: bool = False, what: str = "embedding model") -> None:
     """Refuse, with one line saying why, a model mdseek cannot run as its
     authors meant: one needing custom code (``trust_remote_code``, a module
     sentence-transformers does not ship), an unknown pooling, or (unless
@@ -488,7 +488,7 @@ def check_usable(resolved: str, allow_pickle: bool = False) -> None:
         return
     why = _unusable(folder, allow_pickle)
     if why:
-        raise ModelUnavailable(f"cannot use embedding model {resolved!r}: {why}")
+        raise ModelUnavailable(f"cannot use {what} {resolved!r}: {why}")
 
 
 def _unusable(folder: Path, allow_pickle: bool) -> str | None:

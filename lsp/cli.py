@@ -182,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show why each section ranks where it does (query terms, each retriever's score, document term)",
     )
+    _add_rerank(p)
     _add_common(p)
     _add_progress(p)
 
@@ -225,8 +226,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="bytes")
     p.add_argument("--include", action="append", help="glob to index (repeatable)")
     p.add_argument("--exclude", action="append", help="glob to skip (repeatable)")
+    _add_rerank(p)
     _add_common(p)
     return ap
+
+
+def _add_rerank(p: argparse.ArgumentParser) -> None:
+    from mdseek.index.rerank import MAX_TOP_N, TOP_N
+
+    p.add_argument(
+        "--rerank", default=os.environ.get("MDSEEK_RERANK") or None, metavar="NAME_OR_PATH",
+        help="re-order the best sections with a sentence-transformers CrossEncoder (a folder "
+        "or a name in the local Hugging Face cache; off by default; $MDSEEK_RERANK)",
+    )  # fmt: skip
+    p.add_argument(
+        "--rerank-top", type=_positive_int, default=TOP_N, metavar="N",
+        help=f"sections the reranker re-scores per query (default {TOP_N}, at most {MAX_TOP_N})",
+    )  # fmt: skip
+
+
+def _reranker(args: argparse.Namespace):
+    """The --rerank cross-encoder, loaded now so that a bad one fails in one line."""
+    if not args.rerank:
+        return None
+    from mdseek.index.rerank import Reranker
+
+    try:
+        r = Reranker(args.rerank, args.rerank_top, bool(_embed_settings(args).allow_pickle))
+        r.load()
+    except (ValueError, ModelUnavailable) as exc:
+        raise CliError(str(exc)) from exc
+    return r
 
 
 def _filter(args: argparse.Namespace) -> FileFilter:
@@ -438,6 +468,7 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
         eng.index(progress=bar)
     finally:
         bar.close()
+    eng.reranker = _reranker(args)
     resp = eng.search(args.query, limit=args.limit, mode=args.mode, explain=args.explain)
     if args.json:
         rows = [{**r.to_dict(), "path": display_path(r.path)} for r in resp.results]
@@ -491,9 +522,14 @@ def _explain_line(ex: dict) -> str:
     fusion = (
         "" if ex.get("fusion") == "convex" else f" [{ex.get('fusion')}, k={weights.get('rrf_k')}]"
     )
+    rr = ex.get("rerank")
+    rerank = ""
+    if rr:
+        score = "-" if rr.get("score") is None else f"{rr['score']:.4f}"
+        rerank = f"; rerank {score} (reranker {rr.get('ms')} ms)"
     return (
         f"why: {' + '.join(parts) or 'no scores'}{fusion} = section {ex.get('section', 0):.3f};"
-        f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}"
+        f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}{rerank}"
     )
 
 
@@ -655,6 +691,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
             folders = open_folders(dirs, args.db, args.model, _filter(args), _embed_settings(args))
         except ValueError as exc:
             raise CliError(str(exc)) from exc
+        reranker = _reranker(args)
+        for f in folders.all:
+            f.engine.reranker = reranker
         return serve(folders)
     finally:
         if warm is not None:

@@ -261,6 +261,10 @@ class StatusAnswer(BaseModel):
     )
     coverage: float = Field(description="share of chunks whose text fits the model's window")
     model: str
+    reranker: dict | None = Field(
+        default=None,
+        description="the --rerank cross-encoder: model, top_n, calls, last_ms, mean_ms (null: off)",
+    )
     folders: list[FolderStatus]
 
 
@@ -448,6 +452,7 @@ def build_server(folders: Folders) -> MCPServer:
             pending_embeds=sum(p.pending_embeds for p in per),
             coverage=round(sum(p.coverage * p.chunks for p in per) / chunks, 6) if chunks else 1.0,
             model=", ".join(dict.fromkeys(p.model for p in per)),
+            reranker=folders.all[0].engine.status()["reranker"] if folders.all else None,
             folders=per,
         )
 
