@@ -397,12 +397,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--sizes", default="1000,10000,100000", help="chunks of the scale corpora (speed)"
     )
-    ap.add_argument("--model", default=None, help="quality of this model (name or folder) only")
+    ap.add_argument(
+        "--model",
+        default=None,
+        help='quality of this model (name or folder; "" = the default) only',
+    )
     ap.add_argument("--rerank", default=None, help="with --model: a CrossEncoder reranking")
     ap.add_argument("--rerank-top", type=int, default=10, help="sections the reranker re-scores")
     ap.add_argument("--corpora", default=None, help="with --model: comma list (default: all)")
     args = ap.parse_args(argv)
-    if args.model or args.rerank:
+    if args.model is not None or args.rerank:
         return model_main(args)
     quality_only = args.only is not None and set(args.only.split(",")) == {"quality"}
     # A quality-only run keeps its own results folder, so a full run's speed and
