@@ -295,6 +295,15 @@ def _embed_settings(args: argparse.Namespace):
         raise CliError(str(exc)) from exc
 
 
+def _tokenizer(args: argparse.Namespace):
+    """The model's tokenizer with the window the index uses (room left for the document prompt)."""
+    from mdseek.index.model import minus_prompt
+
+    resolved = resolve_model(args.model)
+    prompt = _embed_settings(args).prompts_for(resolved).document
+    return minus_prompt(load_tokenizer(resolved), prompt)
+
+
 def _engine(args: argparse.Namespace, need_files: bool = True, check_index: bool = True):
     from mdseek.index.engine import Engine
 
@@ -543,7 +552,7 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CliError(f"{args.file}: no such file")
     data = path.read_bytes()
-    tok = load_tokenizer(resolve_model(args.model))
+    tok = _tokenizer(args)
     doc = parse_bytes(data, path.name)
     chunks = Chunker(tok).chunk(doc)
     if args.json:
@@ -611,7 +620,7 @@ def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     root = _folder(args.dir)
-    tok = load_tokenizer(resolve_model(args.model))
+    tok = _tokenizer(args)
     out = coverage_of(root, tok, FileFilter(max_file_size=args.max_file_size))
     if args.json:
         print(json.dumps(out, indent=2))

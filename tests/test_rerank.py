@@ -99,3 +99,30 @@ def test_a_reranker_that_cannot_load_leaves_the_fused_order(engine, tmp_path):
 def test_top_n_is_bounded():
     with pytest.raises(ValueError, match="1..100"):
         Reranker("x", top_n=0)
+
+
+def test_cli_rerank_explains_and_fails_in_one_line(tmp_path, cross_encoder):
+    import json
+    import subprocess
+    import sys
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "handbook.md").write_text(DOC)
+    cmd = [sys.executable, "-m", "mdseek", "search", str(ws), "paid", "--mode", "lexical",
+           "--db", str(tmp_path / "i.sqlite"), "--no-progress"]  # fmt: skip
+    out = subprocess.run(
+        [*cmd, "--json", "--explain", "--rerank", str(cross_encoder)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    own = _own_scores(cross_encoder, "paid")
+    assert [r["heading"] for r in rows] == sorted(PASSAGES, key=lambda n: -own[n])
+    assert all(r["explain"]["rerank"]["ms"] > 0 for r in rows)
+    bad = subprocess.run(
+        [*cmd, "--rerank", str(tmp_path / "missing")], capture_output=True, text=True, timeout=300
+    )
+    assert bad.returncode == 1
+    assert bad.stderr.startswith("mdseek: error: cannot load reranker")
+    assert bad.stderr.count("\n") == 1
