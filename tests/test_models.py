@@ -220,3 +220,19 @@ def test_server_settings_keep_a_prompt_verbatim(tiny):
     assert (p.query, p.document) == ("query: ", "")  # trailing space kept; "" = no prompt
     _, problems = parse_settings({"queryPrompt": 3})
     assert problems == ["queryPrompt must be a string (got 3); using the default None"]
+
+
+def test_the_bundled_default_model_passes_the_checks(monkeypatch):
+    from mdseek.index.model import check_usable, default_model_path
+
+    folder = default_model_path()
+    assert (folder / "model.safetensors").exists()  # what lets it load without --allow-pickle
+    check_usable(str(folder))  # raises if refused
+
+
+def test_a_workspace_setting_cannot_allow_pickle(monkeypatch):
+    from mdseek.lsp.config import parse_settings
+
+    monkeypatch.delenv("MDSEEK_ALLOW_PICKLE", raising=False)
+    s, _ = parse_settings({"mdseek": {"allowPickle": True, "allow_pickle": True}})
+    assert s.embed_settings().allow_pickle is False
