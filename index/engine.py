@@ -12,7 +12,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -28,9 +28,16 @@ from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from .lexical import LexicalIndex, Phrase
 from .location import FILE_MODE, locate, prepare
-from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
+from .model import (
+    ModelTokenizer,
+    ModelUnavailable,
+    default_model_path,
+    load_tokenizer,
+    minus_prompt,
+)
 from .parse import ParsedDocument, parse_bytes
 from .requests import filter_from_spec, filter_spec
+from .rerank import Reranker
 from .snippet import plain_text, snippet
 from .store import SectionRow, Store
 from .vectors_file import (
@@ -154,6 +161,7 @@ class Engine:
         self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
         self.embedder = Embedder(model, settings=embed)
+        self.reranker: Reranker | None = None  # an optional second stage (index/rerank.py)
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
@@ -227,7 +235,9 @@ class Engine:
         """The model's tokenizer; if the model cannot be loaded, the bundled
         default's (so chunking and lexical search still work), said once."""
         try:
-            return load_tokenizer(self.embedder.resolved)
+            return minus_prompt(
+                load_tokenizer(self.embedder.resolved), self.embedder.prompts.document
+            )
         except ModelUnavailable as exc:
             if self.embedder.error is None:
                 self.embedder._error = exc
@@ -865,7 +875,11 @@ class Engine:
             unscored = {"dense": {cid for cid, _ in lists["lexical"] if cid not in have}}
         ranked = retrieve.rank_sections(
             lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None, unscored
-        )[: max(0, limit)]
+        )
+        reranked: dict[int, float] = {}
+        if self.reranker is not None and seed_vector is None and query.strip() and ranked:
+            ranked, reranked = self.reranker.reorder(query, ranked, self._passages)
+        ranked = ranked[: max(0, limit)]
         sections = self.store.sections([f.key for f in ranked])
         texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
         words = retrieve.query_terms(query)
@@ -885,9 +899,25 @@ class Engine:
                     r.explain["dropped_terms"] = terms.dropped
                     if terms.emphasis:
                         r.explain["question_terms"] = terms.emphasis
+                if reranked and self.reranker is not None:
+                    r.explain["rerank"] = {
+                        "score": None if id(f) not in reranked else round(reranked[id(f)], 6),
+                        "ms": self.reranker.stats()["last_ms"],
+                    }
             results.append(r)
         used = "hybrid" if len(lists) == 2 else ("dense" if "dense" in lists else "lexical")
         return SearchResponse(results, used, note)
+
+    def _passages(self, ranked: Sequence[retrieve.Scored]) -> list[str]:
+        """What a reranker reads of each section: breadcrumb, blank line, best chunk."""
+        sections = self.store.sections([f.key for f in ranked])
+        texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
+        out = []
+        for f in ranked:
+            s = sections.get(f.key)
+            text = texts.get(f.best_chunk, "") if f.best_chunk is not None else ""
+            out.append(f"{s.breadcrumb}\n\n{text}" if s is not None else text)
+        return out
 
     @staticmethod
     def _result(s: SectionRow, f: retrieve.Scored, text: str, terms: list[str]) -> SearchResult:
@@ -949,5 +979,6 @@ class Engine:
             "model_error": str(err) if err else None,
             "window": self.tokenizer.window,
             "pending_embeds": self.store.pending_count(self.model_id),
+            "reranker": self.reranker.stats() if self.reranker is not None else None,
             **counts,
         }
