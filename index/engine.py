@@ -12,7 +12,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -162,6 +162,7 @@ class Engine:
             str, tuple[int, int, int]
         ] = {}  # rel -> (size, mtime, ctime) that failed
         self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
+        self._queue: list[str] | None = None  # pending text hashes for embed_next, longest first
         self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
         self._warned_lexical = False
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
@@ -265,6 +266,7 @@ class Engine:
                 self._index_found(f, known.get(f.rel), rep)
             self.store.set_meta("root", str(self.root))
             self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
+            self._queue = None  # embed_next reads what is pending now
             self._lexical_current()  # patched, or (re)built in the background
             if embed:
                 self.embed_pending(progress, rep)
@@ -432,6 +434,50 @@ class Engine:
                 progress, rep, only, None if rep.lock_wait_seconds else pending
             )
             return done, done == len(pending) and not rep.interrupted
+
+    def embed_next(
+        self,
+        limit: int,
+        first: Iterable[str] = (),
+        progress: Progress | None = None,
+        rep: IndexReport | None = None,
+    ) -> int:
+        """Embed up to ``limit`` of the pending chunk texts and return how many
+        are still pending: those of the files ``first`` (open in the editor)
+        before the rest, the rest shortest first (a heading or a short section
+        is searchable by meaning soonest, and similar lengths pad least).
+
+        A long first index runs as a series of these calls, so that a save, a
+        search or a folder change waits for one slice, not for the whole
+        index. The order is read from the index once and kept until the next
+        reconcile; each slice re-checks what is still missing, so vectors made
+        meanwhile (a save, another process) are never made twice."""
+        rep = rep or IndexReport()
+        if self.cancelled.is_set():
+            return self.store.pending_count(self.model_id)
+        take: dict[str, None] = {}
+        for rel in first:
+            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
+                if len(take) < limit:
+                    take[h] = None
+        if self._queue is None:
+            pending = self.store.pending_chunks(self.model_id)
+            counts = self.embedder.token_counts([t for _, t in pending])
+            self._queue = [
+                pending[i][0] for i in sorted(range(len(pending)), key=counts.__getitem__)
+            ]
+            self._queue.reverse()  # popped from the end: shortest first
+        queue = self._queue
+        while len(take) < limit and queue:
+            want = [queue.pop() for _ in range(min(limit - len(take), len(queue)))]
+            still = {h for h, _ in self.store.pending_for(self.model_id, want)}
+            take.update((h, None) for h in want if h in still)
+        if take:
+            self._embed(progress, rep, set(take))
+        if queue or rep.interrupted:
+            return len(queue) + (len(take) if rep.interrupted else 0)
+        self._queue = None  # the slices are done: count what a change made meanwhile
+        return self.store.pending_count(self.model_id)
 
     def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
         if only is None:
@@ -767,8 +813,12 @@ class Engine:
             for cid, (doc_id, path, first, last) in spans.items()
             if exclude_path is None or path != exclude_path
         }
+        unscored = None
+        if "dense" in lists and "lexical" in lists:  # chunks with no vector yet (a first index)
+            have = {cid for cid, _ in lists["dense"]} | set(extra.get("dense", {}))
+            unscored = {"dense": {cid for cid, _ in lists["lexical"] if cid not in have}}
         ranked = retrieve.rank_sections(
-            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None
+            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None, unscored
         )[: max(0, limit)]
         sections = self.store.sections([f.key for f in ranked])
         texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
