@@ -6,6 +6,7 @@ requests) and calls the module that owns the feature:
   :mod:`.navigation`   outline, definition, references, hover, anchor completion
   :mod:`.links`        linking by meaning: the code action, target completion
   :mod:`.search`       workspace/symbol, mdseek/search, mdseek/status
+  :mod:`.rename`       rename a heading or file keeping links, file and folder moves
   :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed) and their fix
   :mod:`.indexing`     folders, reconciling with progress, file events
 
@@ -41,7 +42,7 @@ from pygls.lsp.server import LanguageServer
 
 from mdseek import __version__
 
-from . import diagnostics, links, navigation, search
+from . import diagnostics, links, navigation, rename, search
 from .client import Tasks, supports, tell
 from .config import SECTION, Settings, parse_settings, settings_message
 from .convert import Positions, uri_to_path
@@ -288,6 +289,25 @@ def build_server() -> MdseekServer:
                 params.context.diagnostics,
             )
         return fixes + await links.code_actions(ls.ws, params)
+
+    @ls.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    async def prepare_rename(ls: MdseekServer, params: types.PrepareRenameParams) -> Any:
+        return await rename.prepare(ls.ws, params)
+
+    @ls.feature(types.TEXT_DOCUMENT_RENAME)
+    async def rename_(ls: MdseekServer, params: types.RenameParams) -> Any:
+        return await rename.rename(ls.ws, params, ls.client_capabilities)
+
+    @ls.feature(types.WORKSPACE_WILL_RENAME_FILES, rename.FILE_OPERATIONS)
+    async def will_rename_files(ls: MdseekServer, params: types.RenameFilesParams) -> Any:
+        return await rename.will_rename(ls.ws, params, ls.client_capabilities)
+
+    @ls.feature(types.WORKSPACE_DID_RENAME_FILES, rename.FILE_OPERATIONS)
+    def did_rename_files(ls: MdseekServer, params: types.RenameFilesParams) -> None:
+        for f in params.files:
+            for p in (uri_to_path(f.old_uri), uri_to_path(f.new_uri)):
+                if p is not None:
+                    ls.indexing.file_changed(p)
 
     # -- custom requests ----------------------------------------------------------------
 
