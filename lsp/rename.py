@@ -51,6 +51,18 @@ FILE_OPERATIONS = types.FileOperationRegistrationOptions(
 )
 
 
+def offer_file_operations(caps: types.ClientCapabilities) -> None:
+    """Have pygls offer will/didRenameFiles to every client, not only to those that
+    announce them: Neovim 0.11 announces none, yet its file-explorer plugins
+    (oil.nvim, nvim-tree, snacks.rename) send willRenameFiles to a server that
+    offers it."""
+    if caps.workspace is None:
+        caps.workspace = types.WorkspaceClientCapabilities()
+    ops = caps.workspace.file_operations or types.FileOperationClientCapabilities()
+    ops.will_rename = ops.did_rename = True
+    caps.workspace.file_operations = ops
+
+
 class _Corpus:
     """One folder's markdown files, each read once, remembering the version read."""
 

@@ -114,6 +114,7 @@ def build_server() -> MdseekServer:
     @ls.feature(types.INITIALIZE)
     def initialize(ls: MdseekServer, params: types.InitializeParams) -> None:
         ls.init_options = params.initialization_options
+        rename.offer_file_operations(params.capabilities)
         ls.ws.pos = Positions(ls.workspace.position_encoding)
         folders = [uri_to_path(f.uri) for f in (params.workspace_folders or [])]
         if not folders and (params.root_uri or params.root_path):
