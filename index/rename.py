@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
+from urllib.parse import quote, unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.helpers import parseLinkDestination, parseLinkLabel
@@ -41,6 +42,7 @@ from .links import (
     Link,
     Target,
     _dest,
+    _inline_where_links_can_be,
     _inside,
     _LineMap,
     _split_href,
@@ -64,6 +66,10 @@ class Corpus(Protocol):
     def files(self) -> Sequence[str]: ...
 
     def doc(self, rel: str) -> ParsedDocument | None: ...  # None: unreadable, left alone
+
+    def text(self, rel: str) -> str | None: ...  # the text, unparsed (None: unreadable)
+
+    def links(self, rel: str, doc: ParsedDocument) -> Sequence[Link]: ...  # find_links(doc)
 
     def exists(self, rel: str) -> bool: ...
 
@@ -182,6 +188,7 @@ def _def_recording(rule_fn: Callable) -> Callable:
 @shared_parser
 def _site_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
+    md.core.ruler.at("inline", _inline_where_links_can_be)  # links and images hold a "["
     for name, tok in (("link", "link_open"), ("image", "image")):
         rule = next(r for r in md.inline.ruler.__rules__ if r.name == name)
         md.inline.ruler.at(name, _dest_recording(rule.fn, tok))
@@ -195,8 +202,9 @@ def _md_link(href: str, line: int, col: int, end: int) -> Link:
     return Link("markdown", href, path, anchor, "", line, col, line, end)
 
 
-def link_sites(doc: ParsedDocument) -> list[Site]:
-    """Every place in ``doc`` where a link's target is written, in source order."""
+def link_sites(doc: ParsedDocument, links: Sequence[Link] | None = None) -> list[Site]:
+    """Every place in ``doc`` where a link's target is written, in source order
+    (``links``: ``find_links(doc)`` when the caller keeps it already)."""
     md = _site_parser()
     text, lines = doc.text, doc.lines()
     env: dict = {}
@@ -223,7 +231,7 @@ def link_sites(doc: ParsedDocument) -> list[Site]:
             href = str(c.attrs.get("src" if c.type == "image" else "href", ""))
             kind = "image" if c.type == "image" else "inline"
             out.append(Site(kind, _md_link(href, l0, c0, c1), l0, c0, c1, raw))
-    for lk in find_links(doc):
+    for lk in find_links(doc) if links is None else links:
         if lk.kind != "wiki" or lk.line != lk.end_line:
             continue
         m = _WIKI.match(lines[lk.line], lk.start)
@@ -239,6 +247,50 @@ _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 def _unescape(raw: str) -> str:
     return _ESCAPED.sub(r"\1", raw)
+
+
+# -- which files can hold a link that changes ------------------------------------
+
+
+class _Names:
+    """The folder's markdown files by file name: a wiki link is resolved against
+    the few files it can name (resolving it against every file, for every wiki
+    link of every file, made a rename in a folder of 1,000 notes take 28 s)."""
+
+    def __init__(self, files: Sequence[str]):
+        self.by_stem: dict[str, list[str]] = {}
+        for f in files:
+            self.by_stem.setdefault(_stem(f), []).append(f)
+
+    def named(self, link: Link) -> list[str]:
+        want = link.path.strip().replace("\\", "/").lower()
+        if want.endswith(MARKDOWN_SUFFIXES):
+            want = posixpath.splitext(want)[0]
+        return self.by_stem.get(posixpath.basename(want), [])
+
+
+def _stem(path: str) -> str:
+    return posixpath.splitext(posixpath.basename(path))[0].lower()
+
+
+def _mentioning(corpus: Corpus, names: set[str], always: set[str]) -> list[str]:
+    """The files whose text names one of ``names`` (file names without suffix,
+    folder names): only they can hold a link to a file so named (a markdown link
+    writes the name, maybe %-encoded or without ``.md``; a wiki link writes it).
+    Reading text is cheap; parsing every file of a big folder was not."""
+    words = set()
+    for n in names:
+        words |= {n.lower(), quote(n).lower(), quote(n, safe="").lower()}
+    rx = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+    out = []
+    for f in corpus.files:
+        text = corpus.text(f) if f not in always else None
+        if f in always or text is None or rx.search(text.replace("\\", "").lower()):
+            out.append(f)
+    for f in always:
+        if f not in out:
+            out.append(f)
+    return out
 
 
 # -- headings ----------------------------------------------------------------------
@@ -308,15 +360,15 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
             )
     out = Outcome()
     out.add(rel, Edit(*span, name))
-    files = list(corpus.files)
-    for src in dict.fromkeys([rel, *files]):
+    names = _Names(corpus.files)
+    for src in _mentioning(corpus, {_stem(rel)}, {rel}):
         sdoc = doc if src == rel else corpus.doc(src)
         if sdoc is None:
             continue
-        for site in link_sites(sdoc):
+        for site in link_sites(sdoc, corpus.links(src, sdoc)):
             if src == rel and span[0] <= site.line <= span[2]:
                 continue  # inside the heading being rewritten
-            edit = _heading_link_edit(corpus, files, src, site, rel, doc, new_doc)
+            edit = _heading_link_edit(corpus, names, src, site, rel, doc, new_doc)
             if edit is not None:
                 if sdoc.decode_errors:
                     out.skipped.append((src, "it is not valid UTF-8"))
@@ -328,7 +380,7 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
 
 def _heading_link_edit(
     corpus: Corpus,
-    files: list[str],
+    names: _Names,
     src: str,
     site: Site,
     rel: str,
@@ -336,7 +388,7 @@ def _heading_link_edit(
     new_doc: ParsedDocument,
 ) -> Edit | None:
     wiki = site.kind == "wiki"
-    t = resolve(site.link, src, corpus.exists, files if wiki else ())
+    t = resolve(site.link, src, corpus.exists, names.named(site.link) if wiki else ())
     if t.path != rel or not t.anchor:
         return None
     old = find_heading(doc, t.anchor, t.by_text)
@@ -382,6 +434,7 @@ class _Layout:
         self.corpus, self.moves = corpus, moves
         self.files = [self.after(f) for f in corpus.files]
         self._files = set(self.files)
+        self.names = _Names(self.files)
 
     def after(self, rel: str) -> str:
         for m in self.moves:
@@ -412,15 +465,17 @@ def move_files(corpus: Corpus, moves: Sequence[Move]) -> Outcome:
     reaching its target once ``moves`` are done: links to moved files, and the
     moved files' own relative links."""
     layout = _Layout(corpus, moves)
-    files = list(corpus.files)
+    names = _Names(corpus.files)
+    moved = {f for f in corpus.files if layout.after(f) != f}
+    named = {_stem(f) for f in moved} | {posixpath.basename(m.old) for m in moves if m.folder}
     out = Outcome()
-    for src in files:
+    for src in _mentioning(corpus, named, moved):
         sdoc = corpus.doc(src)
         if sdoc is None:
             continue
         new_src = layout.after(src)
-        for site in link_sites(sdoc):
-            edit = _move_edit(corpus, files, layout, src, new_src, site)
+        for site in link_sites(sdoc, corpus.links(src, sdoc)):
+            edit = _move_edit(corpus, names, layout, src, new_src, site)
             if edit is not None:
                 if sdoc.decode_errors:
                     out.skipped.append((src, "it is not valid UTF-8"))
@@ -431,23 +486,26 @@ def move_files(corpus: Corpus, moves: Sequence[Move]) -> Outcome:
 
 
 def _move_edit(
-    corpus: Corpus, files: list[str], layout: _Layout, src: str, new_src: str, site: Site
+    corpus: Corpus, names: _Names, layout: _Layout, src: str, new_src: str, site: Site
 ) -> Edit | None:
     link = site.link
     wiki = site.kind == "wiki"
     if not link.path:
         return None  # #anchor in the same document
-    old: Target = resolve(link, src, corpus.exists, files if wiki else ())
+    old: Target = resolve(link, src, corpus.exists, names.named(link) if wiki else ())
     if old.path is None or (wiki and not old.exists):
         return None
     want = layout.after(old.path)
-    new = resolve(link, new_src, layout.exists, layout.files if wiki else ())
+    new = resolve(link, new_src, layout.exists, layout.names.named(link) if wiki else ())
     if new.path == want:
         return None
     (col, path), _ = site.parts()
     if wiki:
-        text = wiki_name(want, layout.files)
-        if resolve(_wiki(text), new_src, layout.exists, layout.files).path != want:
+        text = wiki_name(want, layout.names.by_stem.get(_stem(want), []))
+        if (
+            resolve(_wiki(text), new_src, layout.exists, layout.names.named(_wiki(text))).path
+            != want
+        ):
             text = posixpath.splitext(want)[0]
     else:
         text = _path_text(path, new_src, want, site.angle)
@@ -485,8 +543,6 @@ def new_file_path(source: str, target: str, written: str, kind: str, name: str) 
     if kind == "wiki":
         joined = name if "/" in name else posixpath.join(posixpath.dirname(target), name)
     else:
-        from urllib.parse import unquote
-
         plain = unquote(name) if not written.startswith("<") else name
         joined = (
             plain.lstrip("/")
@@ -528,7 +584,7 @@ def rename_target(
     site = next(
         (
             s
-            for s in link_sites(doc)
+            for s in link_sites(doc, corpus.links(rel, doc))
             if s.kind != "image" and s.line == line and s.col <= col <= s.end
         ),
         None,
@@ -537,7 +593,7 @@ def rename_target(
     if link is None:
         return None
     wiki = link.kind == "wiki"
-    t = resolve(link, rel, corpus.exists, corpus.files if wiki else ())
+    t = resolve(link, rel, corpus.exists, _Names(corpus.files).named(link) if wiki else ())
     if t.path is None or not t.exists or t.external:
         return None
     whole = (link.line, link.start, link.end_line, link.end)

@@ -20,6 +20,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from mdseek.index.links import Link
 from mdseek.index.parse import ParsedDocument
 from mdseek.index.rename import (
     Move,
@@ -81,6 +82,15 @@ class _Corpus:
             return None
         self.read[rel] = (path, snap[0], snap[1])
         return snap[1]
+
+    def text(self, rel: str) -> str | None:
+        if rel in self.read:
+            return self.read[rel][2].text
+        lines = self.ws.docs.lines(self.root.path / rel, self.ws.root_paths)
+        return "\n".join(lines) if lines is not None else None
+
+    def links(self, rel: str, doc: ParsedDocument) -> list[Link]:
+        return self.ws.docs.links(self.root.path / rel, doc)  # kept per version
 
     def exists(self, rel: str) -> bool:
         return self.root.exists(rel)

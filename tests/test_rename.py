@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from mdseek.index.links import find_links
 from mdseek.index.parse import parse_bytes, parse_text
 from mdseek.index.rename import (
     Move,
@@ -28,6 +29,13 @@ class Corpus:
     def doc(self, rel: str):
         t = self.texts[rel]
         return parse_bytes(t, rel) if isinstance(t, bytes) else parse_text(t, rel)
+
+    def text(self, rel: str):
+        t = self.texts[rel]
+        return t.decode("utf-8", "replace") if isinstance(t, bytes) else t
+
+    def links(self, rel: str, doc):
+        return find_links(doc)
 
     def exists(self, rel: str) -> bool:
         return rel in self.texts
@@ -170,3 +178,20 @@ def test_rename_target_on_links():
     assert rename_target(c, "n.md", n, 0, 1) is None  # plain text
     wiki = rename_target(c, "n.md", n, 0, 30)
     assert (wiki.kind, wiki.path, wiki.placeholder) == ("file", "a.md", "a")
+
+
+def test_links_written_percent_encoded_or_escaped_are_found():
+    texts = {
+        "notes/café menu.md": "# Menu\n\n## Hot\n",
+        "a.md": "[x](notes/caf%C3%A9%20menu.md#hot) [y](<notes/café menu.md#hot>)\n",
+        "b.md": "[z](notes/caf\\%C3\\%A9%20menu.md#hot)\n",  # markdown escapes in a destination
+        "c.md": "nothing here\n",
+    }
+    c = Corpus(texts)
+    doc = c.doc("notes/café menu.md")
+    out = rename_heading(c, "notes/café menu.md", doc, doc.headings[1], "Cold")
+    assert apply(texts["a.md"], out.edits["a.md"]) == (
+        "[x](notes/caf%C3%A9%20menu.md#cold) [y](<notes/café menu.md#cold>)\n"
+    )
+    assert apply(texts["b.md"], out.edits["b.md"]) == "[z](notes/caf\\%C3\\%A9%20menu.md#cold)\n"
+    assert "c.md" not in out.edits
