@@ -114,6 +114,22 @@ _MIGRATIONS: dict[int, str | None] = {
 }
 
 
+def read_meta(path: Path, key: str) -> str | None:
+    """A meta row of an index file, read only (None: no file, no row, unreadable);
+    opens nothing for writing and creates nothing."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return row[0] if row and isinstance(row[0], str) else None
+
+
 def is_damage(exc: BaseException) -> bool:
     """Is this SQLite error a damaged (or not-a-database) index file?"""
     return (

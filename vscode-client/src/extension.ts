@@ -29,8 +29,8 @@ export interface SearchResult {
   heading: string;
   breadcrumb: string;
   range: LspRange;
-  start_line: number;
-  end_line: number;
+  start_line: number; // 1-based
+  end_line: number; // 1-based, inclusive (= LSP's exclusive 0-based end)
   score: number;
   snippet: string;
   lexical_rank: number | null;
@@ -530,7 +530,8 @@ export function queryTerms(query: string): string[] {
 }
 
 function headingLine(r: SearchResult): number {
-  return r.range?.start?.line ?? r.start_line ?? 0;
+  // range is LSP's (0-based); start_line is 1-based like the CLI's and MCP's
+  return r.range?.start?.line ?? (r.start_line ? r.start_line - 1 : 0);
 }
 
 export async function openResult(r: SearchResult): Promise<vscode.TextEditor> {
