@@ -7,11 +7,12 @@ matrix together. The command line and the language server call only this.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -35,9 +36,17 @@ from .model import (
     minus_prompt,
 )
 from .parse import ParsedDocument, parse_bytes
+from .requests import filter_from_spec, filter_spec
 from .rerank import Reranker
 from .snippet import plain_text, snippet
 from .store import SectionRow, Store
+from .vectors_file import (
+    ImportReport,
+    VectorsFileError,
+    export_vectors,
+    import_vectors,
+    read_vectors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +81,7 @@ class IndexReport:
     lexical_only_reason: str | None = None
     interrupted: bool = False  # embedding was cancelled; the rest is pending
     lock_wait_seconds: float = 0.0  # waited for another process embedding into this index
+    vectors_taken: int = 0  # vectors taken from a team's vectors file (Engine.index(vectors=...))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -99,6 +109,15 @@ class SearchResult:
         if d["explain"] is None:
             del d["explain"]
         return d
+
+    def lines(self) -> tuple[int, int]:
+        """(first, last) line of the section, 1-based and inclusive: what people,
+        the CLI's JSON, MCP and ``mdseek/search`` show (the engine is 0-based, end exclusive)."""
+        return self.start_line + 1, max(self.start_line + 1, self.end_line)
+
+    def heading_lines(self) -> tuple[int, int]:
+        """(first, last) line of the heading itself, 1-based and inclusive."""
+        return self.heading_line + 1, max(self.heading_line + 1, self.heading_end_line)
 
 
 @dataclass
@@ -159,6 +178,7 @@ class Engine:
             str, tuple[int, int, int]
         ] = {}  # rel -> (size, mtime, ctime) that failed
         self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
+        self._queue: list[str] | None = None  # pending text hashes for embed_next, longest first
         self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
         self._warned_lexical = False
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
@@ -179,6 +199,14 @@ class Engine:
         self._threads: ThreadPoolExecutor | None = (
             None  # a query's lexical side, beside its embedding
         )
+
+    def stored_filter(self) -> FileFilter | None:
+        """The filter the index was last built with (None: never said, or unreadable)."""
+        raw = self.store.get_meta("file_filter")
+        try:
+            return filter_from_spec(json.loads(raw)) if raw else None
+        except ValueError:
+            return None
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lexical_lock:
@@ -233,9 +261,15 @@ class Engine:
             return relpath(self.root, p)
         return p.as_posix()
 
-    def index(self, progress: Progress | None = None, embed: bool = True) -> IndexReport:
+    def index(
+        self,
+        progress: Progress | None = None,
+        embed: bool = True,
+        vectors: str | Path | None = None,
+    ) -> IndexReport:
         """Reconcile the index with the folder: new and changed files are chunked,
-        deleted (and renamed-away) files swept, then missing vectors embedded."""
+        deleted (and renamed-away) files swept, then missing vectors taken from
+        the ``vectors`` file if given (:meth:`seed_vectors`), the rest embedded."""
         t0 = time.perf_counter()
         rep = IndexReport()
         with self._write:
@@ -255,7 +289,11 @@ class Engine:
                     progress("parse", n, len(found))
                 self._index_found(f, known.get(f.rel), rep)
             self.store.set_meta("root", str(self.root))
+            self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
+            self._queue = None  # embed_next reads what is pending now
             self._lexical_current()  # patched, or (re)built in the background
+            if vectors is not None:
+                rep.vectors_taken = self.seed_vectors(vectors).taken
             if embed:
                 self.embed_pending(progress, rep)
                 # The sweep reads every vector row: only after a run that changed
@@ -422,6 +460,80 @@ class Engine:
                 progress, rep, only, None if rep.lock_wait_seconds else pending
             )
             return done, done == len(pending) and not rep.interrupted
+
+    def seed_vectors(self, path: str | Path) -> ImportReport:
+        """Take the vectors of a file made by ``export_vectors`` (see
+        :mod:`vectors_file`) for the chunks still waiting for one: same model
+        id, same dimension, finite, unit length; never any text. Raises
+        VectorsFileError (one line) for a file that is not one."""
+        data = read_vectors(Path(path))  # a file that is not one fails before the model loads
+        dim = self.embedder.dim if self.embedder.available() else None
+        if dim is None:
+            raise VectorsFileError(
+                f"cannot check the vectors' size without the model ({self.embedder.error})"
+            )
+        with self._write:
+            rep = import_vectors(self.store, self.model_id, dim, data)
+        self._queue = None
+        if rep.model_in_file != self.model_id:
+            log.warning(
+                "%s holds vectors of %s, not %s: none taken", path, rep.model_in_file, self.model_id
+            )
+        elif rep.rejected:
+            log.warning(
+                "%s: %d vectors rejected (wrong size, not finite or not unit length)",
+                path,
+                rep.rejected,
+            )
+        return rep
+
+    def export_vectors(self, path: str | Path) -> int:
+        """Write the vectors the index uses (for ``seed_vectors`` elsewhere); returns how many."""
+        return export_vectors(self.store, self.model_id, Path(path))
+
+    def embed_next(
+        self,
+        limit: int,
+        first: Iterable[str] = (),
+        progress: Progress | None = None,
+        rep: IndexReport | None = None,
+    ) -> int:
+        """Embed up to ``limit`` of the pending chunk texts and return how many
+        are still pending: those of the files ``first`` (open in the editor)
+        before the rest, the rest shortest first (a heading or a short section
+        is searchable by meaning soonest, and similar lengths pad least).
+
+        A long first index runs as a series of these calls, so that a save, a
+        search or a folder change waits for one slice, not for the whole
+        index. The order is read from the index once and kept until the next
+        reconcile; each slice re-checks what is still missing, so vectors made
+        meanwhile (a save, another process) are never made twice."""
+        rep = rep or IndexReport()
+        if self.cancelled.is_set():
+            return self.store.pending_count(self.model_id)
+        take: dict[str, None] = {}
+        for rel in first:
+            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
+                if len(take) < limit:
+                    take[h] = None
+        if self._queue is None:
+            pending = self.store.pending_chunks(self.model_id)
+            counts = self.embedder.token_counts([t for _, t in pending])
+            self._queue = [
+                pending[i][0] for i in sorted(range(len(pending)), key=counts.__getitem__)
+            ]
+            self._queue.reverse()  # popped from the end: shortest first
+        queue = self._queue
+        while len(take) < limit and queue:
+            want = [queue.pop() for _ in range(min(limit - len(take), len(queue)))]
+            still = {h for h, _ in self.store.pending_for(self.model_id, want)}
+            take.update((h, None) for h in want if h in still)
+        if take:
+            self._embed(progress, rep, set(take))
+        if queue or rep.interrupted:
+            return len(queue) + (len(take) if rep.interrupted else 0)
+        self._queue = None  # the slices are done: count what a change made meanwhile
+        return self.store.pending_count(self.model_id)
 
     def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
         if only is None:
@@ -712,6 +824,10 @@ class Engine:
     ) -> SearchResponse:
         """Sections ranked for ``query``; ``explain`` adds each result's score parts."""
         query = clean_query(query)
+        if seed_vector is None and not prefix_last and query.strip():
+            weak = retrieve.unsearchable(query)
+            if weak is not None:  # nothing to rank by: say so instead of confident scores
+                return SearchResponse([], "lexical" if mode == "lexical" else mode, weak)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
         lexical: Future | None = None
@@ -753,8 +869,12 @@ class Engine:
             for cid, (doc_id, path, first, last) in spans.items()
             if exclude_path is None or path != exclude_path
         }
+        unscored = None
+        if "dense" in lists and "lexical" in lists:  # chunks with no vector yet (a first index)
+            have = {cid for cid, _ in lists["dense"]} | set(extra.get("dense", {}))
+            unscored = {"dense": {cid for cid, _ in lists["lexical"] if cid not in have}}
         ranked = retrieve.rank_sections(
-            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None
+            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None, unscored
         )
         reranked: dict[int, float] = {}
         if self.reranker is not None and seed_vector is None and query.strip() and ranked:
@@ -814,7 +934,8 @@ class Engine:
             score=round(f.score, 6),
             lexical_rank=f.ranks.get("lexical"),
             dense_rank=f.ranks.get("dense"),
-            snippet=snippet(text, terms),
+            # never empty: a section of only a heading (or a list of links) shows its heading
+            snippet=snippet(text, terms) or s.heading or s.breadcrumb,
         )
 
     def related(self, path: str, ordinal: int, limit: int = 5) -> SearchResponse:

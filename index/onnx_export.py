@@ -45,6 +45,12 @@ from .model import load_sentence_transformer, model_cache_dir
 from .onnx_encoder import FORMAT, MANIFEST, OnnxEncoder, read_manifest
 
 log = logging.getLogger(__name__)
+# What a person waiting should hear (the CLI shows it without -v; see lsp/cli.py).
+progress = logging.getLogger("mdseek.progress")
+progress.setLevel(logging.INFO)  # heard by default wherever logs go (server stderr too)
+# The default model's export on a 2-core machine: 21 s idle (issue 22's trial),
+# 45 s with other work running (README, "first run").
+EXPORT_SECONDS = "20-50"
 
 OPSET = 17
 MIN_COSINE = 0.9999  # fp32 export vs torch, every text of SAMPLE
@@ -418,5 +424,12 @@ def ensure_fp32(
                 or m.get("model_id") != model_id
                 or (m.get("status") == "rejected" and not _rejection_is_current(m))
             ):
+                progress.info(
+                    "first use of %s: exporting it to ONNX once (%s s on a 2-core machine;"
+                    " later starts load it in under a second)",
+                    model_id, EXPORT_SECONDS,
+                )  # fmt: skip
+                t0 = time.perf_counter()
                 export_fp32(resolved, model_id, folder, min_cosine, allow_pickle=allow_pickle)
+                progress.info("exported %s in %.0f s", model_id, time.perf_counter() - t0)
     raise ExportRejected("the export folder could not be read back")
