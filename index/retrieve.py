@@ -188,12 +188,6 @@ def analyse_query(
     return QueryTerms(kept, prefix, dropped, idf, emphasis)
 
 
-def fts_query(text: str, prefix_last: bool = False) -> str:
-    """A MATCH expression for arbitrary text that never raises (stop words left
-    out, no document frequencies): ``analyse_query(text).match()``."""
-    return analyse_query(text, prefix_last=prefix_last).match()
-
-
 def query_terms(text: str) -> list[str]:
     """Words worth highlighting in a snippet."""
     return [w for w in query_words(text) if len(w) > 2 and w not in STOP_WORDS]

@@ -65,8 +65,3 @@ class SearchParams:
     query: str = attrs.field(default="", converter=_lenient_text)
     limit: int | None = attrs.field(default=None, converter=_lenient_limit)
     explain: bool = attrs.field(default=False, converter=lambda v: v is True)
-
-
-@attrs.define
-class NoParams:
-    """``mdseek/status`` and ``mdseek/reindex`` take no params (any given are ignored)."""
