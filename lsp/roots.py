@@ -447,7 +447,7 @@ class Root:
                 "files": 0,
                 "chunks": 0,
                 "pending_embeds": 0,
-                "coverage": 1.0,
+                "window_fit": 1.0,
                 "model": self.settings.model or "",
                 "embedded_total": 0,
                 "message": self.message,

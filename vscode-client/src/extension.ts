@@ -47,7 +47,7 @@ export interface StatusResponse {
   state: 'indexing' | 'ready' | 'lexical-only' | string;
   files: number;
   chunks: number;
-  coverage: number;
+  window_fit: number;
   model: string;
   pending_embeds: number;
   message?: string;
@@ -67,6 +67,10 @@ export interface ReindexResponse { files: number; chunks: number }
 const SEARCH = 'mdseek/search';
 const STATUS = 'mdseek/status';
 const REINDEX = 'mdseek/reindex';
+// What the server indexes by default (index/files.py DEFAULT_INCLUDE, matched
+// ignoring case): .md and .markdown, also NOTES.MD. VS Code globs are
+// case-sensitive on Linux, hence the character classes.
+const MARKDOWN_FILES = '**/*.{[mM][dD],[mM][aA][rR][kK][dD][oO][wW][nN]}';
 
 /** The install story, as in the README's "Install" (mdseek is not on PyPI). */
 export const INSTALL_HINT =
@@ -224,9 +228,12 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
 
   let startupFailed = false;
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: 'file', language: 'markdown' }],
+    documentSelector: [
+      { scheme: 'file', language: 'markdown' },
+      { scheme: 'file', pattern: MARKDOWN_FILES },
+    ],
     synchronize: {
-      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.md'),
+      fileEvents: vscode.workspace.createFileSystemWatcher(MARKDOWN_FILES),
     },
     initializationOptions: initializationOptions(),
     outputChannel: output,
@@ -372,7 +379,7 @@ function setUiState(s: UiState): void {
   const st = lastStatus;
   const stats = st
     ? `${st.files} files, ${st.chunks} sections (${Math.max(0, st.chunks - (st.pending_embeds ?? 0))} embedded), ` +
-      `coverage ${Math.round((st.coverage ?? 0) * 100)}%, model ${st.model}`
+      `window fit ${Math.round((st.window_fit ?? 0) * 100)}%, model ${st.model}`
     : '';
   switch (s) {
     case 'starting':
@@ -817,10 +824,10 @@ async function reindex(): Promise<void> {
 }
 
 export function formatStatus(st: StatusResponse): string {
-  const pct = Math.round((st.coverage ?? 0) * 1000) / 10;
+  const pct = Math.round((st.window_fit ?? 0) * 1000) / 10;
   return (
     `mdseek: ${st.state} — ${st.files} files, ${st.chunks} sections, ` +
-    `coverage ${pct}%, model ${st.model}, pending embeds ${st.pending_embeds}` +
+    `window fit ${pct}%, model ${st.model}, pending embeds ${st.pending_embeds}` +
     (indexPaths(st).length ? `; index ${indexPaths(st).join(', ')}` : '') +
     (st.message ? ` (${st.message})` : '')
   );
