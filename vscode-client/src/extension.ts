@@ -39,6 +39,8 @@ export interface SearchResult {
 
 export interface SearchResponse {
   mode: 'hybrid' | 'lexical';
+  /** false while the folder is read or vectors are still being made (the note says how far) */
+  complete?: boolean;
   note?: string;
   results: SearchResult[];
 }
@@ -741,11 +743,15 @@ async function searchSections(): Promise<void> {
       if (mine !== seq) return; // stale
       const results = res?.results ?? [];
       const waiting = results.length === 0 && /still opening/.test(res?.note ?? '');
-      partial = waiting || (res?.mode === 'lexical' && (uiState === 'indexing' || uiState === 'starting'));
+      const loading = uiState === 'indexing' || uiState === 'starting';
+      // A first index: keyword results first, then hybrid over the vectors made so far.
+      partial = waiting || (loading && (res?.mode === 'lexical' || res?.complete === false));
       lastRows = results.length;
       qp.items = results.length ? results.map(toItem) : [emptyItem(res?.note, waiting)];
-      qp.title = res?.mode === 'lexical' && (uiState === 'indexing' || uiState === 'starting')
+      qp.title = loading && res?.mode === 'lexical'
         ? `${baseTitle} — keyword results only: semantic search is still loading`
+        : loading && res?.complete === false
+          ? `${baseTitle} — partial: semantic search is still loading`
         : res?.mode === 'lexical' && uiState === 'lexical-only'
           ? `${baseTitle} — keyword results only${res.note ? `: ${res.note}` : ''}`
           : baseTitle;
