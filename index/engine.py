@@ -12,7 +12,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -28,11 +28,25 @@ from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from .lexical import LexicalIndex, Phrase
 from .location import FILE_MODE, locate, prepare
-from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
+from .model import (
+    ModelTokenizer,
+    ModelUnavailable,
+    default_model_path,
+    load_tokenizer,
+    minus_prompt,
+)
 from .parse import ParsedDocument, parse_bytes
 from .requests import filter_from_spec, filter_spec
+from .rerank import Reranker
 from .snippet import plain_text, snippet
 from .store import SectionRow, Store
+from .vectors_file import (
+    ImportReport,
+    VectorsFileError,
+    export_vectors,
+    import_vectors,
+    read_vectors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +81,7 @@ class IndexReport:
     lexical_only_reason: str | None = None
     interrupted: bool = False  # embedding was cancelled; the rest is pending
     lock_wait_seconds: float = 0.0  # waited for another process embedding into this index
+    vectors_taken: int = 0  # vectors taken from a team's vectors file (Engine.index(vectors=...))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -146,6 +161,7 @@ class Engine:
         self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
         self.embedder = Embedder(model, settings=embed)
+        self.reranker: Reranker | None = None  # an optional second stage (index/rerank.py)
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
@@ -219,7 +235,9 @@ class Engine:
         """The model's tokenizer; if the model cannot be loaded, the bundled
         default's (so chunking and lexical search still work), said once."""
         try:
-            return load_tokenizer(self.embedder.resolved)
+            return minus_prompt(
+                load_tokenizer(self.embedder.resolved), self.embedder.prompts.document
+            )
         except ModelUnavailable as exc:
             if self.embedder.error is None:
                 self.embedder._error = exc
@@ -243,9 +261,15 @@ class Engine:
             return relpath(self.root, p)
         return p.as_posix()
 
-    def index(self, progress: Progress | None = None, embed: bool = True) -> IndexReport:
+    def index(
+        self,
+        progress: Progress | None = None,
+        embed: bool = True,
+        vectors: str | Path | None = None,
+    ) -> IndexReport:
         """Reconcile the index with the folder: new and changed files are chunked,
-        deleted (and renamed-away) files swept, then missing vectors embedded."""
+        deleted (and renamed-away) files swept, then missing vectors taken from
+        the ``vectors`` file if given (:meth:`seed_vectors`), the rest embedded."""
         t0 = time.perf_counter()
         rep = IndexReport()
         with self._write:
@@ -268,6 +292,8 @@ class Engine:
             self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
             self._queue = None  # embed_next reads what is pending now
             self._lexical_current()  # patched, or (re)built in the background
+            if vectors is not None:
+                rep.vectors_taken = self.seed_vectors(vectors).taken
             if embed:
                 self.embed_pending(progress, rep)
                 # The sweep reads every vector row: only after a run that changed
@@ -434,6 +460,36 @@ class Engine:
                 progress, rep, only, None if rep.lock_wait_seconds else pending
             )
             return done, done == len(pending) and not rep.interrupted
+
+    def seed_vectors(self, path: str | Path) -> ImportReport:
+        """Take the vectors of a file made by ``export_vectors`` (see
+        :mod:`vectors_file`) for the chunks still waiting for one: same model
+        id, same dimension, finite, unit length; never any text. Raises
+        VectorsFileError (one line) for a file that is not one."""
+        data = read_vectors(Path(path))  # a file that is not one fails before the model loads
+        dim = self.embedder.dim if self.embedder.available() else None
+        if dim is None:
+            raise VectorsFileError(
+                f"cannot check the vectors' size without the model ({self.embedder.error})"
+            )
+        with self._write:
+            rep = import_vectors(self.store, self.model_id, dim, data)
+        self._queue = None
+        if rep.model_in_file != self.model_id:
+            log.warning(
+                "%s holds vectors of %s, not %s: none taken", path, rep.model_in_file, self.model_id
+            )
+        elif rep.rejected:
+            log.warning(
+                "%s: %d vectors rejected (wrong size, not finite or not unit length)",
+                path,
+                rep.rejected,
+            )
+        return rep
+
+    def export_vectors(self, path: str | Path) -> int:
+        """Write the vectors the index uses (for ``seed_vectors`` elsewhere); returns how many."""
+        return export_vectors(self.store, self.model_id, Path(path))
 
     def embed_next(
         self,
@@ -819,7 +875,11 @@ class Engine:
             unscored = {"dense": {cid for cid, _ in lists["lexical"] if cid not in have}}
         ranked = retrieve.rank_sections(
             lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None, unscored
-        )[: max(0, limit)]
+        )
+        reranked: dict[int, float] = {}
+        if self.reranker is not None and seed_vector is None and query.strip() and ranked:
+            ranked, reranked = self.reranker.reorder(query, ranked, self._passages)
+        ranked = ranked[: max(0, limit)]
         sections = self.store.sections([f.key for f in ranked])
         texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
         words = retrieve.query_terms(query)
@@ -839,9 +899,25 @@ class Engine:
                     r.explain["dropped_terms"] = terms.dropped
                     if terms.emphasis:
                         r.explain["question_terms"] = terms.emphasis
+                if reranked and self.reranker is not None:
+                    r.explain["rerank"] = {
+                        "score": None if id(f) not in reranked else round(reranked[id(f)], 6),
+                        "ms": self.reranker.stats()["last_ms"],
+                    }
             results.append(r)
         used = "hybrid" if len(lists) == 2 else ("dense" if "dense" in lists else "lexical")
         return SearchResponse(results, used, note)
+
+    def _passages(self, ranked: Sequence[retrieve.Scored]) -> list[str]:
+        """What a reranker reads of each section: breadcrumb, blank line, best chunk."""
+        sections = self.store.sections([f.key for f in ranked])
+        texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
+        out = []
+        for f in ranked:
+            s = sections.get(f.key)
+            text = texts.get(f.best_chunk, "") if f.best_chunk is not None else ""
+            out.append(f"{s.breadcrumb}\n\n{text}" if s is not None else text)
+        return out
 
     @staticmethod
     def _result(s: SectionRow, f: retrieve.Scored, text: str, terms: list[str]) -> SearchResult:
@@ -903,5 +979,6 @@ class Engine:
             "model_error": str(err) if err else None,
             "window": self.tokenizer.window,
             "pending_embeds": self.store.pending_count(self.model_id),
+            "reranker": self.reranker.stats() if self.reranker is not None else None,
             **counts,
         }

@@ -967,6 +967,18 @@ class Store:
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         return ids, mat.copy()
 
+    def vectors_in_use(self, model: str) -> tuple[list[str], np.ndarray]:
+        """(text hashes, matrix) of every vector of ``model`` that a chunk uses."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT v.text_hash, v.vec FROM vectors v WHERE v.model = ? AND EXISTS"
+                " (SELECT 1 FROM chunks c WHERE c.text_hash = v.text_hash) ORDER BY v.text_hash",
+                (model,),
+            ).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [h for h, _ in rows], np.stack([np.frombuffer(v, dtype=np.float32) for _, v in rows])
+
     def sweep_vectors(self, model: str) -> int:
         """Drop vectors no chunk uses, and every vector of other models."""
         with self.transaction() as db:

@@ -57,6 +57,21 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
             "--threads", type=int, default=None,
             help="threads per model call (default: half the cores; $MDSEEK_THREADS)",
         )  # fmt: skip
+        p.add_argument(
+            "--query-prompt", default=None, metavar="TEXT",
+            help="text put before every query, in place of the model's own query prompt "
+            '("" = none; $MDSEEK_QUERY_PROMPT)',
+        )  # fmt: skip
+        p.add_argument(
+            "--document-prompt", default=None, metavar="TEXT",
+            help="text put before every embedded section, in place of the model's own document "
+            'prompt ("" = none; $MDSEEK_DOCUMENT_PROMPT); a change re-embeds',
+        )  # fmt: skip
+        p.add_argument(
+            "--allow-pickle", action="store_true", default=None,
+            help="load model weights from pickle files (.bin/.pt) when it has no safetensors; "
+            "pickle can run code: only for models you trust ($MDSEEK_ALLOW_PICKLE=1)",
+        )  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens (stderr)")
 
 
@@ -132,6 +147,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     _add_progress(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--vectors", metavar="FILE",
+        help="take the vectors of FILE (made by --export-vectors, e.g. in CI) for the sections "
+        "whose text and model match, before embedding the rest; vectors only, never text",
+    )  # fmt: skip
+    p.add_argument(
+        "--export-vectors", metavar="FILE",
+        help="after indexing, write the index's vectors to FILE (for --vectors elsewhere)",
+    )  # fmt: skip
 
     p = command("search", "search a folder's sections by meaning (indexes first if needed)")
     _add_index_opts(p)
@@ -172,6 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="show why each section ranks where it does (query terms, each retriever's score, document term)",
     )
+    _add_rerank(p)
     _add_common(p)
     _add_progress(p)
 
@@ -215,6 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-file-size", type=int, default=None, help="bytes")
     p.add_argument("--include", action="append", help="glob to index (repeatable)")
     p.add_argument("--exclude", action="append", help="glob to skip (repeatable)")
+    _add_rerank(p)
     _add_common(p)
     return ap
 
@@ -226,6 +252,34 @@ def _shaped(args: argparse.Namespace) -> bool:
         or getattr(args, "exclude", None)
         or getattr(args, "max_file_size", None) is not None
     )
+
+
+def _add_rerank(p: argparse.ArgumentParser) -> None:
+    from mdseek.index.rerank import MAX_TOP_N, TOP_N
+
+    p.add_argument(
+        "--rerank", default=os.environ.get("MDSEEK_RERANK") or None, metavar="NAME_OR_PATH",
+        help="re-order the best sections with a sentence-transformers CrossEncoder (a folder "
+        "or a name in the local Hugging Face cache; off by default; $MDSEEK_RERANK)",
+    )  # fmt: skip
+    p.add_argument(
+        "--rerank-top", type=int, default=TOP_N, metavar="N",
+        help=f"sections the reranker re-scores per query (default {TOP_N}, at most {MAX_TOP_N})",
+    )  # fmt: skip
+
+
+def _reranker(args: argparse.Namespace):
+    """The --rerank cross-encoder, loaded now so that a bad one fails in one line."""
+    if not args.rerank:
+        return None
+    from mdseek.index.rerank import Reranker
+
+    try:
+        r = Reranker(args.rerank, args.rerank_top, bool(_embed_settings(args).allow_pickle))
+        r.load()
+    except (ValueError, ModelUnavailable) as exc:
+        raise CliError(str(exc)) from exc
+    return r
 
 
 def _filter(args: argparse.Namespace) -> FileFilter:
@@ -274,6 +328,26 @@ def _index_filter(args: argparse.Namespace, root: Path) -> FileFilter:
     return flt
 
 
+def _embed_settings(args: argparse.Namespace):
+    from mdseek.index.embed import EmbedSettings
+
+    try:
+        return EmbedSettings.from_env(
+            args.backend, args.threads, args.query_prompt, args.document_prompt, args.allow_pickle
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _tokenizer(args: argparse.Namespace):
+    """The model's tokenizer with the window the index uses (room left for the document prompt)."""
+    from mdseek.index.model import minus_prompt
+
+    resolved = resolve_model(args.model)
+    prompt = _embed_settings(args).prompts_for(resolved).document
+    return minus_prompt(load_tokenizer(resolved), prompt)
+
+
 def _engine(
     args: argparse.Namespace,
     need_files: bool = True,
@@ -282,7 +356,6 @@ def _engine(
 ):
     """``shapes``: the command's options decide what the index holds (``index``);
     otherwise the index's own filter is kept (see _index_filter)."""
-    from mdseek.index.embed import EmbedSettings
     from mdseek.index.engine import Engine
 
     root = _folder(args.dir)
@@ -294,10 +367,7 @@ def _engine(
             "skipping .git, node_modules and hidden folders); nothing to index. "
             "Give the folder that holds your notes, or other globs with --include"
         )
-    try:
-        embed = EmbedSettings.from_env(args.backend, args.threads)
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
+    embed = _embed_settings(args)
     try:
         eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt, embed=embed,
                      check_index=check_index)  # fmt: skip
@@ -388,12 +458,24 @@ class _Progress:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from mdseek.index.vectors_file import VectorsFileError
+
     eng = _engine(args)
     bar = _Progress(not args.no_progress and not args.json)
     try:
-        rep = eng.index(progress=bar)
+        try:
+            rep = eng.index(progress=bar, vectors=args.vectors)
+        except VectorsFileError as exc:
+            raise CliError(str(exc)) from None
+        if args.export_vectors:
+            n = eng.export_vectors(args.export_vectors)
+            print(f"mdseek: wrote {n} vectors to {shown(args.export_vectors)}", file=sys.stderr)
     finally:
         bar.close()
+    if args.vectors and not args.json:
+        print(
+            f"mdseek: took {rep.vectors_taken} vectors from {shown(args.vectors)}", file=sys.stderr
+        )
     if args.json:
         out = rep.to_dict()
         for key in ("skipped", "errors"):
@@ -467,6 +549,7 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
         bar.close()
     from mdseek.index import facade
 
+    eng.reranker = _reranker(args)
     resp = facade.search(
         eng, args.query, limit=args.limit, mode=args.mode, paths=args.path, explain=args.explain
     )
@@ -561,9 +644,14 @@ def _explain_line(ex: dict) -> str:
     fusion = (
         "" if ex.get("fusion") == "convex" else f" [{ex.get('fusion')}, k={weights.get('rrf_k')}]"
     )
+    rr = ex.get("rerank")
+    rerank = ""
+    if rr:
+        score = "-" if rr.get("score") is None else f"{rr['score']:.4f}"
+        rerank = f"; rerank {score} (reranker {rr.get('ms')} ms)"
     return (
         f"why: {' + '.join(parts) or 'no scores'}{fusion} = section {ex.get('section', 0):.3f};"
-        f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}"
+        f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}{rerank}"
     )
 
 
@@ -577,7 +665,7 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CliError(f"{args.file}: no such file")
     data = path.read_bytes()
-    tok = load_tokenizer(resolve_model(args.model))
+    tok = _tokenizer(args)
     doc = parse_bytes(data, path.name)
     chunks = Chunker(tok).chunk(doc)
     if args.json:
@@ -645,7 +733,7 @@ def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     root = _folder(args.dir)
-    tok = load_tokenizer(resolve_model(args.model))
+    tok = _tokenizer(args)
     out = coverage_of(root, tok, _filter(args))
     if args.json:
         print(json.dumps(out, indent=2))
@@ -721,10 +809,17 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from mdseek.lsp.mcp_server import open_folders, serve
 
         dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
+        flt = _filter(args)
+        if len(dirs) == 1 and dirs[0].is_dir() and not _shaped(args):
+            args.dir = str(dirs[0])
+            flt = _index_filter(args, dirs[0])  # the files `mdseek index` chose, kept
         try:
-            folders = open_folders(dirs, args.db, args.model, _filter(args))
+            folders = open_folders(dirs, args.db, args.model, flt, _embed_settings(args))
         except ValueError as exc:
             raise CliError(str(exc)) from exc
+        reranker = _reranker(args)
+        for f in folders.all:
+            f.engine.reranker = reranker
         return serve(folders)
     finally:
         if warm is not None:

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 
 from mdseek import __version__
 from mdseek.index import facade, requests
+from mdseek.index.embed import EmbedSettings
 from mdseek.index.engine import Engine, SearchResult
 from mdseek.index.files import FileFilter
 from mdseek.index.model import ModelUnavailable
@@ -180,7 +181,11 @@ class Folders:
 
 
 def open_folders(
-    dirs: list[Path], index_path: str | None, model: str | None, file_filter: FileFilter | None
+    dirs: list[Path],
+    index_path: str | None,
+    model: str | None,
+    file_filter: FileFilter | None,
+    embed: EmbedSettings | None = None,
 ) -> Folders:
     roots = [d.expanduser().resolve() for d in dirs]
     for d in roots:
@@ -195,7 +200,9 @@ def open_folders(
         names[base] = names.get(base, 0) + 1
         name = base if names[base] == 1 else f"{base}-{names[base]}"
         try:
-            eng = Engine(d, index_path=index_path, model=model, file_filter=file_filter)
+            eng = Engine(
+                d, index_path=index_path, model=model, file_filter=file_filter, embed=embed
+            )
         except (IndexFileError, ModelUnavailable, OSError) as exc:
             raise ValueError(f"cannot open the index of {d}: {exc}") from exc
         eng.lexical_in_memory = True  # a long-lived process: BM25 from memory
@@ -287,6 +294,10 @@ class StatusAnswer(BaseModel):
     )
     coverage: float = Field(description="share of chunks whose text fits the model's window")
     model: str
+    reranker: dict | None = Field(
+        default=None,
+        description="the --rerank cross-encoder: model, top_n, calls, last_ms, mean_ms (null: off)",
+    )
     folders: list[FolderStatus]
 
 
@@ -496,6 +507,7 @@ def build_server(folders: Folders) -> MCPServer:
             pending_embeds=sum(p.pending_embeds for p in per),
             coverage=round(sum(p.coverage * p.chunks for p in per) / chunks, 6) if chunks else 1.0,
             model=", ".join(dict.fromkeys(p.model for p in per)),
+            reranker=folders.all[0].engine.status()["reranker"] if folders.all else None,
             folders=per,
         )
 

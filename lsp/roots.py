@@ -28,6 +28,7 @@ from mdseek.index import facade
 from mdseek.index.engine import Engine, IndexReport, SearchResponse
 from mdseek.index.files import scan
 from mdseek.index.model import ModelUnavailable
+from mdseek.index.rerank import Reranker
 from mdseek.index.store import IndexFileError
 
 from .config import Settings
@@ -125,6 +126,8 @@ class Root:
             eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter(),
                          embed=s.embed_settings())  # fmt: skip
             eng.chunker  # noqa: B018
+        if s.rerank:
+            eng.reranker = Reranker(s.rerank, s.rerank_top)  # loads on the first search
         threading.Thread(
             target=self._load_model, args=(eng,), name="mdseek-model-load", daemon=True
         ).start()

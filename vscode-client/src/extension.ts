@@ -1009,6 +1009,24 @@ function registerLinkSuggestions(context: vscode.ExtensionContext): void {
   );
 }
 
+// ---------------------------------------------------------------- code lens
+
+type LspLocation = { uri: string; range: LspRange };
+
+/** The server's "N references" lens: [uri, position, locations] in LSP JSON,
+ * shown in VS Code's references peek (which wants VS Code's own types). */
+async function showReferences(uri: string, position: LspPosition, locations: LspLocation[]): Promise<void> {
+  const pos = (p: LspPosition) => new vscode.Position(p.line, p.character);
+  await vscode.commands.executeCommand(
+    'editor.action.showReferences',
+    vscode.Uri.parse(uri),
+    pos(position),
+    (locations ?? []).map(
+      (l) => new vscode.Location(vscode.Uri.parse(l.uri), new vscode.Range(pos(l.range.start), pos(l.range.end))),
+    ),
+  );
+}
+
 // ---------------------------------------------------------------- activation
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -1024,6 +1042,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('mdseek.reindex', reindex),
     vscode.commands.registerCommand('mdseek.showStatus', showStatus),
     vscode.commands.registerCommand('mdseek.selfTest', selfTest),
+    vscode.commands.registerCommand('mdseek.showReferences', showReferences),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('mdseek')) void restartClient(context);
     }),
