@@ -491,8 +491,8 @@ async function renameAndMove(ws, R) {
     await box.waitFor({ state: 'visible', timeout: 15000 });
     const shown = await box.inputValue().catch(() => null);
     if (shown !== H.old) throw new Error(`the rename box offers ${JSON.stringify(shown)}, expected ${JSON.stringify(H.old)} (the heading's text)`);
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText(H.newName);
+    await box.fill(H.newName); // focuses the box first (Ctrl+A before focus arrives selects the document)
+    if ((await box.inputValue()) !== H.newName) throw new Error('could not type into the rename box');
     await widgetShot('.rename-box', 'readme-rename.png');
     await page.keyboard.press('Enter');
     await waitFor('the heading renamed in the editor', async () => {
