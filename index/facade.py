@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .engine import Engine, SearchResponse
-from .files import matches, scan
+from .files import BadGlob, check_glob, matches, scan
 from .links import find_heading
 from .parse import ParsedDocument, Section, parse_bytes
 from .stats import window_fraction
@@ -192,7 +192,10 @@ def search(
     wait_for_model: bool = True,
 ) -> SearchResponse:
     """The engine's search, optionally only in files matching a glob (``**``
-    spans folders; a glob without ``/`` matches file names anywhere)."""
+    spans folders; a glob without ``/`` matches file names anywhere). BadGlob for
+    a glob over the length limit."""
+    if path_glob and (why := check_glob(path_glob)):
+        raise BadGlob(f"path: {why}")
     if not path_glob:
         return engine.search(
             query, limit=limit, mode=mode, prefix_last=prefix_last, wait_for_model=wait_for_model

@@ -24,7 +24,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, display_path, scan
+from mdseek.index.files import (
+    DEFAULT_MAX_FILE_SIZE,
+    FileFilter,
+    check_glob,
+    display_path,
+    scan,
+)
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.store import IndexFileError, is_damage
 
@@ -220,6 +226,9 @@ def _filter(args: argparse.Namespace) -> FileFilter:
         kw["include"] = tuple(args.include)
     if getattr(args, "exclude", None):
         kw["exclude"] = FileFilter().exclude + tuple(args.exclude)
+    for glob in kw.get("include", ()) + kw.get("exclude", ()):
+        if why := check_glob(glob):
+            raise CliError(f"--include/--exclude: {why}")
     return FileFilter(**kw)
 
 

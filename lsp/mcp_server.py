@@ -37,7 +37,7 @@ from pydantic import BaseModel, Field
 from mdseek import __version__
 from mdseek.index import facade
 from mdseek.index.engine import Engine, SearchResult
-from mdseek.index.files import FileFilter
+from mdseek.index.files import BadGlob, FileFilter
 from mdseek.index.model import ModelUnavailable
 from mdseek.index.parse import ParsedDocument, Section
 from mdseek.index.store import IndexFileError
@@ -327,7 +327,10 @@ def build_server(folders: Folders) -> MCPServer:
                 if head != f.name and head not in ("*", "**"):
                     continue
                 glob = rest or "**"
-            resp = facade.search(f.engine, query, limit=limit, mode=mode, path_glob=glob)
+            try:
+                resp = facade.search(f.engine, query, limit=limit, mode=mode, path_glob=glob)
+            except BadGlob as exc:
+                raise ToolError(str(exc)) from None
             rows += [(f, r) for r in resp.results]
             modes.add(resp.mode)
             if resp.note:

@@ -1,0 +1,160 @@
+"""Workspace trust (issue 21): a request that fails is answered, a glob cannot
+stall matching, and a file reached through a symlinked folder is not indexed.
+The real server over stdio where a protocol is involved."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import pytest
+import raw_lsp
+from raw_lsp import RawServer
+
+from mdseek.index.files import MAX_GLOB_LENGTH, BadGlob, FileFilter, check_file, matches
+
+# -- every request gets an answer ---------------------------------------------------
+
+# The real server with three extra handlers that fail: a sync one that raises,
+# an async one that raises, and one whose result cannot be written as JSON.
+FAILING_SERVER = """
+import sys
+from mdseek.lsp.server import build_server
+server = build_server()
+
+@server.feature("test/raiseSync")
+def raise_sync(params):
+    raise RuntimeError("kaput\\nsecond line")
+
+@server.feature("test/raiseAsync")
+async def raise_async(params):
+    raise KeyError("gone")
+
+@server.feature("test/unwritable")
+def unwritable(params):
+    return object()
+
+server.start_io()
+"""
+
+
+def test_a_handler_that_raises_gets_an_error_answer_and_the_server_keeps_serving(
+    tmp_path, monkeypatch
+):
+    (tmp_path / "a.md").write_text("# A\n\nalpha\n")
+    monkeypatch.setattr(raw_lsp, "SERVER_CMD", [sys.executable, "-c", FAILING_SERVER])
+    server = RawServer(tmp_path)
+    try:
+        server.initialize(tmp_path)
+        for method, words in [
+            ("test/raiseSync", "RuntimeError: kaput second line"),
+            ("test/raiseAsync", "KeyError: 'gone'"),
+            ("test/unwritable", "object"),
+        ]:
+            res = server.request(method, {}, timeout=10)
+            assert res is not None, f"{method}: no answer"
+            assert res["error"]["code"] == -32603, res
+            message = res["error"]["message"]
+            assert "\n" not in message and words in message, res
+            assert "Traceback" not in str(res["error"].get("data", "")), res
+            # ... and the next request is served as usual
+            assert "state" in server.status(), method
+        res = server.request("shutdown", None)
+        assert res is not None and res.get("result", "x") is None, res
+        late = server.request("mdseek/status", {}, timeout=10)
+        assert late is not None and late["error"]["code"] == -32600, late
+    finally:
+        server.close()
+
+
+# -- globs ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "expected"),
+    [
+        ("**/*.md", "a.md", True),
+        ("**/*.md", "x/y/NOTES.MD", True),
+        ("*.md", "x/a.md", False),
+        ("docs/**", "docs/a/b.md", True),
+        ("docs/**", "docsx/a.md", False),
+        ("**/.git/**", "x/.git/\0", True),
+        ("**/.git/**", "x/.gitx/a", False),
+        ("a?c.md", "abc.md", True),
+        ("a?c.md", "a/c.md", False),
+        ("x/**/y.md", "x/y.md", True),
+        ("x/**/y.md", "x/1/2/y.md", True),
+        ("x/**/y.md", "x1/y.md", False),
+        ("runbooks/*", "runbooks/a/b.md", False),
+    ],
+)
+def test_glob_semantics(glob, path, expected):
+    assert matches(path, [glob]) is expected
+
+
+def test_globs_that_backtrack_as_regexes_match_in_milliseconds():
+    name = "a" * 30
+    deep = "/".join(["d"] * 60) + "/file.md"
+    start = time.perf_counter()
+    assert not matches(name, ["*a" * 14 + "x"])  # 8 s as a regex
+    assert not matches(deep, ["**/" * 10 + "x.md"])
+    assert matches(deep, ["**/" * 10 + "*.md"])
+    assert not matches("b" * 4000, ["*" + "*?" * 400 + "a"])
+    assert time.perf_counter() - start < 0.5
+
+
+def test_a_glob_over_the_length_limit_is_a_one_line_error():
+    with pytest.raises(BadGlob) as err:
+        matches("a.md", ["*" * (MAX_GLOB_LENGTH + 1)])
+    assert "\n" not in str(err.value) and "limit" in str(err.value)
+
+
+# -- symlinked folders -----------------------------------------------------------------
+
+
+def test_check_file_refuses_a_file_inside_a_symlinked_folder(tmp_path):
+    root = tmp_path / "ws"
+    (root / "real").mkdir(parents=True)
+    (root / "real" / "a.md").write_text("# A\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# secret\n")
+    (root / "link").symlink_to(outside, target_is_directory=True)
+    (root / "inlink").symlink_to(root / "real", target_is_directory=True)
+    skipped: list[tuple[str, str]] = []
+    flt = FileFilter()
+    assert check_file(root, root / "real" / "a.md", flt) is not None
+    assert (
+        check_file(root, root / "link" / "secret.md", flt, lambda r, w: skipped.append((r, w)))
+        is None
+    )
+    assert (
+        check_file(root, root / "inlink" / "a.md", flt, lambda r, w: skipped.append((r, w))) is None
+    )
+    assert skipped == [
+        ("link/secret.md", "inside a symlinked folder (not followed)"),
+        ("inlink/a.md", "inside a symlinked folder (not followed)"),
+    ]
+
+
+async def test_mcp_path_globs_that_backtracked_answer_in_milliseconds(tmp_path):
+    from test_mcp import call, error, mcp_client, wait_mcp_ready
+
+    ws = tmp_path / "ws"
+    deep = ws.joinpath(*["d"] * 40)
+    deep.mkdir(parents=True)
+    (ws / ("a" * 30 + ".md")).write_text("# Quokka\n\nquokka habitat notes\n")
+    (deep / "x.md").write_text("# Quokka deep\n\nquokka in a deep folder\n")
+    async with mcp_client(ws) as client:
+        await wait_mcp_ready(client)
+        ask = {"query": "quokka", "mode": "lexical"}
+        assert len((await call(client, "search", ask))["results"]) == 2
+        for glob in ["*a" * 14 + "x", "**/" * 10 + "y.md"]:  # 8 s and 0.55 s as regexes
+            start = time.perf_counter()
+            res = await call(client, "search", {**ask, "path": glob})
+            assert time.perf_counter() - start < 2.0, glob
+            assert res["results"] == [], glob
+        res = await call(client, "search", {**ask, "path": "**/" * 10 + "x.md"})
+        assert [r["path"] for r in res["results"]] == ["/".join(["d"] * 40) + "/x.md"]
+        msg = await error(client, "search", {**ask, "path": "*" * 5000})
+        assert "over the 1,000-character limit" in msg and "\n" not in msg, msg
