@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .engine import Engine, SearchResponse
-from .files import BadGlob, check_glob, matches, scan
+from .files import BadGlob, FileFilter, check_glob, matches, scan
 from .links import find_heading
 from .parse import ParsedDocument, Section, parse_bytes
 from .stats import window_fraction
@@ -45,9 +45,14 @@ class NoSuchSection(LookupError):
 def confine(engine: Engine, path: str) -> tuple[str, Path]:
     """(workspace-relative posix path, real absolute path) of a file a client
     named, or OutsideRoot / NotIndexed."""
+    return confine_in(engine.root, engine.filter, path)
+
+
+def confine_in(root: Path, flt: FileFilter, path: str) -> tuple[str, Path]:
+    """:func:`confine` for a folder (resolved) and its filter, without an engine
+    (the language server's links, before the folder's index is open)."""
     if not isinstance(path, str) or not path.strip() or "\0" in path:
         raise NotIndexed("give the path of a markdown file, relative to the folder")
-    root = engine.root
     p = Path(path.strip())
     if not p.is_absolute():
         p = root / p
@@ -58,7 +63,6 @@ def confine(engine: Engine, path: str) -> tuple[str, Path]:
     if not real.is_relative_to(root):
         raise OutsideRoot(f"{path}: outside the served folder")
     rel = real.relative_to(root).as_posix()
-    flt = engine.filter
     if not flt.wants(rel):
         raise NotIndexed(f"{path}: not a markdown file this folder indexes")
     try:
