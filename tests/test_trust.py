@@ -4,8 +4,10 @@ The real server over stdio where a protocol is involved."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import raw_lsp
@@ -158,3 +160,74 @@ async def test_mcp_path_globs_that_backtracked_answer_in_milliseconds(tmp_path):
         assert [r["path"] for r in res["results"]] == ["/".join(["d"] * 40) + "/x.md"]
         msg = await error(client, "search", {**ask, "path": "*" * 5000})
         assert "over the 1,000-character limit" in msg and "\n" not in msg, msg
+
+
+# -- caches of code ------------------------------------------------------------------
+
+
+def plant_code_cache(folder: Path, marker: Path) -> None:
+    """A code cache whose every entry, when run, creates ``marker``: what a
+    repository could leave where a setting points MDSEEK_CACHE_DIR."""
+    import marshal
+
+    from test_codecache import probe
+
+    probe(folder)  # a real cache: the keys attrs will ask for
+    (cache,) = folder.glob("attrs-code-*.marshal")
+    evil = compile(f"open({str(marker)!r}, 'w').close()", "planted", "exec")
+    codes = marshal.loads(cache.read_bytes())
+    cache.write_bytes(marshal.dumps(dict.fromkeys(codes, evil)))
+
+
+def start(cache_dir: Path) -> str:
+    """A start that installs the code cache and imports lsprotocol (as the server
+    does); its stderr. A planted cache that ran breaks the classes: no check."""
+    from test_codecache import PROBE
+
+    run = [sys.executable, "-c", PROBE, str(cache_dir)]
+    return subprocess.run(run, capture_output=True, text=True, timeout=120).stderr
+
+
+def test_a_planted_code_cache_is_run_only_from_a_private_folder(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    marker = tmp_path / "marker"
+    plant_code_cache(private, marker)
+    start(private)  # the control: a private folder's cache is used as it is
+    assert marker.exists()
+    marker.unlink()
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    plant_code_cache(shared, marker)
+    shared.chmod(0o777)  # writable by everyone, as a clone or /tmp may leave it
+    assert "not used: " in start(shared) and "writable by other users" in start(shared)
+    assert not marker.exists()
+
+    link = tmp_path / "link"
+    link.symlink_to(private, target_is_directory=True)
+    assert "is a symlink" in start(link)
+    assert not marker.exists()
+
+    cache = next(private.glob("attrs-code-*.marshal"))
+    cache.chmod(0o666)  # the folder is private, the file is not
+    assert "ignored: not private to this user" in start(private)
+    assert not marker.exists()
+
+
+def test_an_onnx_export_folder_others_can_write_is_not_loaded(tmp_path, monkeypatch):
+    from mdseek.index.onnx_export import ExportRejected, ensure_fp32
+
+    cache = tmp_path / "cache"
+    folder = cache / "models" / "some-model"
+    folder.mkdir(parents=True)
+    (folder / "manifest.json").write_text('{"status": "ok", "model_id": "some-model"}')
+    monkeypatch.setenv("MDSEEK_CACHE_DIR", str(cache))
+    cache.chmod(0o777)
+    with pytest.raises(ExportRejected, match=r"cache is writable by other users"):
+        ensure_fp32("/nonexistent-model", "some-model")
+    cache.chmod(0o700)
+    folder.rename(tmp_path / "real")
+    (cache / "models" / "some-model").symlink_to(tmp_path / "real")
+    with pytest.raises(ExportRejected, match=r"some-model is a symlink"):
+        ensure_fp32("/nonexistent-model", "some-model")
