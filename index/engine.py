@@ -140,7 +140,7 @@ class Engine:
         self._chunker: Chunker | None = None
         self.store = Store(self.index_path, recover=self.location.owned, check=check_index)
         # What the user should hear about opening the index (a file set aside, a migration).
-        self.notices: list[str] = [self.store.notice] if self.store.notice else []
+        self.notices: list[str] = [n for n in (self.location.notice, self.store.notice) if n]
         self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
         self.dense = DenseIndex()
         self._dense_version: int | None = None  # data_version the matrix reflects
