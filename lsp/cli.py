@@ -211,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--db",
         default=os.environ.get("MDSEEK_INDEX") or None,
-        help="index file, with one DIR (default: DIR/.mdseek/index.sqlite, the language server's)",
+        help="index file, with one DIR (default: the one the language server uses, in the user cache; `mdseek status DIR` shows it)",
     )
     p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="bytes")
     p.add_argument("--include", action="append", help="glob to index (repeatable)")
