@@ -7,6 +7,10 @@
     --out DIR                        write results there instead (README untouched)
     --work DIR                       scratch folder (default: a temp dir, removed after)
     --only quality,speed,lsp         run some parts only
+    --model NAME [--rerank CE]       the quality benchmark alone for any model on disk
+                                     (and reranker), beside the plain baseline: nDCG@10 on
+                                     the dev and test halves of every corpus
+                                     (--corpora rhdh,fixtures,... for some; benchmarks/models.py)
 
 Data comes from ../shared/data beside the checkout or $MDSEEK_BENCH_DATA; a
 part whose data is absent is skipped with a line saying so (speed and LSP
@@ -350,6 +354,35 @@ def update_readme(md: str, meta: dict, quality_only: bool = False) -> None:
     README.write_text(text, encoding="utf-8")
 
 
+def model_main(args: argparse.Namespace) -> int:
+    """``--model``: the quality benchmark for one model (benchmarks/models.py)."""
+    from . import models
+
+    names = set(args.corpora.split(",")) if args.corpora else set(models.CORPORA)
+    unknown = names - set(models.CORPORA)
+    if unknown:
+        raise SystemExit(f"unknown corpora {sorted(unknown)}; known: {', '.join(models.CORPORA)}")
+    work = args.work or Path(tempfile.mkdtemp(prefix="mdseek-bench-model-"))
+    work.mkdir(parents=True, exist_ok=True)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    try:
+        cs = models.corpora(work, args.quick, names, log)
+        res = models.measure(cs, args.model, args.rerank, args.rerank_top, log)
+    finally:
+        if args.work is None and not args.keep_work:
+            shutil.rmtree(work, ignore_errors=True)
+    res["meta"] = {
+        "command": " ".join(["python -m benchmarks"] + sys.argv[1:]),
+        "git_commit": git_commit(),
+        "quick": args.quick,
+        "wall_seconds": round(time.perf_counter() - T0, 1),
+    }
+    md = models.write(res, args.out or RESULTS / "models", args.model, args.rerank)
+    print(md.read_text(encoding="utf-8"), end="")
+    log(f"done: {md}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run on tiny subsets")
@@ -364,7 +397,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--sizes", default="1000,10000,100000", help="chunks of the scale corpora (speed)"
     )
+    ap.add_argument(
+        "--model",
+        default=None,
+        help='quality of this model (name or folder; "" = the default) only',
+    )
+    ap.add_argument("--rerank", default=None, help="with --model: a CrossEncoder reranking")
+    ap.add_argument("--rerank-top", type=int, default=10, help="sections the reranker re-scores")
+    ap.add_argument("--corpora", default=None, help="with --model: comma list (default: all)")
     args = ap.parse_args(argv)
+    if args.model is not None or args.rerank:
+        return model_main(args)
     quality_only = args.only is not None and set(args.only.split(",")) == {"quality"}
     # A quality-only run keeps its own results folder, so a full run's speed and
     # language-server figures stay where they are.

@@ -21,7 +21,9 @@ before the first heading is section 0). Sections become chunks:
   (WordPiece reads any word over 100 characters as one ``[UNK]``) is cut into
   ``max_chars`` pieces. No chunk is longer than ``max_chars`` characters.
 * Chunks tile the body: consecutive character ranges, no overlap, no gap except
-  whitespace-only text outside any section (blank lines before the first heading).
+  text that shows nothing (:func:`parse.has_visible_text`: blank lines, HTML
+  comments, bare anchors, link reference definitions) before the first chunk.
+  A section with no visible text is never a chunk of its own.
 
 Linear time: each section is tokenized once, with character offsets
 (:meth:`ModelTokenizer.token_spans`), and every candidate cut is priced from
@@ -51,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .model import ModelTokenizer, TokenSpans
-from .parse import ParsedDocument
+from .parse import ParsedDocument, has_visible_text
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +176,7 @@ class Chunker:
     @property
     def signature(self) -> str:
         """Changes whenever the chunking of the same text could change."""
-        return f"v2:{self.tok.name}:{self.budget}:{self.floor}"
+        return f"v3:{self.tok.name}:{self.budget}:{self.floor}"
 
     # -- public -------------------------------------------------------------
 
@@ -291,10 +293,12 @@ class _DocChunker:
                     i += 1
                     b = self.sec_ends[i]
                     tokens += self.section_tokens(i)
-            if self.text[a:b].strip():
+            if has_visible_text(self.text[a:b]):
                 units.append((a, b, first, i))
             elif units:
-                # Whitespace-only section text joins the previous unit (tiling).
+                # Section text that shows nothing (blank, a comment, a bare anchor, link
+                # reference definitions) joins the previous unit, or is left out before
+                # the first one: it is never a chunk, so never embedded nor a result.
                 pa, _, pf, _ = units[-1]
                 units[-1] = (pa, b, pf, i)
             i += 1

@@ -26,11 +26,15 @@ import numpy as np
 
 from .model import (
     ModelUnavailable,
+    Prompts,
+    allow_pickle_from_env,
     cache_dir,
     load_sentence_transformer,
     load_tokenizer,
     model_cache_dir,
     model_id,
+    model_prompts,
+    pooling_excludes_prompt,
     resolve_model,
 )
 from .onnx_encoder import default_threads, token_order
@@ -116,10 +120,17 @@ def _say_once(msg: str) -> None:
 class EmbedSettings:
     """How to run the model: ``backend`` "onnx" (default; torch only to export
     once, or for a model that cannot be exported) or "torch"; ``threads`` per
-    model call (0 = :func:`~mdseek.index.onnx_encoder.default_threads`)."""
+    model call (0 = :func:`~mdseek.index.onnx_encoder.default_threads`).
+    ``query_prompt`` / ``document_prompt``: text put before every query /
+    embedded section, in place of the model's own prompts (None: the model's,
+    :func:`~mdseek.index.model.model_prompts`; "" = none). ``allow_pickle``:
+    load weights from pickle files (.bin/.pt) when a model has no safetensors."""
 
     backend: str = "onnx"
     threads: int = 0
+    query_prompt: str | None = None
+    document_prompt: str | None = None
+    allow_pickle: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
@@ -132,8 +143,23 @@ class EmbedSettings:
         return self.threads or default_threads()
 
     @classmethod
-    def from_env(cls, backend: str | None = None, threads: int | None = None) -> EmbedSettings:
-        """Explicit values, else $MDSEEK_BACKEND / $MDSEEK_THREADS, else defaults."""
+    def from_env(
+        cls,
+        backend: str | None = None,
+        threads: int | None = None,
+        query_prompt: str | None = None,
+        document_prompt: str | None = None,
+        allow_pickle: bool | None = None,
+    ) -> EmbedSettings:
+        """Explicit values, else $MDSEEK_BACKEND / $MDSEEK_THREADS /
+        $MDSEEK_QUERY_PROMPT / $MDSEEK_DOCUMENT_PROMPT / $MDSEEK_ALLOW_PICKLE
+        (a prompt variable set to "" means no prompt), else defaults."""
+        if query_prompt is None:
+            query_prompt = os.environ.get("MDSEEK_QUERY_PROMPT")
+        if document_prompt is None:
+            document_prompt = os.environ.get("MDSEEK_DOCUMENT_PROMPT")
+        if allow_pickle is None:
+            allow_pickle = allow_pickle_from_env()
         if backend is None:
             backend = os.environ.get("MDSEEK_BACKEND") or cls.backend
         if threads is None:
@@ -142,7 +168,21 @@ class EmbedSettings:
                 threads = int(raw)
             except ValueError:
                 raise ValueError(f"MDSEEK_THREADS must be an integer (got {raw!r})") from None
-        return cls(backend=backend, threads=threads)
+        return cls(
+            backend=backend,
+            threads=threads,
+            query_prompt=query_prompt,
+            document_prompt=document_prompt,
+            allow_pickle=allow_pickle,
+        )
+
+    def prompts_for(self, resolved: str) -> Prompts:
+        """The prompts to use with a model: the model's own, overridden by these settings."""
+        own = model_prompts(resolved)
+        return Prompts(
+            query=own.query if self.query_prompt is None else self.query_prompt,
+            document=own.document if self.document_prompt is None else self.document_prompt,
+        )
 
 
 class TorchEncoder:
@@ -150,8 +190,8 @@ class TorchEncoder:
 
     backend = "torch"
 
-    def __init__(self, resolved: str, threads: int):
-        self.st = load_sentence_transformer(resolved)
+    def __init__(self, resolved: str, threads: int, allow_pickle: bool = False):
+        self.st = load_sentence_transformer(resolved, allow_pickle)
         import torch
 
         torch.set_num_threads(threads)  # process-wide in torch
@@ -167,16 +207,19 @@ class TorchEncoder:
     def token_counts(self, texts: list[str]) -> list[int]:
         return load_tokenizer(self.resolved).count_many(texts)
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
+    def encode(self, texts: list[str], batch_size: int = 32, prompt: str = "") -> np.ndarray:
+        """``prompt`` goes before every text; sentence-transformers applies it
+        (a pooling with ``include_prompt: false`` then leaves its tokens out)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         # sentence-transformers sorts by characters; whole batches in token order pad less.
-        order = token_order(self.token_counts(texts))
+        order = token_order(self.token_counts([prompt + t for t in texts]))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i in range(0, len(order), batch_size):
             rows = order[i : i + batch_size]
             out[rows] = self.st.encode(
                 [texts[j] for j in rows],
+                prompt=prompt,  # a string, never None: None would mean the default prompt
                 batch_size=len(rows),
                 normalize_embeddings=True,
                 convert_to_numpy=True,
@@ -190,9 +233,13 @@ class Embedder:
         self, model: str | None = None, batch_size: int = 32, settings: EmbedSettings | None = None
     ):
         self.resolved = resolve_model(model)
-        self.model_id = model_id(self.resolved)
-        self.batch_size = batch_size
         self.settings = settings or EmbedSettings.from_env()
+        self.prompts = self.settings.prompts_for(self.resolved)
+        # The export and its cache folder are the model's (prompts are text, not
+        # graph); the stored vectors' id adds the prompts, so a prompt change re-embeds.
+        self.base_id = model_id(self.resolved)
+        self.model_id = self.base_id + self.prompts.suffix()
+        self.batch_size = batch_size
         self._model: Any = None
         self._error: ModelUnavailable | None = None
         self._lock = threading.Lock()
@@ -219,24 +266,34 @@ class Embedder:
 
     def _open(self) -> Any:
         threads = self.settings.n_threads
-        if self.settings.backend == "onnx":
+        if self.settings.backend == "onnx" and (
+            (self.prompts.query or self.prompts.document) and pooling_excludes_prompt(self.resolved)
+        ):
+            self.fallback_reason = (
+                f"ONNX Runtime cannot serve {self.base_id} with prompts: its pooling leaves "
+                "prompt tokens out (include_prompt: false)"
+            )
+            _say_once(f"{self.fallback_reason}; embedding with torch")
+        elif self.settings.backend == "onnx":
             from .onnx_export import ExportRejected, ensure_fp32
 
             try:
-                folder = ensure_fp32(self.resolved, self.model_id)
+                folder = ensure_fp32(
+                    self.resolved, self.base_id, allow_pickle=self.settings.allow_pickle
+                )
                 _drop_speculative((str(folder), threads))
                 return _onnx_encoder(folder, threads)
             except ModelUnavailable:
                 raise
             except ExportRejected as exc:
-                self.fallback_reason = f"ONNX Runtime cannot serve {self.model_id}: {exc}"
+                self.fallback_reason = f"ONNX Runtime cannot serve {self.base_id}: {exc}"
             except Exception as exc:  # a broken cache folder, an onnxruntime error
                 self.fallback_reason = (
-                    f"ONNX Runtime failed for {self.model_id}: {type(exc).__name__}: {exc}"
+                    f"ONNX Runtime failed for {self.base_id}: {type(exc).__name__}: {exc}"
                 )
             _say_once(f"{self.fallback_reason}; embedding with torch")
         _drop_speculative(("torch", threads))
-        return TorchEncoder(self.resolved, threads)
+        return TorchEncoder(self.resolved, threads, self.settings.allow_pickle)
 
     def load(self) -> Any:
         """Load the backend (once); raises ModelUnavailable (remembered) on failure."""
@@ -279,24 +336,31 @@ class Embedder:
         return int(self.load().dim)
 
     def token_counts(self, texts: list[str]) -> list[int]:
-        """Tokens per text as the model counts them (its tokenizer; the model need not be loaded)."""
+        """Tokens per text as the model counts them, document prompt included
+        (its tokenizer; the model need not be loaded)."""
+        if self.prompts.document:
+            texts = [self.prompts.document + t for t in texts]
         if self._model is not None:
             return self._model.token_counts(texts)
         return load_tokenizer(self.resolved).count_many(texts)
 
     def torch_model(self) -> Any:
         """The sentence-transformers model itself (benchmarks compare against it)."""
-        return TorchEncoder(self.resolved, self.settings.n_threads).st
+        return TorchEncoder(self.resolved, self.settings.n_threads, self.settings.allow_pickle).st
 
-    def encode(self, texts: list[str], _count: bool = True) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text, in input order."""
+    def encode(self, texts: list[str], _count: bool = True, query: bool = False) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, in input order: texts
+        to be found (sections) with the document prompt, or with ``query`` the
+        query prompt."""
         m = self.load()
         if not texts:
             return np.zeros((0, m.dim), dtype=np.float32)
         if _count:
             self.calls += 1
             self.texts_embedded += len(texts)
-        return m.encode(texts, self.batch_size)
+        return m.encode(
+            texts, self.batch_size, self.prompts.query if query else self.prompts.document
+        )
 
     def encode_query(self, text: str) -> np.ndarray:
         """A query vector (not counted in ``texts_embedded``, which counts documents).
@@ -305,7 +369,7 @@ class Embedder:
         character, a repeated hover), and the model call is most of a search."""
         v = self._query_cache.get(text)
         if v is None:
-            v = self.encode([text], _count=False)[0]
+            v = self.encode([text], _count=False, query=True)[0]
             if self.query_cache_size > 0:
                 with self._lock:
                     self._query_cache[text] = v

@@ -7,11 +7,12 @@ matrix together. The command line and the language server call only this.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -27,10 +28,25 @@ from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from .lexical import LexicalIndex, Phrase
 from .location import FILE_MODE, locate, prepare
-from .model import ModelTokenizer, ModelUnavailable, default_model_path, load_tokenizer
+from .model import (
+    ModelTokenizer,
+    ModelUnavailable,
+    default_model_path,
+    load_tokenizer,
+    minus_prompt,
+)
 from .parse import ParsedDocument, parse_bytes
+from .requests import filter_from_spec, filter_spec
+from .rerank import Reranker
 from .snippet import plain_text, snippet
 from .store import SectionRow, Store
+from .vectors_file import (
+    ImportReport,
+    VectorsFileError,
+    export_vectors,
+    import_vectors,
+    read_vectors,
+)
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +81,7 @@ class IndexReport:
     lexical_only_reason: str | None = None
     interrupted: bool = False  # embedding was cancelled; the rest is pending
     lock_wait_seconds: float = 0.0  # waited for another process embedding into this index
+    vectors_taken: int = 0  # vectors taken from a team's vectors file (Engine.index(vectors=...))
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -92,6 +109,15 @@ class SearchResult:
         if d["explain"] is None:
             del d["explain"]
         return d
+
+    def lines(self) -> tuple[int, int]:
+        """(first, last) line of the section, 1-based and inclusive: what people,
+        the CLI's JSON, MCP and ``mdseek/search`` show (the engine is 0-based, end exclusive)."""
+        return self.start_line + 1, max(self.start_line + 1, self.end_line)
+
+    def heading_lines(self) -> tuple[int, int]:
+        """(first, last) line of the heading itself, 1-based and inclusive."""
+        return self.heading_line + 1, max(self.heading_line + 1, self.heading_end_line)
 
 
 @dataclass
@@ -135,6 +161,7 @@ class Engine:
         self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
         self.embedder = Embedder(model, settings=embed)
+        self.reranker: Reranker | None = None  # an optional second stage (index/rerank.py)
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
@@ -151,6 +178,7 @@ class Engine:
             str, tuple[int, int, int]
         ] = {}  # rel -> (size, mtime, ctime) that failed
         self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
+        self._queue: list[str] | None = None  # pending text hashes for embed_next, longest first
         self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
         self._warned_lexical = False
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
@@ -171,6 +199,14 @@ class Engine:
         self._threads: ThreadPoolExecutor | None = (
             None  # a query's lexical side, beside its embedding
         )
+
+    def stored_filter(self) -> FileFilter | None:
+        """The filter the index was last built with (None: never said, or unreadable)."""
+        raw = self.store.get_meta("file_filter")
+        try:
+            return filter_from_spec(json.loads(raw)) if raw else None
+        except ValueError:
+            return None
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lexical_lock:
@@ -199,7 +235,9 @@ class Engine:
         """The model's tokenizer; if the model cannot be loaded, the bundled
         default's (so chunking and lexical search still work), said once."""
         try:
-            return load_tokenizer(self.embedder.resolved)
+            return minus_prompt(
+                load_tokenizer(self.embedder.resolved), self.embedder.prompts.document
+            )
         except ModelUnavailable as exc:
             if self.embedder.error is None:
                 self.embedder._error = exc
@@ -223,9 +261,15 @@ class Engine:
             return relpath(self.root, p)
         return p.as_posix()
 
-    def index(self, progress: Progress | None = None, embed: bool = True) -> IndexReport:
+    def index(
+        self,
+        progress: Progress | None = None,
+        embed: bool = True,
+        vectors: str | Path | None = None,
+    ) -> IndexReport:
         """Reconcile the index with the folder: new and changed files are chunked,
-        deleted (and renamed-away) files swept, then missing vectors embedded."""
+        deleted (and renamed-away) files swept, then missing vectors taken from
+        the ``vectors`` file if given (:meth:`seed_vectors`), the rest embedded."""
         t0 = time.perf_counter()
         rep = IndexReport()
         with self._write:
@@ -245,7 +289,11 @@ class Engine:
                     progress("parse", n, len(found))
                 self._index_found(f, known.get(f.rel), rep)
             self.store.set_meta("root", str(self.root))
+            self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
+            self._queue = None  # embed_next reads what is pending now
             self._lexical_current()  # patched, or (re)built in the background
+            if vectors is not None:
+                rep.vectors_taken = self.seed_vectors(vectors).taken
             if embed:
                 self.embed_pending(progress, rep)
                 # The sweep reads every vector row: only after a run that changed
@@ -412,6 +460,80 @@ class Engine:
                 progress, rep, only, None if rep.lock_wait_seconds else pending
             )
             return done, done == len(pending) and not rep.interrupted
+
+    def seed_vectors(self, path: str | Path) -> ImportReport:
+        """Take the vectors of a file made by ``export_vectors`` (see
+        :mod:`vectors_file`) for the chunks still waiting for one: same model
+        id, same dimension, finite, unit length; never any text. Raises
+        VectorsFileError (one line) for a file that is not one."""
+        data = read_vectors(Path(path))  # a file that is not one fails before the model loads
+        dim = self.embedder.dim if self.embedder.available() else None
+        if dim is None:
+            raise VectorsFileError(
+                f"cannot check the vectors' size without the model ({self.embedder.error})"
+            )
+        with self._write:
+            rep = import_vectors(self.store, self.model_id, dim, data)
+        self._queue = None
+        if rep.model_in_file != self.model_id:
+            log.warning(
+                "%s holds vectors of %s, not %s: none taken", path, rep.model_in_file, self.model_id
+            )
+        elif rep.rejected:
+            log.warning(
+                "%s: %d vectors rejected (wrong size, not finite or not unit length)",
+                path,
+                rep.rejected,
+            )
+        return rep
+
+    def export_vectors(self, path: str | Path) -> int:
+        """Write the vectors the index uses (for ``seed_vectors`` elsewhere); returns how many."""
+        return export_vectors(self.store, self.model_id, Path(path))
+
+    def embed_next(
+        self,
+        limit: int,
+        first: Iterable[str] = (),
+        progress: Progress | None = None,
+        rep: IndexReport | None = None,
+    ) -> int:
+        """Embed up to ``limit`` of the pending chunk texts and return how many
+        are still pending: those of the files ``first`` (open in the editor)
+        before the rest, the rest shortest first (a heading or a short section
+        is searchable by meaning soonest, and similar lengths pad least).
+
+        A long first index runs as a series of these calls, so that a save, a
+        search or a folder change waits for one slice, not for the whole
+        index. The order is read from the index once and kept until the next
+        reconcile; each slice re-checks what is still missing, so vectors made
+        meanwhile (a save, another process) are never made twice."""
+        rep = rep or IndexReport()
+        if self.cancelled.is_set():
+            return self.store.pending_count(self.model_id)
+        take: dict[str, None] = {}
+        for rel in first:
+            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
+                if len(take) < limit:
+                    take[h] = None
+        if self._queue is None:
+            pending = self.store.pending_chunks(self.model_id)
+            counts = self.embedder.token_counts([t for _, t in pending])
+            self._queue = [
+                pending[i][0] for i in sorted(range(len(pending)), key=counts.__getitem__)
+            ]
+            self._queue.reverse()  # popped from the end: shortest first
+        queue = self._queue
+        while len(take) < limit and queue:
+            want = [queue.pop() for _ in range(min(limit - len(take), len(queue)))]
+            still = {h for h, _ in self.store.pending_for(self.model_id, want)}
+            take.update((h, None) for h in want if h in still)
+        if take:
+            self._embed(progress, rep, set(take))
+        if queue or rep.interrupted:
+            return len(queue) + (len(take) if rep.interrupted else 0)
+        self._queue = None  # the slices are done: count what a change made meanwhile
+        return self.store.pending_count(self.model_id)
 
     def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
         if only is None:
@@ -702,6 +824,10 @@ class Engine:
     ) -> SearchResponse:
         """Sections ranked for ``query``; ``explain`` adds each result's score parts."""
         query = clean_query(query)
+        if seed_vector is None and not prefix_last and query.strip():
+            weak = retrieve.unsearchable(query)
+            if weak is not None:  # nothing to rank by: say so instead of confident scores
+                return SearchResponse([], "lexical" if mode == "lexical" else mode, weak)
         note = None
         use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
         lexical: Future | None = None
@@ -743,9 +869,17 @@ class Engine:
             for cid, (doc_id, path, first, last) in spans.items()
             if exclude_path is None or path != exclude_path
         }
+        unscored = None
+        if "dense" in lists and "lexical" in lists:  # chunks with no vector yet (a first index)
+            have = {cid for cid, _ in lists["dense"]} | set(extra.get("dense", {}))
+            unscored = {"dense": {cid for cid, _ in lists["lexical"] if cid not in have}}
         ranked = retrieve.rank_sections(
-            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None
-        )[: max(0, limit)]
+            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None, unscored
+        )
+        reranked: dict[int, float] = {}
+        if self.reranker is not None and seed_vector is None and query.strip() and ranked:
+            ranked, reranked = self.reranker.reorder(query, ranked, self._passages)
+        ranked = ranked[: max(0, limit)]
         sections = self.store.sections([f.key for f in ranked])
         texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
         words = retrieve.query_terms(query)
@@ -765,9 +899,25 @@ class Engine:
                     r.explain["dropped_terms"] = terms.dropped
                     if terms.emphasis:
                         r.explain["question_terms"] = terms.emphasis
+                if reranked and self.reranker is not None:
+                    r.explain["rerank"] = {
+                        "score": None if id(f) not in reranked else round(reranked[id(f)], 6),
+                        "ms": self.reranker.stats()["last_ms"],
+                    }
             results.append(r)
         used = "hybrid" if len(lists) == 2 else ("dense" if "dense" in lists else "lexical")
         return SearchResponse(results, used, note)
+
+    def _passages(self, ranked: Sequence[retrieve.Scored]) -> list[str]:
+        """What a reranker reads of each section: breadcrumb, blank line, best chunk."""
+        sections = self.store.sections([f.key for f in ranked])
+        texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
+        out = []
+        for f in ranked:
+            s = sections.get(f.key)
+            text = texts.get(f.best_chunk, "") if f.best_chunk is not None else ""
+            out.append(f"{s.breadcrumb}\n\n{text}" if s is not None else text)
+        return out
 
     @staticmethod
     def _result(s: SectionRow, f: retrieve.Scored, text: str, terms: list[str]) -> SearchResult:
@@ -784,7 +934,8 @@ class Engine:
             score=round(f.score, 6),
             lexical_rank=f.ranks.get("lexical"),
             dense_rank=f.ranks.get("dense"),
-            snippet=snippet(text, terms),
+            # never empty: a section of only a heading (or a list of links) shows its heading
+            snippet=snippet(text, terms) or s.heading or s.breadcrumb,
         )
 
     def related(self, path: str, ordinal: int, limit: int = 5) -> SearchResponse:
@@ -828,5 +979,6 @@ class Engine:
             "model_error": str(err) if err else None,
             "window": self.tokenizer.window,
             "pending_embeds": self.store.pending_count(self.model_id),
+            "reranker": self.reranker.stats() if self.reranker is not None else None,
             **counts,
         }

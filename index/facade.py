@@ -14,14 +14,18 @@ front ends convert.
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .engine import Engine, SearchResponse
-from .files import BadGlob, FileFilter, check_glob, matches, scan
+from .engine import Engine, SearchResponse, SearchResult
+from .files import BadGlob, FileFilter, check_glob, scan
 from .links import find_heading
-from .parse import ParsedDocument, Section, parse_bytes
+from .parse import ParsedDocument, Section, heading_text, parse_bytes
+from .requests import path_wanted
 from .stats import window_fraction
 
 GLOB_FETCH = 500  # results asked of the engine before a path glob filters them
@@ -191,29 +195,86 @@ def search(
     query: str,
     limit: int = 10,
     mode: str = "hybrid",
-    path_glob: str | None = None,
+    paths: Sequence[str] = (),
     prefix_last: bool = False,
     wait_for_model: bool = True,
+    explain: bool = False,
 ) -> SearchResponse:
-    """The engine's search, optionally only in files matching a glob (``**``
-    spans folders; a glob without ``/`` matches file names anywhere). BadGlob for
-    a glob over the length limit."""
-    if path_glob and (why := check_glob(path_glob)):
-        raise BadGlob(f"path: {why}")
-    if not path_glob:
+    """The engine's search, optionally only in files that path globs let
+    through (``rg -g`` style, see :func:`requests.path_wanted`): a filter on
+    results, the index is not touched. BadGlob for a glob over the length limit."""
+    for glob in paths:
+        if why := check_glob(glob):
+            raise BadGlob(f"path: {why}")
+    if not paths:
         return engine.search(
-            query, limit=limit, mode=mode, prefix_last=prefix_last, wait_for_model=wait_for_model
-        )
-    globs = [path_glob] if "/" in path_glob else [path_glob, "**/" + path_glob]
+            query, limit=limit, mode=mode, prefix_last=prefix_last,
+            wait_for_model=wait_for_model, explain=explain,
+        )  # fmt: skip
     resp = engine.search(
         query,
         limit=max(limit, GLOB_FETCH),
         mode=mode,
         prefix_last=prefix_last,
         wait_for_model=wait_for_model,
+        explain=explain,
     )
-    resp.results = [r for r in resp.results if matches(r.path, globs)][:limit]
+    resp.results = [r for r in resp.results if path_wanted(r.path, paths)][:limit]
     return resp
+
+
+_ATX = re.compile(r" {0,3}#{1,6}(?:[ \t]+|$)")
+_ATX_CLOSE = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
+
+
+def heading_as_written(engine: Engine, r: SearchResult) -> str:
+    """A result's heading with its inline markup as the file writes it
+    (``Where to Use the `?` Operator``), read from the heading's line; the
+    plain heading when the file changed since it was indexed (or cannot be read)."""
+    if not r.heading:
+        return r.heading
+    try:
+        _, real = confine(engine, r.path)
+        with open(real, encoding="utf-8-sig", errors="replace") as fh:
+            line = next(itertools.islice(fh, r.heading_line, None), None)
+        if line is None:
+            return r.heading
+    except (OutsideRoot, NotIndexed, OSError):
+        return r.heading
+    line = line.rstrip("\r\n")
+    m = _ATX.match(line)
+    raw = _ATX_CLOSE.sub("", line[m.end() :]) if m else line.strip()  # ATX, else setext text
+    plain = heading_text(raw.strip(), {})
+    return raw.strip() if " ".join(plain.split()) == " ".join(r.heading.split()) else r.heading
+
+
+@dataclass(frozen=True)
+class Completeness:
+    complete: bool
+    note: str | None  # why not, with the counts
+    pending: int  # chunks still without a vector
+
+
+def completeness(engine: Engine, mode: str, reading: bool) -> Completeness:
+    """Whether a search's answer is final: not while the folder is still being
+    read (``reading``: the layer knows) nor, for a ranking with meaning
+    (hybrid, dense), while chunks still wait for their vector. A model that
+    cannot load leaves nothing to wait for (the answer's own note says lexical only)."""
+    pending = 0
+    if mode != "lexical" and engine.embedder.error is None:
+        pending = engine.store.pending_count(engine.model_id)
+    parts = []
+    if reading:
+        parts.append("the folder is still being read (results may miss files)")
+    if pending:
+        total = engine.store.counts()["chunks"]
+        parts.append(
+            f"{pending} of {total} chunks still wait for their vector "
+            "(semantic ranking will change as they arrive)"
+        )
+    if not parts:
+        return Completeness(True, None, 0)
+    return Completeness(False, "partial results: " + "; ".join(parts), pending)
 
 
 def sections_like(

@@ -235,6 +235,15 @@ class ModelTokenizer:
         return TokenSpans(s, np.maximum(np.concatenate(ends), s), np.concatenate(heads))
 
 
+def minus_prompt(tok: ModelTokenizer, prompt: str) -> ModelTokenizer:
+    """``tok`` with its window shrunk by the tokens ``prompt`` adds before
+    every text (chunks are sized so that prompt + chunk fits the window)."""
+    if not prompt:
+        return tok
+    n = tok.count(prompt) - tok.special_overhead()
+    return ModelTokenizer(tok.name, max(1, tok.window - n), tok._source, tok._fast, tok._loaded)
+
+
 @dataclass(frozen=True)
 class TokenSpans:
     """Tokens of a text from one pass: ``starts[i]:ends[i]`` is token i's
@@ -267,11 +276,18 @@ class TokenSpans:
 
 
 def _window_from_files(p: Path) -> int | None:
+    """``max_seq_length`` as sentence-transformers reads it: from
+    ``sentence_bert_config.json``, or (folders saved by sentence-transformers 6,
+    which keep it there no more) the tokenizer's ``model_max_length``."""
     cfg = p / "sentence_bert_config.json"
     if cfg.exists():
         data = json.loads(cfg.read_text())
         if isinstance(data.get("max_seq_length"), int):
             return int(data["max_seq_length"])
+        tok = _json(p / "tokenizer_config.json")
+        n = tok.get("model_max_length") if isinstance(tok, dict) else None
+        if isinstance(n, int) and 0 < n < 1_000_000 and "transformer_task" in data:
+            return n
     return None
 
 
@@ -292,15 +308,22 @@ def load_tokenizer(resolved: str) -> ModelTokenizer:
 
 
 @lru_cache(maxsize=4)
-def load_sentence_transformer(resolved: str) -> Any:
-    """The torch model (imports torch: seconds; once per process and model)."""
+def load_sentence_transformer(resolved: str, allow_pickle: bool = False) -> Any:
+    """The torch model (imports torch: seconds; once per process and model).
+    A model :func:`check_usable` refuses is never loaded."""
     if Path(resolved).is_absolute() and not Path(resolved).exists():  # a path, not a hub name
         raise ModelUnavailable(f"cannot load embedding model {resolved!r}: no such folder")
     offline_env()
+    check_usable(resolved, allow_pickle)
     try:
         from sentence_transformers import SentenceTransformer
 
-        return SentenceTransformer(resolved, device="cpu")
+        return SentenceTransformer(
+            resolved,
+            device="cpu",
+            trust_remote_code=False,
+            model_kwargs={} if allow_pickle else {"use_safetensors": True},
+        )
     except Exception as exc:  # any failure to load is reported, not raised raw
         raise ModelUnavailable(f"cannot load embedding model {resolved!r}: {exc}") from exc
 
@@ -319,3 +342,184 @@ def offline_env() -> None:
         hf_logging.set_verbosity_error()
     except Exception:  # pragma: no cover - optional
         pass
+
+
+# -- prompts ------------------------------------------------------------------
+
+# The prompt names sentence-transformers' encode_query / encode_document use
+# (sentence_transformer/model.py, 6.x): "query"; the first of "document",
+# "passage", "corpus".
+QUERY_PROMPT_NAMES = ("query",)
+DOCUMENT_PROMPT_NAMES = ("document", "passage", "corpus")
+
+
+@dataclass(frozen=True)
+class Prompts:
+    """Text put before every query and every embedded section ("" = none)."""
+
+    query: str = ""
+    document: str = ""
+
+    def suffix(self) -> str:
+        """What the prompts add to a model id: nothing without prompts (so a
+        model without prompts keeps the id it always had), else a short hash."""
+        if not (self.query or self.document):
+            return ""
+        h = hashlib.sha1(f"{self.query}\0{self.document}".encode()).hexdigest()[:10]
+        return f"#prompts-{h}"
+
+
+def model_folder(resolved: str) -> Path | None:
+    """The model's files on disk: the folder itself, or a hub name's snapshot
+    in the local Hugging Face cache (None if it is not there)."""
+    p = Path(resolved)
+    if p.is_dir():
+        return p
+    if p.is_absolute() or resolved.count("/") > 1:
+        return None
+    offline_env()
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(resolved, local_files_only=True))
+    except Exception:  # not cached (loading will say so), or not a hub name
+        return None
+
+
+def _json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def model_prompts(resolved: str) -> Prompts:
+    """The query and document prompts the model's ``config_sentence_transformers.json``
+    defines, picked as sentence-transformers' ``encode_query`` /
+    ``encode_document`` pick them: the "query" prompt for queries; the first
+    non-empty "document", "passage" or "corpus" prompt for sections. A side
+    without a prompt of its own gets the ``default_prompt_name`` prompt (what
+    ``encode`` applies to everything), unless that prompt is named for the
+    other side."""
+    folder = model_folder(resolved)
+    cfg = _json(folder / "config_sentence_transformers.json") if folder else None
+    if not isinstance(cfg, dict):
+        return Prompts()
+    raw = cfg.get("prompts")
+    prompts = {k: v for k, v in raw.items() if isinstance(v, str)} if isinstance(raw, dict) else {}
+    default_name = cfg.get("default_prompt_name")
+
+    def pick(names: tuple[str, ...], other: tuple[str, ...]) -> str:
+        for n in names:
+            if prompts.get(n):
+                return prompts[n]
+        if isinstance(default_name, str) and default_name not in other:
+            return prompts.get(default_name, "")
+        return ""
+
+    return Prompts(
+        query=pick(QUERY_PROMPT_NAMES, DOCUMENT_PROMPT_NAMES),
+        document=pick(DOCUMENT_PROMPT_NAMES, QUERY_PROMPT_NAMES),
+    )
+
+
+# -- what mdseek can run correctly --------------------------------------------
+
+# Module types (last part of modules.json's "type") whose computation the ONNX
+# export traces and sentence-transformers runs without custom code.
+KNOWN_MODULES = {"Transformer", "Pooling", "Normalize", "Dense"}
+# Pooling modes sentence-transformers' Pooling implements, in both config spellings.
+KNOWN_POOLING = {"cls", "mean", "max", "mean_sqrt_len_tokens", "weightedmean", "lasttoken"}
+_OLD_POOLING_KEYS = {
+    "pooling_mode_cls_token": "cls",
+    "pooling_mode_mean_tokens": "mean",
+    "pooling_mode_max_tokens": "max",
+    "pooling_mode_mean_sqrt_len_tokens": "mean_sqrt_len_tokens",
+    "pooling_mode_weightedmean_tokens": "weightedmean",
+    "pooling_mode_lasttoken": "lasttoken",
+}
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
+ALLOW_PICKLE_ENV = "MDSEEK_ALLOW_PICKLE"
+
+
+def allow_pickle_from_env() -> bool:
+    return os.environ.get(ALLOW_PICKLE_ENV, "").strip().lower() in ("1", "true", "yes")
+
+
+def _pooling_problem(cfg: Any) -> str | None:
+    if not isinstance(cfg, dict):
+        return "its pooling configuration cannot be read"
+    modes: list[str] = []
+    mode = cfg.get("pooling_mode")
+    if mode is not None:
+        modes += mode if isinstance(mode, list) else [mode]
+    for key, value in cfg.items():
+        if key.startswith("pooling_mode_") and value:
+            modes.append(_OLD_POOLING_KEYS.get(key, key[len("pooling_mode_") :]))
+    unknown = [m for m in modes if m not in KNOWN_POOLING]
+    if unknown:
+        return f"unknown pooling {', '.join(map(str, unknown))}"
+    return None
+
+
+def pooling_excludes_prompt(resolved: str) -> bool:
+    """Whether a Pooling module leaves prompt tokens out (``include_prompt: false``):
+    sentence-transformers then masks them per call, which the ONNX graph does not."""
+    folder = model_folder(resolved)
+    modules = _json(folder / "modules.json") if folder else None
+    if not isinstance(modules, list):
+        return False
+    for m in modules:
+        if isinstance(m, dict) and str(m.get("type", "")).endswith("Pooling"):
+            cfg = _json(folder / str(m.get("path") or "") / "config.json")  # type: ignore[operator]
+            if isinstance(cfg, dict) and cfg.get("include_prompt") is False:
+                return True
+    return False
+
+
+def check_usable(resolved: str, allow_pickle: bool = False, what: str = "embedding model") -> None:
+    """Refuse, with one line saying why, a model mdseek cannot run as its
+    authors meant: one needing custom code (``trust_remote_code``, a module
+    sentence-transformers does not ship), an unknown pooling, or (unless
+    ``allow_pickle``) weights only in pickle files, which can run code when
+    loaded. A model whose files are not on disk is left to the loader."""
+    folder = model_folder(resolved)
+    if folder is None:
+        return
+    why = _unusable(folder, allow_pickle)
+    if why:
+        raise ModelUnavailable(f"cannot use {what} {resolved!r}: {why}")
+
+
+def _unusable(folder: Path, allow_pickle: bool) -> str | None:
+    modules = _json(folder / "modules.json")
+    if not isinstance(modules, list):
+        modules = [{"type": "sentence_transformers.models.Transformer", "path": ""}]
+    for m in modules:
+        if not isinstance(m, dict) or not isinstance(m.get("type"), str):
+            return "its modules.json cannot be read"
+        kind, sub = m["type"], str(m.get("path") or "")
+        base = kind.rsplit(".", 1)[-1]
+        if not kind.startswith("sentence_transformers.") or base not in KNOWN_MODULES:
+            return f"it needs custom code (module {kind}), which mdseek does not run"
+        where = (folder / sub).resolve()
+        if not where.is_relative_to(folder.resolve()):
+            return f"its module folder {sub!r} is outside the model"
+        if base == "Transformer":
+            cfg = _json(where / "config.json")
+            if isinstance(cfg, dict) and cfg.get("auto_map"):
+                return "it needs trust_remote_code (custom model code), which mdseek does not run"
+        if base == "Pooling":
+            problem = _pooling_problem(_json(where / "config.json"))
+            if problem:
+                return problem
+        if base in ("Transformer", "Dense") and where.is_dir():
+            safe = any(where.glob("*.safetensors"))
+            pickled = [f.name for f in where.iterdir() if f.suffix in PICKLE_SUFFIXES]
+            if pickled and not safe and not allow_pickle:
+                return (
+                    f"its weights ({', '.join(sorted(pickled))}) are pickle files, which can run "
+                    f"code when loaded; mdseek loads safetensors only (set {ALLOW_PICKLE_ENV}=1 "
+                    "or --allow-pickle to load them)"
+                )
+    return None

@@ -104,10 +104,14 @@ class OnnxEncoder:
         out = self.session.run([self.output], {k: feed[k] for k in self.inputs})[0]
         return np.asarray(out, dtype=np.float32)
 
-    def encode(self, texts: list[str], batch_size: int = 32) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text, in input order."""
+    def encode(self, texts: list[str], batch_size: int = 32, prompt: str = "") -> np.ndarray:
+        """Unit-length float32 vectors, one row per text, in input order;
+        ``prompt`` goes before every text, as sentence-transformers puts it
+        (the text after it is truncated at the window)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        if prompt:
+            texts = [prompt + t for t in texts]
         # One text (a query): encode holds the GIL for its ~0.04 ms; encode_batch
         # releases it and then waited for the query's lexical thread to let go
         # (hybrid at 100k chunks: median 23.1 -> 21.7 ms, interleaved A/B).

@@ -46,6 +46,12 @@ from .onnx_encoder import FORMAT, MANIFEST, OnnxEncoder, read_manifest
 from .private import why_not_private
 
 log = logging.getLogger(__name__)
+# What a person waiting should hear (the CLI shows it without -v; see lsp/cli.py).
+progress = logging.getLogger("mdseek.progress")
+progress.setLevel(logging.INFO)  # heard by default wherever logs go (server stderr too)
+# The default model's export on a 2-core machine: 21 s idle (issue 22's trial),
+# 45 s with other work running (README, "first run").
+EXPORT_SECONDS = "20-50"
 
 OPSET = 17
 MIN_COSINE = 0.9999  # fp32 export vs torch, every text of SAMPLE
@@ -139,6 +145,7 @@ def _torch_vectors(st, texts: list[str]) -> np.ndarray:
     return np.asarray(
         st.encode(
             texts,
+            prompt="",  # the graph's own vectors: never the model's default prompt
             batch_size=5,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -291,15 +298,21 @@ def _save_tokenizer(st, folder: Path) -> int:
 
 
 def export_fp32(
-    resolved: str, model_id: str, folder: Path, min_cosine: float = MIN_COSINE, fuse: bool = True
+    resolved: str,
+    model_id: str,
+    folder: Path,
+    min_cosine: float = MIN_COSINE,
+    fuse: bool = True,
+    allow_pickle: bool = False,
 ) -> Path:
     """Export, verify and publish ``folder`` (or a rejection manifest there).
-    ``fuse=False`` keeps the plain traced graph (benchmarks compare the two)."""
+    ``fuse=False`` keeps the plain traced graph (benchmarks compare the two).
+    Prompts are text before the text, so one export serves every prompt."""
     import shutil
     import tempfile
 
     t0 = time.perf_counter()
-    st = load_sentence_transformer(resolved)  # torch: the one place it is needed
+    st = load_sentence_transformer(resolved, allow_pickle)  # torch: the one place it is needed
     tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.tmp-", dir=folder.parent))
     os.chmod(tmp, 0o755)  # mkdtemp makes it private; the published folder is an ordinary cache
     base = {"model_id": model_id, "source": resolved, "precision": "fp32", "backend": "onnx"}
@@ -390,7 +403,9 @@ def _rejection_is_current(manifest: dict) -> bool:
     return all(str(then.get(k, "")).split("+")[0] == v.split("+")[0] for k, v in now.items())
 
 
-def ensure_fp32(resolved: str, model_id: str, min_cosine: float = MIN_COSINE) -> Path:
+def ensure_fp32(
+    resolved: str, model_id: str, min_cosine: float = MIN_COSINE, allow_pickle: bool = False
+) -> Path:
     """The verified fp32 export folder of a model, exporting it on first use.
     Raises ExportRejected (with the reason) if it cannot be served by ONNX."""
     folder = model_cache_dir(model_id)
@@ -412,5 +427,12 @@ def ensure_fp32(resolved: str, model_id: str, min_cosine: float = MIN_COSINE) ->
                 or m.get("model_id") != model_id
                 or (m.get("status") == "rejected" and not _rejection_is_current(m))
             ):
-                export_fp32(resolved, model_id, folder, min_cosine)
+                progress.info(
+                    "first use of %s: exporting it to ONNX once (%s s on a 2-core machine;"
+                    " later starts load it in under a second)",
+                    model_id, EXPORT_SECONDS,
+                )  # fmt: skip
+                t0 = time.perf_counter()
+                export_fp32(resolved, model_id, folder, min_cosine, allow_pickle=allow_pickle)
+                progress.info("exported %s in %.0f s", model_id, time.perf_counter() - t0)
     raise ExportRejected("the export folder could not be read back")

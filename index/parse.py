@@ -178,6 +178,34 @@ def heading_text(content: str, env: dict) -> str:
     return inline_rendered_text(tokens[0]) if tokens else content
 
 
+_LINK_REF_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)+\]:\s*\S.*")
+_BARE_ANCHOR = re.compile(r"<a\s[^<>]*>\s*</a\s*>|<a\s[^<>]*/>", re.IGNORECASE)
+
+
+def has_visible_text(text: str) -> bool:
+    """Whether markdown shows anything once rendered: HTML comments, bare
+    anchors (``<a id="x"></a>``), link reference definitions and an empty front
+    matter show nothing. Linear in the text (no regex runs past a line)."""
+    if "<!--" in text:  # comments removed with find(): an unclosed one hides the rest
+        parts, i = [], 0
+        while (j := text.find("<!--", i)) >= 0:
+            parts.append(text[i:j])
+            k = text.find("-->", j + 4)
+            if k < 0:
+                i = len(text)
+                break
+            i = k + 3
+        parts.append(text[i:])
+        text = "".join(parts)
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line == "---" or _LINK_REF_DEF.fullmatch(line):
+            continue
+        if _BARE_ANCHOR.sub("", line).strip():
+            return True
+    return False
+
+
 def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
     """Decode UTF-8 (BOM optional). Invalid bytes become U+FFFD and are logged."""
     try:

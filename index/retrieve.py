@@ -194,6 +194,22 @@ def fts_query(text: str, prefix_last: bool = False) -> str:
     return analyse_query(text, prefix_last=prefix_last).match()
 
 
+def unsearchable(text: str) -> str | None:
+    """The note for a query with no word worth searching (only stop words, or no
+    word at all), else None. Ranking such a query would still put some section
+    first with a normalised score of 1.0, which looks confident and means nothing."""
+    words = query_words(text)
+    if any(w not in STOP_WORDS for w in words):
+        return None
+    if not words:
+        return "the query has no searchable words: name what you are looking for"
+    shown = ", ".join(words[:8]) + (", ..." if len(words) > 8 else "")
+    return (
+        f"the query has no searchable words ({shown}: too common to search by):"
+        " name what you are looking for"
+    )
+
+
 def query_terms(text: str) -> list[str]:
     """Words worth highlighting in a snippet."""
     return [w for w in query_words(text) if len(w) > 2 and w not in STOP_WORDS]
@@ -324,12 +340,21 @@ def _normalise(
     raise ValueError(f"unknown normalisation {how!r}")
 
 
+def _unscored(s: Scored, name: str, unscored: Mapping[str, set[int]] | None) -> bool:
+    """Whether retriever ``name`` could not score section ``s`` (every chunk
+    that brought it in is one the retriever has no score for)."""
+    if not unscored or name in s.raw or not unscored.get(name):
+        return False
+    return bool(s.chunks) and all(cid in unscored[name] for cid in s.chunks.values())
+
+
 def rank_sections(
     lists: Mapping[str, Sequence[tuple[int, float]]],
     chunk_sections: Mapping[int, ChunkSpan],
     ranking: Ranking = DEFAULT,
     extra: Mapping[str, Mapping[int, float]] | None = None,
     lexical_max: float | None = None,
+    unscored: Mapping[str, set[int]] | None = None,
 ) -> list[Scored]:
     """Fuse per-retriever chunk lists ((chunk id, score), best first) into one
     ranking of sections.
@@ -337,7 +362,11 @@ def rank_sections(
     ``extra``: retriever -> chunk id -> score for chunks outside that retriever's
     list (the dense score of a lexical candidate is exact and cheap): they fill
     in a section's score without giving it a rank. ``lexical_max``: the query's
-    BM25 upper bound (:attr:`QueryTerms.bm25_max`) for ``lexical_norm="bm25"``."""
+    BM25 upper bound (:attr:`QueryTerms.bm25_max`) for ``lexical_norm="bm25"``.
+    ``unscored``: retriever -> chunk ids it cannot score at all (no vector yet,
+    while a folder's first index runs): a section known only through such
+    chunks is ranked by the other retrievers' weights alone, as if that
+    retriever agreed, instead of as if it had scored the section 0."""
     out: dict[SectionKey, Scored] = {}
     for name, ranked in lists.items():
         pooled = pool_to_sections(ranked[: ranking.candidates], chunk_sections, ranking.merged)
@@ -378,7 +407,9 @@ def rank_sections(
                 if name in s.raw:
                     s.norm[name] = max(0.0, (s.raw[name] - off) * scale)
         for s in out.values():
-            s.section = sum(weights.get(n, 0.0) * s.norm.get(n, 0.0) for n in names)
+            known = [n for n in names if not _unscored(s, n, unscored)]
+            total = sum(weights.get(n, 0.0) for n in known) or 1.0
+            s.section = sum(weights.get(n, 0.0) * s.norm.get(n, 0.0) for n in known) / total
     else:
         raise ValueError(f"unknown fusion {ranking.fusion!r}")
     best_in_doc: dict[int, float] = {}

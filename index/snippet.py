@@ -59,25 +59,42 @@ def plain_text(markdown: str) -> str:
     return " ".join(" ".join(out).split())
 
 
+def _term_re(terms: Iterable[str]) -> re.Pattern[str] | None:
+    """Query terms where a word starts (``rotat`` finds "rotating"), any case."""
+    words = sorted({t.lower() for t in terms if t.strip()}, key=len, reverse=True)
+    if not words:
+        return None
+    return re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, words)) + r")\w*", re.IGNORECASE)
+
+
+def _best_sentence(flat: str, pattern: re.Pattern[str] | None) -> tuple[int, int]:
+    """(start, position of its first term) of the sentence holding the most
+    distinct query terms (the first such), or (0, -1) when none holds any."""
+    if pattern is None:
+        return 0, -1
+    starts = [0] + [m.end() for m in _SENTENCE_END.finditer(flat)]
+    ends = starts[1:] + [len(flat)]
+    best = (0, 0, -1)  # (distinct terms, start, first term position)
+    for a, b in zip(starts, ends, strict=True):
+        found = [m for m in pattern.finditer(flat, a, b)]
+        n = len({m.group(0).lower() for m in found})
+        if n > best[0]:
+            best = (n, a, found[0].start())
+    return best[1], best[2]
+
+
 def snippet(text: str, terms: Iterable[str], width: int = 180) -> str:
-    """A one-line excerpt of the markdown ``text`` around the first query term,
-    starting at the beginning of its sentence when that fits, else at a word."""
+    """A one-line excerpt of the markdown ``text`` showing why it matched: the
+    sentence with the most distinct query terms, starting at the beginning of
+    that sentence when the terms then fit, else at a word before the first term."""
     flat = plain_text(text)
     if len(flat) <= width:
         return flat
-    low = flat.lower()
-    pos = -1
-    for t in terms:
-        pos = low.find(t.lower())
-        if pos >= 0:
-            break
+    sentence, pos = _best_sentence(flat, _term_re(terms))
     start = 0
     if pos > width // 3:
-        # the sentence holding the term, if the term then still fits
-        starts = [0] + [m.end() for m in _SENTENCE_END.finditer(flat, 0, pos)]
-        fitting = [s for s in starts if pos - s <= width * 2 // 3]
-        if fitting:
-            start = fitting[0]
+        if pos - sentence <= width * 2 // 3:
+            start = sentence
         else:  # mid-sentence: a word boundary a little before the term
             start = flat.rfind(" ", 0, max(0, pos - width // 4)) + 1
     out = flat[start : start + width]
@@ -85,3 +102,11 @@ def snippet(text: str, terms: Iterable[str], width: int = 180) -> str:
         cut = out.rfind(" ")
         out = (out[:cut] if cut > width // 2 else out).rstrip(" ,;:") + " …"
     return ("… " if start > 0 else "") + out
+
+
+def mark(text: str, terms: Iterable[str]) -> str:
+    """``text`` with each query term (and the rest of its word) as ``**term**``."""
+    pattern = _term_re(terms)
+    if pattern is None:
+        return text
+    return pattern.sub(lambda m: f"**{m.group(0)}**", text)

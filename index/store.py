@@ -114,6 +114,22 @@ _MIGRATIONS: dict[int, str | None] = {
 }
 
 
+def read_meta(path: Path, key: str) -> str | None:
+    """A meta row of an index file, read only (None: no file, no row, unreadable);
+    opens nothing for writing and creates nothing."""
+    if not path.is_file():
+        return None
+    try:
+        db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+    return row[0] if row and isinstance(row[0], str) else None
+
+
 def is_damage(exc: BaseException) -> bool:
     """Is this SQLite error a damaged (or not-a-database) index file?"""
     return (
@@ -950,6 +966,18 @@ class Store:
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
         return ids, mat.copy()
+
+    def vectors_in_use(self, model: str) -> tuple[list[str], np.ndarray]:
+        """(text hashes, matrix) of every vector of ``model`` that a chunk uses."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT v.text_hash, v.vec FROM vectors v WHERE v.model = ? AND EXISTS"
+                " (SELECT 1 FROM chunks c WHERE c.text_hash = v.text_hash) ORDER BY v.text_hash",
+                (model,),
+            ).fetchall()
+        if not rows:
+            return [], np.zeros((0, 0), dtype=np.float32)
+        return [h for h, _ in rows], np.stack([np.frombuffer(v, dtype=np.float32) for _, v in rows])
 
     def sweep_vectors(self, model: str) -> int:
         """Drop vectors no chunk uses, and every vector of other models."""

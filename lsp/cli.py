@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mdseek.index import requests
 from mdseek.index.files import (
     DEFAULT_MAX_FILE_SIZE,
     FileFilter,
@@ -31,8 +32,9 @@ from mdseek.index.files import (
     display_path,
     scan,
 )
+from mdseek.index.location import locate
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
-from mdseek.index.store import IndexFileError, is_damage
+from mdseek.index.store import IndexFileError, is_damage, read_meta
 
 if TYPE_CHECKING:
     from mdseek.index.engine import Engine
@@ -61,17 +63,22 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
             "--threads", type=int, default=None,
             help="threads per model call (default: half the cores; $MDSEEK_THREADS)",
         )  # fmt: skip
+        p.add_argument(
+            "--query-prompt", default=None, metavar="TEXT",
+            help="text put before every query, in place of the model's own query prompt "
+            '("" = none; $MDSEEK_QUERY_PROMPT)',
+        )  # fmt: skip
+        p.add_argument(
+            "--document-prompt", default=None, metavar="TEXT",
+            help="text put before every embedded section, in place of the model's own document "
+            'prompt ("" = none; $MDSEEK_DOCUMENT_PROMPT); a change re-embeds',
+        )  # fmt: skip
+        p.add_argument(
+            "--allow-pickle", action="store_true", default=None,
+            help="load model weights from pickle files (.bin/.pt) when it has no safetensors; "
+            "pickle can run code: only for models you trust ($MDSEEK_ALLOW_PICKLE=1)",
+        )  # fmt: skip
     p.add_argument("-v", "--verbose", action="store_true", help="log what happens (stderr)")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more (got {n})")
-    return n
 
 
 def _add_index_opts(p: argparse.ArgumentParser) -> None:
@@ -84,20 +91,23 @@ def _add_index_opts(p: argparse.ArgumentParser) -> None:
         "(~/.cache/mdseek/indexes/<folder>-<hash>/index.sqlite), or DIR/.mdseek/index.sqlite "
         "if that file exists (`mdseek status DIR` prints it)",
     )
+    shaping = " (for `search`: must match what the index holds; filter results with --path)"
     p.add_argument(
         "--max-file-size",
         type=int,
-        default=DEFAULT_MAX_FILE_SIZE,
+        default=None,
         metavar="BYTES",
-        help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
+        help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})" + shaping,
     )
     p.add_argument(
         "--include",
         action="append",
         metavar="GLOB",
-        help="glob of files to index (repeatable; default **/*.md)",
+        help="glob of files to index (repeatable; default **/*.md)" + shaping,
     )
-    p.add_argument("--exclude", action="append", metavar="GLOB", help="glob to skip (repeatable)")
+    p.add_argument(
+        "--exclude", action="append", metavar="GLOB", help="glob to skip (repeatable)" + shaping
+    )
 
 
 def _add_progress(p: argparse.ArgumentParser) -> None:
@@ -143,6 +153,15 @@ def build_parser() -> argparse.ArgumentParser:
     _add_common(p)
     _add_progress(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--vectors", metavar="FILE",
+        help="take the vectors of FILE (made by --export-vectors, e.g. in CI) for the sections "
+        "whose text and model match, before embedding the rest; vectors only, never text",
+    )  # fmt: skip
+    p.add_argument(
+        "--export-vectors", metavar="FILE",
+        help="after indexing, write the index's vectors to FILE (for --vectors elsewhere)",
+    )  # fmt: skip
 
     p = command("search", "search a folder's sections by meaning (indexes first if needed)")
     _add_index_opts(p)
@@ -153,26 +172,37 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--limit",
-        type=_positive_int,
-        default=10,
+        default="10",
         metavar="N",
-        help="how many sections to print (default 10)",
+        help=f"how many sections to print (1 to {requests.MAX_LIMIT}; default 10)",
     )
     p.add_argument(
         "--mode",
-        choices=["hybrid", "lexical", "dense"],
         default="hybrid",
+        metavar="{hybrid,lexical,dense}",
         help="hybrid = keywords and meaning fused (default); lexical = keywords only (FTS5); "
         "dense = meaning only (embeddings)",
     )
     p.add_argument(
-        "--json", action="store_true", help="print the results as a JSON list (see README)"
+        "--path",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only results in files matching GLOB, like rg -g (repeatable; !GLOB leaves "
+        "files out; a glob without / matches file names in any folder). The index is not changed",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the answer as a JSON object (see README)"
+    )
+    p.add_argument(
+        "--highlight", action="store_true", help="mark the query's words in snippets as **word**"
     )
     p.add_argument(
         "--explain",
         action="store_true",
         help="show why each section ranks where it does (query terms, each retriever's score, document term)",
     )
+    _add_rerank(p)
     _add_common(p)
     _add_progress(p)
 
@@ -213,15 +243,54 @@ def build_parser() -> argparse.ArgumentParser:
         default=os.environ.get("MDSEEK_INDEX") or None,
         help="index file, with one DIR (default: the one the language server uses, in the user cache; `mdseek status DIR` shows it)",
     )
-    p.add_argument("--max-file-size", type=int, default=DEFAULT_MAX_FILE_SIZE, help="bytes")
+    p.add_argument("--max-file-size", type=int, default=None, help="bytes")
     p.add_argument("--include", action="append", help="glob to index (repeatable)")
     p.add_argument("--exclude", action="append", help="glob to skip (repeatable)")
+    _add_rerank(p)
     _add_common(p)
     return ap
 
 
+def _shaped(args: argparse.Namespace) -> bool:
+    """Whether the command line gave any option that shapes what the index holds."""
+    return bool(
+        getattr(args, "include", None)
+        or getattr(args, "exclude", None)
+        or getattr(args, "max_file_size", None) is not None
+    )
+
+
+def _add_rerank(p: argparse.ArgumentParser) -> None:
+    from mdseek.index.rerank import MAX_TOP_N, TOP_N
+
+    p.add_argument(
+        "--rerank", default=os.environ.get("MDSEEK_RERANK") or None, metavar="NAME_OR_PATH",
+        help="re-order the best sections with a sentence-transformers CrossEncoder (a folder "
+        "or a name in the local Hugging Face cache; off by default; $MDSEEK_RERANK)",
+    )  # fmt: skip
+    p.add_argument(
+        "--rerank-top", type=int, default=TOP_N, metavar="N",
+        help=f"sections the reranker re-scores per query (default {TOP_N}, at most {MAX_TOP_N})",
+    )  # fmt: skip
+
+
+def _reranker(args: argparse.Namespace):
+    """The --rerank cross-encoder, loaded now so that a bad one fails in one line."""
+    if not args.rerank:
+        return None
+    from mdseek.index.rerank import Reranker
+
+    try:
+        r = Reranker(args.rerank, args.rerank_top, bool(_embed_settings(args).allow_pickle))
+        r.load()
+    except (ValueError, ModelUnavailable) as exc:
+        raise CliError(str(exc)) from exc
+    return r
+
+
 def _filter(args: argparse.Namespace) -> FileFilter:
-    kw: dict = {"max_file_size": args.max_file_size}
+    size = getattr(args, "max_file_size", None)
+    kw: dict = {"max_file_size": DEFAULT_MAX_FILE_SIZE if size is None else size}
     if getattr(args, "include", None):
         kw["include"] = tuple(args.include)
     if getattr(args, "exclude", None):
@@ -248,12 +317,58 @@ def _has_markdown(root: Path, flt: FileFilter) -> bool:
     return next(iter(scan(root, flt)), None) is not None
 
 
-def _engine(args: argparse.Namespace, need_files: bool = True, check_index: bool = True):
+def _index_filter(args: argparse.Namespace, root: Path) -> FileFilter:
+    """The filter a command that does not shape the index (search, status) uses:
+    the one the index was built with. Options that would change it stop the
+    command with one line saying so (search never rewrites what the index holds)."""
+    flt = _filter(args)
+    try:
+        raw = read_meta(locate(root.resolve(), args.db).path, "file_filter")
+        stored = requests.filter_from_spec(json.loads(raw)) if raw else None
+    except ValueError:
+        stored = None
+    if stored is None:
+        return flt
+    if not _shaped(args):
+        return stored
+    why = requests.filter_differs(requests.filter_spec(stored), requests.filter_spec(flt))
+    if why:
+        raise CliError(f"{why} (e.g. `mdseek index {args.dir} ...`)")
+    return flt
+
+
+def _embed_settings(args: argparse.Namespace):
     from mdseek.index.embed import EmbedSettings
+
+    try:
+        return EmbedSettings.from_env(
+            args.backend, args.threads, args.query_prompt, args.document_prompt, args.allow_pickle
+        )
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
+
+
+def _tokenizer(args: argparse.Namespace):
+    """The model's tokenizer with the window the index uses (room left for the document prompt)."""
+    from mdseek.index.model import minus_prompt
+
+    resolved = resolve_model(args.model)
+    prompt = _embed_settings(args).prompts_for(resolved).document
+    return minus_prompt(load_tokenizer(resolved), prompt)
+
+
+def _engine(
+    args: argparse.Namespace,
+    need_files: bool = True,
+    check_index: bool = True,
+    shapes: bool = True,
+):
+    """``shapes``: the command's options decide what the index holds (``index``);
+    otherwise the index's own filter is kept (see _index_filter)."""
     from mdseek.index.engine import Engine
 
     root = _folder(args.dir)
-    flt = _filter(args)
+    flt = _filter(args) if shapes else _index_filter(args, root)
     if need_files and not _has_markdown(root, flt):
         globs = ", ".join(flt.include)
         raise CliError(
@@ -261,10 +376,7 @@ def _engine(args: argparse.Namespace, need_files: bool = True, check_index: bool
             "skipping .git, node_modules and hidden folders); nothing to index. "
             "Give the folder that holds your notes, or other globs with --include"
         )
-    try:
-        embed = EmbedSettings.from_env(args.backend, args.threads)
-    except ValueError as exc:
-        raise CliError(str(exc)) from exc
+    embed = _embed_settings(args)
     try:
         eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt, embed=embed,
                      check_index=check_index)  # fmt: skip
@@ -355,12 +467,24 @@ class _Progress:
 
 
 def cmd_index(args: argparse.Namespace) -> int:
+    from mdseek.index.vectors_file import VectorsFileError
+
     eng = _engine(args)
     bar = _Progress(not args.no_progress and not args.json)
     try:
-        rep = eng.index(progress=bar)
+        try:
+            rep = eng.index(progress=bar, vectors=args.vectors)
+        except VectorsFileError as exc:
+            raise CliError(str(exc)) from None
+        if args.export_vectors:
+            n = eng.export_vectors(args.export_vectors)
+            print(f"mdseek: wrote {n} vectors to {shown(args.export_vectors)}", file=sys.stderr)
     finally:
         bar.close()
+    if args.vectors and not args.json:
+        print(
+            f"mdseek: took {rep.vectors_taken} vectors from {shown(args.vectors)}", file=sys.stderr
+        )
     if args.json:
         out = rep.to_dict()
         for key in ("skipped", "errors"):
@@ -390,6 +514,13 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    try:  # the same checks and words as MCP and the language server
+        requests.check_query(args.query)
+        args.limit = requests.check_limit(args.limit)
+        args.mode = requests.check_mode(args.mode)
+        args.path = requests.check_globs(args.path)
+    except requests.BadRequest as exc:
+        raise CliError(str(exc)) from None
     loading: list[threading.Thread] = []
     eng = None
     try:
@@ -401,7 +532,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             )  # opens while the index does
         # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
         # met on the way says how to recover instead.
-        eng = _engine(args, check_index=False)
+        eng = _engine(args, check_index=False, shapes=False)
         if args.mode != "lexical":
             loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
         return _search(args, eng)
@@ -425,13 +556,31 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
         eng.index(progress=bar)
     finally:
         bar.close()
-    resp = eng.search(args.query, limit=args.limit, mode=args.mode, explain=args.explain)
+    from mdseek.index import facade
+
+    eng.reranker = _reranker(args)
+    resp = facade.search(
+        eng, args.query, limit=args.limit, mode=args.mode, paths=args.path, explain=args.explain
+    )
+    done = facade.completeness(eng, resp.mode, reading=False)
+    if args.highlight:
+        from mdseek.index.retrieve import query_terms
+        from mdseek.index.snippet import mark
+
+        for r in resp.results:
+            r.snippet = mark(r.snippet, query_terms(args.query))
+    notes = [n for n in (resp.note, done.note) if n]
     if args.json:
-        rows = [{**r.to_dict(), "path": display_path(r.path)} for r in resp.results]
-        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        out = {
+            "mode": resp.mode,
+            "complete": done.complete,
+            "note": "; ".join(notes) or None,
+            "results": [_json_result(eng, r) for r in resp.results],
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
-    if resp.note:
-        print(f"note: {resp.note}", file=sys.stderr)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
     if not resp.results:
         print("no matching sections")
     if args.explain and resp.results:
@@ -439,12 +588,38 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
     for n, r in enumerate(resp.results, 1):
         ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
         print(f"{n:2}. {r.breadcrumb}")
-        print(f"    {shown(eng.root / r.path)}:{r.start_line + 1}  score {r.score:.4f} ({ranks})")
+        print(f"    {shown(eng.root / r.path)}:{r.lines()[0]}  score {r.score:.4f} ({ranks})")
         if r.explain:
             print(f"    {_explain_line(r.explain)}")
         if r.snippet:
             print(f"    {r.snippet}")
     return 0
+
+
+def _json_result(eng: Engine, r) -> dict:
+    """One result of ``search --json``: lines 1-based and inclusive, the heading
+    as written (and as plain text), as MCP has them."""
+    from mdseek.index.facade import heading_as_written
+
+    first, last = r.lines()
+    out = {
+        "path": display_path(r.path),
+        "heading": heading_as_written(eng, r),
+        "heading_text": r.heading,
+        "breadcrumb": r.breadcrumb,
+        "anchor": r.slug,
+        "level": r.level,
+        "start_line": first,
+        "end_line": last,
+        "heading_line": r.heading_lines()[0],
+        "score": r.score,
+        "lexical_rank": r.lexical_rank,
+        "dense_rank": r.dense_rank,
+        "snippet": r.snippet,
+    }
+    if r.explain is not None:
+        out["explain"] = r.explain
+    return out
 
 
 def _explain_terms(ex: dict) -> str:
@@ -467,7 +642,7 @@ def _explain_line(ex: dict) -> str:
         p = ex.get(name)
         if not p:
             continue
-        raw = "-" if p.get("raw") is None else f"{p['raw']:.3f}"
+        raw = "-" if p.get("raw") is None else f"{p['raw']:.4g}"
         if ex.get("fusion") == "convex":
             norm = p.get("normalised")
             norm_s = "0" if norm is None else f"{norm:.3f}"
@@ -478,9 +653,14 @@ def _explain_line(ex: dict) -> str:
     fusion = (
         "" if ex.get("fusion") == "convex" else f" [{ex.get('fusion')}, k={weights.get('rrf_k')}]"
     )
+    rr = ex.get("rerank")
+    rerank = ""
+    if rr:
+        score = "-" if rr.get("score") is None else f"{rr['score']:.4f}"
+        rerank = f"; rerank {score} (reranker {rr.get('ms')} ms)"
     return (
         f"why: {' + '.join(parts) or 'no scores'}{fusion} = section {ex.get('section', 0):.3f};"
-        f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}"
+        f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}{rerank}"
     )
 
 
@@ -494,7 +674,7 @@ def cmd_chunks(args: argparse.Namespace) -> int:
     if not path.is_file():
         raise CliError(f"{args.file}: no such file")
     data = path.read_bytes()
-    tok = load_tokenizer(resolve_model(args.model))
+    tok = _tokenizer(args)
     doc = parse_bytes(data, path.name)
     chunks = Chunker(tok).chunk(doc)
     if args.json:
@@ -562,8 +742,8 @@ def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
 
 def cmd_coverage(args: argparse.Namespace) -> int:
     root = _folder(args.dir)
-    tok = load_tokenizer(resolve_model(args.model))
-    out = coverage_of(root, tok, FileFilter(max_file_size=args.max_file_size))
+    tok = _tokenizer(args)
+    out = coverage_of(root, tok, _filter(args))
     if args.json:
         print(json.dumps(out, indent=2))
     else:
@@ -588,7 +768,7 @@ def _human(v: object) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    eng = _engine(args, need_files=False)
+    eng = _engine(args, need_files=False, shapes=False)
     st = eng.status()
     if args.json:
         print(json.dumps(st, indent=2))
@@ -639,9 +819,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
         dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
         try:
-            folders = open_folders(dirs, args.db, args.model, _filter(args))
+            folders = open_folders(dirs, args.db, args.model, _filter(args), _embed_settings(args))
         except ValueError as exc:
             raise CliError(str(exc)) from exc
+        reranker = _reranker(args)
+        for f in folders.all:
+            f.engine.reranker = reranker
         return serve(folders)
     finally:
         if warm is not None:
@@ -703,6 +886,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.verbose:
         for h in logging.getLogger().handlers:
             h.addFilter(_OnceModelError())
+    # Progress a person waits through (the model's one-time export), without -v too.
+    said = logging.StreamHandler(sys.stderr)
+    said.setFormatter(logging.Formatter("mdseek: %(message)s"))
+    tell = logging.getLogger("mdseek.progress")
+    tell.setLevel(logging.INFO)
+    tell.addHandler(said)
+    tell.propagate = False
     try:
         check_model(getattr(args, "model", None))
         return COMMANDS[args.cmd](args) or 0

@@ -22,6 +22,13 @@ problem so the server can say so once, in one message.
                  active, so the outline and breadcrumbs are not shown twice.
     backend      "onnx" (ONNX Runtime, the default) or "torch" ($MDSEEK_BACKEND when unset)
     threads      threads per model call, 0 = half the cores ($MDSEEK_THREADS when unset)
+    queryPrompt  text put before every query in place of the model's own query prompt
+                 ("" = none; null/unset = the model's, or $MDSEEK_QUERY_PROMPT)
+    documentPrompt  the same for every embedded section (a change re-embeds)
+    rerank       a sentence-transformers CrossEncoder (name or path) that re-orders the
+                 best rerankTop sections of each search ("" = off, the default)
+    rerankTop    sections the reranker re-scores per query (default 10, 1..100)
+    (Loading pickle weights is never a setting: a workspace's settings never choose code to run.)
 
 An empty list, an empty string or null in place of the settings object means
 "no settings" (Neovim encodes an empty Lua table as ``[]``), silently.
@@ -58,6 +65,10 @@ class Settings:
     document_symbols: bool = True
     backend: str | None = None
     threads: int | None = None
+    query_prompt: str | None = None
+    document_prompt: str | None = None
+    rerank: str | None = None
+    rerank_top: int = 10
 
     def file_filter(self) -> FileFilter:
         exclude = tuple(dict.fromkeys(DEFAULT_EXCLUDE + self.exclude))
@@ -66,12 +77,15 @@ class Settings:
     def engine_key(self) -> tuple:
         """Settings that need a new Engine when they change."""
         return (self.model, self.index_path, self.include, self.exclude, self.max_file_size,
-                self.backend, self.threads)  # fmt: skip
+                self.backend, self.threads, self.query_prompt, self.document_prompt,
+                self.rerank, self.rerank_top)  # fmt: skip
 
     def embed_settings(self):
         from mdseek.index.embed import EmbedSettings
 
-        return EmbedSettings.from_env(self.backend, self.threads)
+        return EmbedSettings.from_env(
+            self.backend, self.threads, self.query_prompt, self.document_prompt
+        )
 
     def index_file_for(self, root: Path, n_roots: int) -> Path | None:
         if not self.index_path:
@@ -92,6 +106,17 @@ def _text(name: str):
             return None, None
         if isinstance(v, str):
             return v.strip() or None, None
+        return None, f"{name} must be a string (got {v!r})"
+
+    return check
+
+
+def _verbatim(name: str):
+    """A string kept as given (a prompt's trailing space matters; "" = none)."""
+
+    def check(v: Any) -> tuple[Any, str | None]:
+        if isinstance(v, str):
+            return v, None
         return None, f"{name} must be a string (got {v!r})"
 
     return check
@@ -123,10 +148,12 @@ def _choice(name: str, choices: tuple[str, ...]):
     return check
 
 
-def _int(name: str, minimum: int):
+def _int(name: str, minimum: int, maximum: int | None = None):
     def check(v: Any) -> tuple[Any, str | None]:
         if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v) or v < minimum:
             return None, f"{name} must be an integer >= {minimum} (got {v!r})"
+        if maximum is not None and v > maximum:
+            return None, f"{name} must be an integer <= {maximum} (got {v!r})"
         return int(v), None
 
     return check
@@ -152,6 +179,10 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "documentSymbols": ("document_symbols", _bool("documentSymbols")),
     "backend": ("backend", _choice("backend", ("onnx", "torch"))),
     "threads": ("threads", _int("threads", 0)),
+    "queryPrompt": ("query_prompt", _verbatim("queryPrompt")),
+    "documentPrompt": ("document_prompt", _verbatim("documentPrompt")),
+    "rerank": ("rerank", _text("rerank")),
+    "rerankTop": ("rerank_top", _int("rerankTop", 1, 100)),
 }
 
 

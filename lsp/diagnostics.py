@@ -1,6 +1,7 @@
 """Broken-link diagnostics for every indexed file, not only the open ones (a
 link to a file that does not exist, or to a heading the target does not have),
-and the quick fix that points a broken anchor at the nearest existing heading.
+duplicate headings, and the quick fixes: a broken anchor pointed at the nearest
+existing heading, a missing note created.
 
 Pulled where the client pulls, pushed elsewhere, never both for one file:
 
@@ -29,6 +30,7 @@ import difflib
 import hashlib
 import json
 import os
+import posixpath
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -38,8 +40,9 @@ from urllib.parse import quote
 
 from lsprotocol import types
 
-from mdseek.index.links import Link, find_heading, find_links
-from mdseek.index.parse import ParsedDocument
+from mdseek.index.links import MARKDOWN_SUFFIXES, Link, find_heading, find_links, link_at
+from mdseek.index.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
+from mdseek.index.parse import Heading, ParsedDocument, github_slug, title_from_path
 
 from . import features as F
 from .client import Tasks
@@ -70,11 +73,23 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         out.append(F.link_diagnostic(ws.pos, lines, link, message, data))
 
     for link in facts.links:
+        if link.kind == "wiki" and link.path and is_attachment(link.path):  # ![[image.png]]
+            if find_attachment(link.path, root.rel(path), root.exists) is None:
+                report(link, f"No such file: {link.path}")
+            continue
         target = ws.resolve_link(root, path, link)
         if target.external or target.outside or target.path is None:
             continue
         if not target.exists:
-            report(link, f"No such {'note' if link.kind == 'wiki' else 'file'}: {target.path}")
+            md = target.path.lower().endswith(MARKDOWN_SUFFIXES)
+            data = {"kind": "missing", "target": target.path} if md else None
+            what = "note" if link.kind == "wiki" else "file"
+            report(link, f"No such {what}: {target.path}", data)
+            continue
+        if target.anchor and is_block_ref(target.anchor):  # [[note#^id]]
+            tdoc = ws.docs.parsed(root.path / target.path, target.path, ws.root_paths)
+            if tdoc is not None and target.anchor[1:].lower() not in block_ids(tdoc):
+                report(link, f"No block {target.anchor!r} in {target.path}")
             continue
         if target.anchor:
             tfacts = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)
@@ -87,7 +102,49 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
                     "byText": target.by_text,
                 }
                 report(link, f"No heading {shown!r} in {target.path}", data)
+    dups = duplicate_headings(facts.headings)
+    if dups and not lines:
+        lines.extend(ws.docs.lines(path, ws.root_paths) or [])
+    for h, first in dups:
+        out.append(duplicate_diagnostic(ws, path, lines, h, first))
     return out
+
+
+def duplicate_headings(headings: Iterable[Heading]) -> list[tuple[Heading, Heading]]:
+    """Each heading whose text another heading above it already has (same
+    GitHub anchor before numbering), with that first one: links by text go to
+    the first, and ``#x`` only ever reaches the first (the others are ``#x-1``...)."""
+    first: dict[str, Heading] = {}
+    out = []
+    for h in headings:
+        key = github_slug(h.rendered or h.text)
+        if key in first:
+            out.append((h, first[key]))
+        else:
+            first[key] = h
+    return out
+
+
+def duplicate_diagnostic(
+    ws: Workspace, path: Path, lines: list[str], h: Heading, first: Heading
+) -> types.Diagnostic:
+    rng = F.heading_range(ws.pos, lines, first)
+    return types.Diagnostic(
+        range=F.heading_range(ws.pos, lines, h),
+        message=(
+            f"Duplicate heading {h.text!r} (also on line {first.line + 1}): "
+            f"links by its text reach the first; this one is #{h.slug}"
+        ),
+        severity=types.DiagnosticSeverity.Warning,
+        source="mdseek",
+        code="duplicate-heading",
+        related_information=[
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=ws.uri_for(path), range=rng),
+                message="the first heading with this text",
+            )
+        ],
+    )
 
 
 def result_id(diags: list[types.Diagnostic]) -> str:
@@ -209,6 +266,70 @@ def anchor_fixes(
                 )
             )
     return actions
+
+
+def create_file_fixes(
+    ws: Workspace, uri: str, diagnostics: Iterable[types.Diagnostic]
+) -> list[types.CodeAction]:
+    """ "Create missing.md" for each broken link to a markdown file among
+    ``diagnostics``: the file (in its folder) with a title heading, and the
+    heading a wiki link names (``[[Missing note#Plan]]``). Never outside the
+    link's workspace folder, never over an existing file."""
+    found = ws.doc_for_uri(uri)
+    root = ws.root_for(found[0]) if found else None
+    if found is None or root is None:
+        return []
+    actions = []
+    for d in diagnostics:
+        data = d.data if isinstance(d.data, dict) else None
+        if d.source != "mdseek" or not data or data.get("kind") != "missing":
+            continue
+        target = data.get("target")
+        if not isinstance(target, str) or not _fresh_inside(root, target):
+            continue
+        new_uri = ws.uri_for(root.path / target)
+        text = f"# {title_from_path(target)}\n"
+        lines = found[1].lines()
+        line, col = ws.pos.from_client(lines, d.range.start)
+        link = link_at(ws.docs.links(*found), line, col)
+        if link is not None and link.kind == "wiki" and link.anchor:
+            text += f"\n## {link.anchor}\n"
+        start = types.Position(line=0, character=0)
+        edit = types.WorkspaceEdit(
+            document_changes=[
+                types.CreateFile(
+                    uri=new_uri, options=types.CreateFileOptions(ignore_if_exists=True)
+                ),
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=new_uri, version=None
+                    ),
+                    edits=[
+                        types.TextEdit(range=types.Range(start=start, end=start), new_text=text)
+                    ],
+                ),
+            ]
+        )
+        actions.append(
+            types.CodeAction(
+                title=f"Create {target}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[d],
+                edit=edit,
+            )
+        )
+    return actions
+
+
+def _fresh_inside(root: Root, rel: str) -> bool:
+    """``rel`` names a file that does not exist yet, inside ``root`` (symlinks resolved)."""
+    if not rel or posixpath.normpath(rel) != rel or rel.startswith(("/", "../")) or rel == "..":
+        return False
+    dest = root.path / rel
+    try:
+        return not dest.exists() and root.contains(dest.parent.resolve() / dest.name)
+    except OSError:
+        return False
 
 
 # -- delivery ------------------------------------------------------------------------

@@ -116,9 +116,9 @@ def search_result_json(r: SearchResult, uri: str, rng: types.Range) -> dict:
         "path": display_path(r.path),
         "heading": r.heading,
         "breadcrumb": r.breadcrumb,
-        "range": range_json(rng),
-        "start_line": r.start_line,
-        "end_line": r.end_line,
+        "range": range_json(rng),  # 0-based, LSP's
+        "start_line": r.lines()[0],  # 1-based, inclusive, like the CLI and MCP
+        "end_line": r.lines()[1],
         "score": r.score,
         "snippet": r.snippet,
         "lexical_rank": r.lexical_rank,

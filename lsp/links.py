@@ -258,6 +258,57 @@ def plan_completion(
     return p, ctx, rng, p.root.markdown_files()
 
 
+_TYPED_LINK = re.compile(r"!?\[([^\]]*)\]\(\s*[^()\s]*$|!?\[\[([^\]]*)$")
+_CONTENT_WORD = re.compile(r"[^\W\d_]{3,}")
+FILLER = frozenset(
+    "see also the and for this that with more read here link links about from into our your "
+    "you how what which where when guidance guide docs doc page notes note details".split()
+)
+SAYS_SOMETHING = 4  # content words a paragraph needs to be the query on its own
+CONTEXT_WORDS = 12  # words of the text before that are enough
+CONTEXT_BLOCKS = 2  # blocks before the paragraph read at most
+
+
+def _content_words(text: str) -> int:
+    return sum(1 for w in _CONTENT_WORD.findall(text.lower()) if w not in FILLER)
+
+
+def completion_query(p: Passage) -> str:
+    """What a link being written is about: the cursor's paragraph when it says
+    something (besides "See [the guidance](" and the like), otherwise the text
+    before it in its section -- the previous paragraph(s), earlier items of its
+    list -- then the section's breadcrumb when that text is short, then what
+    the paragraph says (the link being typed reduced to its text)."""
+    own = p.text
+    typed = _TYPED_LINK.search(own)
+    rest = own[: typed.start()] + " " + (typed.group(1) or typed.group(2) or "") if typed else own
+    if _content_words(rest) >= SAYS_SOMETHING:
+        return own
+    doc, start = p.doc, p.start_line
+    sec = next((s for s in doc.sections if s.start_line <= start < s.end_line), None)
+    if sec is None:
+        return own
+    lo = sec.heading.end_line if sec.heading else sec.start_line
+    spans: list[tuple[int, int]] = []
+    for b in doc.blocks:
+        if b.kind in NOT_PROSE or b.start_line < lo or b.start_line >= start:
+            continue
+        if b.end_line <= start:
+            spans.append((b.start_line, b.end_line))
+        else:  # the list holding the cursor's item: the items before it
+            spans += [(a, z) for a, z in b.items if z <= start]
+    lines = doc.lines()
+    before: list[str] = []
+    for a, z in reversed(spans):
+        text = _plain("\n".join(lines[a:z]))
+        if _content_words(text):
+            before.insert(0, text)
+        if len(before) >= CONTEXT_BLOCKS or _content_words(" ".join(before)) >= CONTEXT_WORDS:
+            break
+    crumb = [sec.breadcrumb] if _content_words(" ".join(before)) < CONTEXT_WORDS else []
+    return " ".join([*before, *crumb, rest.strip()])
+
+
 async def target_completion(
     ws: Workspace, uri: str, position: types.Position
 ) -> types.CompletionList | None:
@@ -266,7 +317,7 @@ async def target_completion(
     if plan is None:
         return None
     p, ctx, rng, files = plan
-    query = p.text
+    query = completion_query(p)
     if _WORD.search(ctx.prefix):
         query = f"{ctx.prefix.replace('/', ' ')} {query}"
     sections = await _like(p, query, COMPLETIONS) if query.strip() else []

@@ -28,25 +28,28 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, WithJsonSchema
 
 from mdseek import __version__
-from mdseek.index import facade
+from mdseek.index import facade, requests
+from mdseek.index.embed import EmbedSettings
 from mdseek.index.engine import Engine, SearchResult
-from mdseek.index.files import BadGlob, FileFilter
+from mdseek.index.files import FileFilter
 from mdseek.index.model import ModelUnavailable
 from mdseek.index.parse import ParsedDocument, Section
+from mdseek.index.retrieve import query_terms
+from mdseek.index.snippet import mark
 from mdseek.index.store import IndexFileError
 
 log = logging.getLogger("mdseek.mcp")
 
 FRESH_SECONDS = 1.0  # the longest an mtime scan is skipped for (big folders)
 SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
-MAX_LIMIT = 50
+MAX_LIMIT = requests.MAX_LIMIT
 
 INSTRUCTIONS = """\
 mdseek finds sections of the markdown files in the served folder(s) by meaning
@@ -67,6 +70,7 @@ class Folder:
         self.name = name
         self.engine = engine
         self.state = "starting"  # -> indexing -> ready | lexical-only | error
+        self.reading = True  # until the folder's files are all chunked once
         self.message: str | None = None
         self._wake = threading.Event()
         self._checked = 0.0
@@ -94,6 +98,7 @@ class Folder:
                 if self.state == "starting":
                     self.state = "indexing"
                 eng.index(embed=False)  # chunks first: lexical search is complete at once
+                self.reading = False
                 eng.embed_pending()
                 if eng.embedder.error is not None:
                     self.state, self.message = "lexical-only", str(eng.embedder.error)
@@ -102,6 +107,7 @@ class Folder:
                     self.state, self.message = "ready", None
             except Exception as exc:  # keep serving what the index holds
                 log.exception("indexing %s failed", eng.root)
+                self.reading = False
                 self.state, self.message = "error", f"indexing failed: {exc}"
 
     def refresh(self) -> None:
@@ -128,6 +134,23 @@ class Folders:
 
     def shown(self, folder: Folder, rel: str) -> str:
         return rel if len(self.all) == 1 else f"{folder.name}/{rel}"
+
+    def globs_for(self, folder: Folder, globs: tuple[str, ...]) -> tuple[str, ...] | None:
+        """Path globs as one folder sees them (with several folders a glob starts
+        with the folder's name, ``*`` or ``**``); None: the folder is left out."""
+        if len(self.all) == 1 or not globs:
+            return globs
+        out = []
+        for g in globs:
+            neg, body = ("!", g[1:]) if g.startswith("!") else ("", g)
+            head, _, rest = body.partition("/")
+            if head == folder.name or head in ("*", "**"):
+                out.append(neg + (rest or "**"))
+            elif not neg and "/" not in body:
+                out.append(g)  # a file-name glob ('*.md') applies in every folder
+        if not out and any(not g.startswith("!") for g in globs):
+            return None
+        return tuple(out)
 
     def locate(self, path: str) -> tuple[Folder, str]:
         """(folder, path within it) of a path a client gave; ToolError if none fits."""
@@ -158,7 +181,11 @@ class Folders:
 
 
 def open_folders(
-    dirs: list[Path], index_path: str | None, model: str | None, file_filter: FileFilter | None
+    dirs: list[Path],
+    index_path: str | None,
+    model: str | None,
+    file_filter: FileFilter | None,
+    embed: EmbedSettings | None = None,
 ) -> Folders:
     roots = [d.expanduser().resolve() for d in dirs]
     for d in roots:
@@ -173,7 +200,9 @@ def open_folders(
         names[base] = names.get(base, 0) + 1
         name = base if names[base] == 1 else f"{base}-{names[base]}"
         try:
-            eng = Engine(d, index_path=index_path, model=model, file_filter=file_filter)
+            eng = Engine(
+                d, index_path=index_path, model=model, file_filter=file_filter, embed=embed
+            )
         except (IndexFileError, ModelUnavailable, OSError) as exc:
             raise ValueError(f"cannot open the index of {d}: {exc}") from exc
         eng.lexical_in_memory = True  # a long-lived process: BM25 from memory
@@ -186,7 +215,11 @@ def open_folders(
 
 class Hit(BaseModel):
     path: str = Field(description="file path (as get_section and outline take it)")
-    heading: str = Field(description="the section's heading ('' for text before the first heading)")
+    heading: str = Field(
+        description="the section's heading as written, inline markup kept"
+        " ('' for text before the first heading)"
+    )
+    heading_text: str = Field(description="the heading as plain text (markup removed)")
     anchor: str = Field(description="the heading's GitHub anchor (slug), for links and get_section")
     breadcrumb: str = Field(description="document title > parent headings > heading")
     start_line: int = Field(description="first line of the section (1-based)")
@@ -197,7 +230,14 @@ class Hit(BaseModel):
 
 class SearchAnswer(BaseModel):
     mode: str = Field(description="hybrid, lexical or dense: what actually ranked")
-    note: str | None = Field(default=None, description="why results are lexical only, if they are")
+    complete: bool = Field(
+        default=True,
+        description="false while the folder is still being read or chunks wait for their"
+        " vector: the ranking may change; note says why, with the count",
+    )
+    note: str | None = Field(
+        default=None, description="why results are partial or lexical only, if they are"
+    )
     results: list[Hit]
 
 
@@ -254,19 +294,24 @@ class StatusAnswer(BaseModel):
     )
     coverage: float = Field(description="share of chunks whose text fits the model's window")
     model: str
+    reranker: dict | None = Field(
+        default=None,
+        description="the --rerank cross-encoder: model, top_n, calls, last_ms, mean_ms (null: off)",
+    )
     folders: list[FolderStatus]
 
 
-def _hit(folders: Folders, folder: Folder, r: SearchResult) -> Hit:
+def _hit(folders: Folders, folder: Folder, r: SearchResult, marked: list[str] | None = None) -> Hit:
     return Hit(
         path=folders.shown(folder, r.path),
-        heading=r.heading,
+        heading=facade.heading_as_written(folder.engine, r),
+        heading_text=r.heading,
         anchor=r.slug,
         breadcrumb=r.breadcrumb,
-        start_line=r.start_line + 1,
-        end_line=max(r.start_line + 1, r.end_line),
+        start_line=r.lines()[0],
+        end_line=r.lines()[1],
         score=r.score,
-        snippet=r.snippet,
+        snippet=mark(r.snippet, marked) if marked else r.snippet,
     )
 
 
@@ -293,6 +338,11 @@ HeadingArg = Annotated[
     str | None, Field(description="the section's heading text (or its breadcrumb 'A > B')")
 ]
 AnchorArg = Annotated[str | None, Field(description="the heading's anchor (slug), '#' optional")]
+LimitArg = Annotated[
+    Any,  # checked by requests.check_limit: a bad value is answered in mdseek's words
+    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}),
+    Field(description=f"results to return (1 to {MAX_LIMIT})"),
+]
 LineArg = Annotated[int | None, Field(ge=1, description="any line of the section (1-based)")]
 
 
@@ -301,45 +351,54 @@ def build_server(folders: Folders) -> MCPServer:
 
     @server.tool()
     def search(
-        query: Annotated[str, Field(min_length=1, description="what to find, in words")],
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT, description="results to return")] = 10,
+        query: Annotated[str, Field(description="what to find, in words")],
+        limit: LimitArg = 10,
         mode: Annotated[
-            Literal["hybrid", "lexical", "dense"],
+            Any,  # checked below, so a bad value is answered in mdseek's words
+            WithJsonSchema({"type": "string", "enum": list(requests.MODES)}),
             Field(description="hybrid (default), lexical (keywords only) or dense (meaning only)"),
         ] = "hybrid",
         path: Annotated[
-            str | None,
-            Field(description="only files matching this glob, e.g. 'runbooks/**' or '*.md'"),
+            str | list[str] | None,
+            Field(
+                description="only files matching these globs, like rg -g: 'runbooks/**', '*.md';"
+                " '!drafts/**' leaves files out. A filter on results: the index is not changed"
+            ),
         ] = None,
+        highlight: Annotated[
+            bool, Field(description="mark the query's words in snippets as **word**")
+        ] = False,
     ) -> SearchAnswer:
         """Find the sections of the served markdown files that best answer a query,
         by meaning and keywords. Each result names a section: path, heading, anchor,
-        breadcrumb, line range, score and a snippet."""
-        if not query.strip():
-            raise ToolError("query is empty")
+        breadcrumb, line range, score and a snippet. complete is false (and note
+        says why) while the folder is still being read or vectors are pending."""
+        try:
+            query = requests.check_query(query)
+            limit, mode = requests.check_limit(limit), requests.check_mode(mode)
+            globs = requests.check_globs(path)
+        except requests.BadRequest as exc:
+            raise ToolError(str(exc)) from None
         rows: list[tuple[Folder, SearchResult]] = []
-        modes, notes = set(), []
+        modes, notes, complete = set(), [], True
         for f in folders.all:
             f.refresh()
-            glob = path
-            if glob and len(folders.all) > 1:
-                head, _, rest = glob.partition("/")
-                if head != f.name and head not in ("*", "**"):
-                    continue
-                glob = rest or "**"
-            try:
-                resp = facade.search(f.engine, query, limit=limit, mode=mode, path_glob=glob)
-            except BadGlob as exc:
-                raise ToolError(str(exc)) from None
+            mine = folders.globs_for(f, globs)
+            if mine is None:
+                continue
+            resp = facade.search(f.engine, query, limit=limit, mode=mode, paths=mine)
+            done = facade.completeness(f.engine, resp.mode, f.reading)
             rows += [(f, r) for r in resp.results]
             modes.add(resp.mode)
-            if resp.note:
-                notes.append(resp.note)
+            complete = complete and done.complete
+            notes += [n for n in (resp.note, done.note) if n]
         rows.sort(key=lambda t: -t[1].score)
+        marked = query_terms(query) if highlight else []
         return SearchAnswer(
             mode=(modes.pop() if len(modes) == 1 else "lexical") if modes else mode,
+            complete=complete,
             note="; ".join(dict.fromkeys(notes)) or None,
-            results=[_hit(folders, f, r) for f, r in rows[:limit]],
+            results=[_hit(folders, f, r, marked) for f, r in rows[:limit]],
         )
 
     @server.tool()
@@ -375,10 +434,14 @@ def build_server(folders: Folders) -> MCPServer:
         heading: HeadingArg = None,
         anchor: AnchorArg = None,
         line: LineArg = None,
-        limit: Annotated[int, Field(ge=1, le=MAX_LIMIT)] = 5,
+        limit: LimitArg = 5,
     ) -> RelatedAnswer:
         """Sections in other files about the same thing as one section (named by
         exactly one of heading, anchor or line)."""
+        try:
+            limit = requests.check_limit(limit)
+        except requests.BadRequest as exc:
+            raise ToolError(str(exc)) from None
         folder, doc = folders.document(path)
         sec = _section(folders, folder, doc, heading, anchor, line)
         slug = sec.heading.slug if sec.heading else None
@@ -444,6 +507,7 @@ def build_server(folders: Folders) -> MCPServer:
             pending_embeds=sum(p.pending_embeds for p in per),
             coverage=round(sum(p.coverage * p.chunks for p in per) / chunks, 6) if chunks else 1.0,
             model=", ".join(dict.fromkeys(p.model for p in per)),
+            reranker=folders.all[0].engine.status()["reranker"] if folders.all else None,
             folders=per,
         )
 

@@ -23,6 +23,7 @@ from mdseek.index.links import (
     link_at,
     resolve,
 )
+from mdseek.index.obsidian import block_ids, is_block_ref
 from mdseek.index.parse import Heading
 
 from . import features as F
@@ -50,6 +51,10 @@ def definition_sync(ws: Workspace, uri: str, position: types.Position) -> types.
         return None
     tpath, tdoc, h = found
     rng = F.heading_range(ws.pos, tdoc.lines(), h) if h else start_range()
+    if h is None and link.anchor and is_block_ref(link.anchor):  # [[note#^id]]: its line
+        line = block_ids(tdoc).get(link.anchor[1:].lower())
+        if line is not None:
+            rng = ws.pos.range(tdoc.lines(), line, 0, line, 0)
     return types.Location(uri=ws.uri_for(tpath), range=rng)
 
 

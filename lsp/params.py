@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 import attrs
 
+from mdseek.index import requests
+
 T = TypeVar("T")
 
 
@@ -45,25 +47,30 @@ def structure(raw: Any, cls: type[T]) -> T:
         raise InvalidParams(str(exc)) from exc
 
 
-def _lenient_limit(value: Any) -> int | None:
-    """A positive int, or None (= the configured default) for anything else."""
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
-        return value
-    return None
+def _query(value: Any) -> str:
+    return requests.check_query(value)
 
 
-def _lenient_text(value: Any) -> str:
-    return str(value or "")
+def _paths(value: Any) -> tuple[str, ...]:
+    return requests.check_globs(value)
+
+
+def _limit(value: Any) -> int | None:
+    """None (= the configured default), or a limit the shared check accepts."""
+    return None if value is None else requests.check_limit(value)
 
 
 @attrs.define
 class SearchParams:
     """``mdseek/search``: ``query`` (text), ``limit`` (1..200; default: the
-    ``searchLimit`` setting). A limit that is not a positive integer means the default.
+    ``searchLimit`` setting), ``path`` (globs like ``rg -g``, ``!`` excludes: a
+    filter on results). A query or limit out of range is an InvalidParams error
+    in the words the CLI and MCP use (:mod:`mdseek.index.requests`).
     ``explain`` (true): each result carries its score parts."""
 
-    query: str = attrs.field(default="", converter=_lenient_text)
-    limit: int | None = attrs.field(default=None, converter=_lenient_limit)
+    query: str = attrs.field(default="", converter=_query)
+    limit: int | None = attrs.field(default=None, converter=_limit)
+    path: tuple[str, ...] = attrs.field(default=(), converter=_paths)
     explain: bool = attrs.field(default=False, converter=lambda v: v is True)
 
 

@@ -28,6 +28,7 @@ from mdseek.index import facade
 from mdseek.index.engine import Engine, IndexReport, SearchResponse
 from mdseek.index.files import scan
 from mdseek.index.model import ModelUnavailable
+from mdseek.index.rerank import Reranker
 from mdseek.index.store import IndexFileError
 
 from .config import Settings
@@ -35,6 +36,7 @@ from .config import Settings
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.2
+EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one batch, 2-5 s)
 SAVE_DELAY_SECONDS = 0.01
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
 Progress = Callable[[str, int, int], None]
@@ -76,6 +78,10 @@ class Root:
         self._files: tuple[float, list[str]] | None = None
         self._files_lock = threading.Lock()
         self.on_updated: Callable[[Root, list[str]], None] | None = None
+        # Workspace-relative paths whose vectors come first (the files open in the editor).
+        self.first_files: Callable[[], list[str]] = list
+        self.chunked = False  # every file's chunks are in the index (keyword search is complete)
+        self.pending = 0  # chunks without a vector, as of the last slice
         self.closed = False
 
     def __repr__(self) -> str:
@@ -120,6 +126,8 @@ class Root:
             eng = Engine(self.path, index_path=index_file, model=None, file_filter=s.file_filter(),
                          embed=s.embed_settings())  # fmt: skip
             eng.chunker  # noqa: B018
+        if s.rerank:
+            eng.reranker = Reranker(s.rerank, s.rerank_top)  # loads on the first search
         threading.Thread(
             target=self._load_model, args=(eng,), name="mdseek-model-load", daemon=True
         ).start()
@@ -165,6 +173,7 @@ class Root:
     # -- indexing -------------------------------------------------------------
 
     def _reconcile_sync(self, progress: Progress | None) -> IndexReport:
+        """Reconcile in one job (a folder event once the folder is open)."""
         eng = self.engine
         assert eng is not None
         rep = eng.index(progress=progress, embed=False)
@@ -172,22 +181,69 @@ class Root:
             if progress and not eng.embedder.loaded:
                 progress("model", 0, 1)
             eng.embed_pending(progress, rep)
+        return self._finish_sync(rep)
+
+    def _finish_sync(self, rep: IndexReport) -> IndexReport:
+        eng = self.engine
+        assert eng is not None
         if rep.lexical_only_reason is None and eng.embedder.loaded:
             eng.store.sweep_vectors(eng.model_id)
-        rep.pending = eng.store.pending_count(eng.model_id)
+        rep.pending = self.pending = eng.store.pending_count(eng.model_id)
         rep.chunks = eng.store.counts()["chunks"]
         return rep
 
+    async def _embed_all(self, progress: Progress | None, rep: IndexReport) -> None:
+        """Make the missing vectors, a slice at a time (:meth:`Engine.embed_next`):
+        the files open in the editor first, and a save or a search waits for
+        one slice at most. Search is hybrid meanwhile over the vectors made so far."""
+        eng = self.engine
+        assert eng is not None
+        total = self.pending = await self.write(eng.store.pending_count, eng.model_id)
+        if not total:
+            return
+        if not eng.embedder.loaded:
+            if progress:
+                progress("model", 0, 1)
+            await asyncio.to_thread(self._load_model, eng)
+        start = rep.embedded
+
+        def overall(
+            stage: str, done: int, n: int
+        ) -> None:  # the folder's progress, not the slice's
+            if progress is None:
+                return
+            if stage == "embed":
+                progress(stage, min(total, rep.embedded - start + done), total)
+            else:
+                progress(stage, done, n)
+
+        stalled = 0
+        while not self.closed:
+            before = rep.embedded
+            self.pending = await self.write(
+                eng.embed_next, EMBED_SLICE, self.first_files(), overall, rep
+            )
+            if not self.pending or rep.lexical_only_reason or rep.interrupted:
+                break
+            stalled = stalled + 1 if rep.embedded == before else 0
+            if stalled > 1:
+                break
+
     async def reconcile(self, progress: Progress | None = None) -> IndexReport | None:
         """Bring the index in line with the folder (new, changed, deleted files;
-        missing vectors). Lexical search keeps answering meanwhile."""
+        missing vectors). Lexical search answers over every file as soon as they
+        are chunked; hybrid search over the vectors made so far after that."""
         if self.engine is None or self.closed:
             return None
         self.state = "indexing"
         self.message = None
+        self.chunked = False
         self._invalidate_files()
         try:
-            rep = await self.write(self._reconcile_sync, progress)
+            rep = await self.write(self.engine.index, progress, False)
+            self.chunked = True
+            await self._embed_all(progress, rep)
+            rep = await self.write(self._finish_sync, rep)
             if not self.engine.embedder.loaded:  # vectors are ready; the model may not be yet
                 if progress:
                     progress("model", 0, 1)
@@ -305,17 +361,23 @@ class Root:
         prefix_last: bool,
         token: CancelToken | None = None,
         explain: bool = False,
+        paths: tuple[str, ...] = (),
     ) -> SearchResponse:
         if token:
             token.check()
         eng = self.engine
         if eng is None:
             return SearchResponse([], "lexical", self.message or "the index is not open yet")
-        hybrid = self.state == "ready"
-        resp = eng.search(
+        # Once every file is chunked, hybrid over the vectors made so far (the
+        # answer says it is partial: see completeness).
+        partial = self.state == "indexing" and self.chunked and eng.embedder.loaded
+        hybrid = self.state == "ready" or partial
+        resp = facade.search(
+            eng,
             query,
             limit=limit,
             mode="hybrid" if hybrid else "lexical",
+            paths=paths,
             prefix_last=prefix_last,
             wait_for_model=False,
             explain=explain,
@@ -330,6 +392,15 @@ class Root:
         if token:
             token.check()
         return resp
+
+    def completeness(self, mode: str) -> facade.Completeness:
+        """Whether this folder's part of an answer is final (see facade.completeness)."""
+        if self.engine is None:
+            return facade.Completeness(False, "partial results: the index is still opening", 0)
+        busy = self.state in ("starting", "indexing")
+        reading = busy and not self.chunked
+        # while indexing, what is missing are vectors (search is hybrid over those made so far)
+        return facade.completeness(self.engine, "hybrid" if busy else mode, reading)
 
     def related_sync(self, rel: str, slug: str, start_line: int, limit: int) -> SearchResponse:
         if self.engine is None:

@@ -33,8 +33,9 @@ def _search_root(
     prefix_last: bool,
     token: CancelToken,
     explain: bool = False,
+    paths: tuple[str, ...] = (),
 ) -> tuple[SearchResponse, list[Row]]:
-    resp = root.search_sync(query, limit, prefix_last, token, explain=explain)
+    resp = root.search_sync(query, limit, prefix_last, token, explain=explain, paths=paths)
     rows = []
     for r in resp.results:
         p = root.path / r.path
@@ -43,9 +44,15 @@ def _search_root(
 
 
 async def search(
-    ws: Workspace, query: str, limit: int, prefix_last: bool, explain: bool = False
+    ws: Workspace,
+    query: str,
+    limit: int,
+    prefix_last: bool,
+    explain: bool = False,
+    paths: tuple[str, ...] = (),
 ) -> tuple[str, str | None, list[Row]]:
-    """(mode, note, rows) of a query over every open folder, best first."""
+    """(mode, note, rows) of a query over every open folder, best first; the
+    note also says when the answer is partial (see :func:`complete`)."""
     roots = [r for r in ws.roots if r.engine is not None]
     if not roots:
         return (
@@ -56,7 +63,10 @@ async def search(
     token = CancelToken()
     try:
         answers = await asyncio.gather(
-            *(r.read(_search_root, ws, r, query, limit, prefix_last, token, explain) for r in roots)
+            *(
+                r.read(_search_root, ws, r, query, limit, prefix_last, token, explain, paths)
+                for r in roots
+            )
         )
     except (asyncio.CancelledError, Cancelled):
         token.cancelled = True
@@ -83,17 +93,18 @@ async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInfor
 async def search_request(ws: Workspace, params: SearchParams) -> dict:
     """The answer to ``mdseek/search`` (the VS Code client depends on this shape)."""
     limit = min(params.limit or ws.settings.search_limit, MAX_LIMIT)
-    if not params.query.strip():
-        return {"mode": "lexical", "note": "empty query", "results": []}
     mode, note, rows = await search(
-        ws, params.query, limit, prefix_last=False, explain=params.explain
+        ws, params.query, limit, prefix_last=False, explain=params.explain, paths=params.path
     )
+    done = [c for c in await asyncio.gather(*(r.read(r.completeness, mode) for r in ws.roots))]
+    notes = [n for n in [note, *(c.note for c in done)] if n]
     out: dict[str, Any] = {
         "mode": mode,
+        "complete": all(c.complete for c in done),
         "results": [F.search_result_json(r, uri, rng) for r, uri, rng in rows],
     }
-    if note:
-        out["note"] = note
+    if notes:
+        out["note"] = "; ".join(dict.fromkeys(notes))
     return out
 
 

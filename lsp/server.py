@@ -8,6 +8,10 @@ requests) and calls the module that owns the feature:
   :mod:`.search`       workspace/symbol, mdseek/search, mdseek/status
   :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed) and their fix
   :mod:`.indexing`     folders, reconciling with progress, file events
+  :mod:`.folding`, :mod:`.document_links`, :mod:`.selection`  document structure
+  :mod:`.lenses`       "N references" above headings
+  :mod:`.tags`         #tags: completion, references, workspace symbols ("#name")
+  :mod:`.toc`          the table of contents code action
 
 They share a :class:`.workspace.Workspace` (folders, buffers, position
 encoding, settings). Nothing here blocks the event loop: engine work runs in
@@ -40,8 +44,20 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from mdseek import __version__
+from mdseek.index.structure import nested_blocks
 
-from . import diagnostics, links, navigation, search
+from . import (
+    diagnostics,
+    document_links,
+    folding,
+    lenses,
+    links,
+    navigation,
+    search,
+    selection,
+    tags,
+    toc,
+)
 from .client import Tasks, supports, tell
 from .config import SECTION, Settings, parse_settings, settings_message
 from .convert import Positions, uri_to_path
@@ -211,6 +227,8 @@ def build_server() -> MdseekServer:
     async def workspace_symbol(
         ls: MdseekServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation]:
+        if params.query.startswith("#"):  # tags
+            return await asyncio.to_thread(tags.workspace_symbols_sync, ls.ws, params.query)
         return await search.workspace_symbols(ls.ws, params.query)
 
     @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
@@ -227,6 +245,10 @@ def build_server() -> MdseekServer:
 
     @ls.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(ls: MdseekServer, params: types.ReferenceParams) -> list[types.Location]:
+        uri, pos = params.text_document.uri, params.position
+        tagged = await asyncio.to_thread(tags.references_sync, ls.ws, uri, pos)
+        if tagged is not None:
+            return tagged
         return await asyncio.to_thread(
             navigation.references_sync,
             ls.ws,
@@ -241,6 +263,10 @@ def build_server() -> MdseekServer:
     async def completion(ls: MdseekServer, params: types.CompletionParams) -> types.CompletionList:
         uri, pos = params.text_document.uri, params.position
         items = await asyncio.to_thread(navigation.anchor_completion_sync, ls.ws, uri, pos)
+        if not items:
+            tagged = await asyncio.to_thread(tags.completion_sync, ls.ws, uri, pos)
+            if tagged is not None:
+                return types.CompletionList(is_incomplete=False, items=tagged)
         if not items:
             targets = await links.target_completion(ls.ws, uri, pos)
             if targets is not None:
@@ -271,23 +297,63 @@ def build_server() -> MdseekServer:
 
     @ls.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND]),
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND, toc.KIND]
+        ),
     )
     async def code_action(
         ls: MdseekServer, params: types.CodeActionParams
     ) -> list[types.CodeAction]:
-        """Quick fixes of broken anchors first, then links by meaning."""
-        fix = types.CodeActionKind.QuickFix
-        only = params.context.only
+        """Quick fixes (broken anchors, missing notes), links by meaning, the table of contents."""
+        uri, only, diags = params.text_document.uri, params.context.only, params.context.diagnostics
         fixes: list[types.CodeAction] = []
-        if not only or any(k == fix or fix.startswith(f"{k}.") for k in only):
-            fixes = await asyncio.to_thread(
-                diagnostics.anchor_fixes,
-                ls.ws,
-                params.text_document.uri,
-                params.context.diagnostics,
-            )
-        return fixes + await links.code_actions(ls.ws, params)
+        if _wanted(types.CodeActionKind.QuickFix, only):
+            fixes = await asyncio.to_thread(diagnostics.anchor_fixes, ls.ws, uri, diags)
+            if supports_create(ls):
+                fixes += await asyncio.to_thread(diagnostics.create_file_fixes, ls.ws, uri, diags)
+        found = ls.ws.doc_for_uri(uri) if _wanted(toc.KIND, only) else None
+        contents = toc.code_actions(found[1], uri, ls.ws.pos) if found else []
+        return fixes + await links.code_actions(ls.ws, params) + contents
+
+    # -- structure: folding, document links, selection ranges ----------------------------
+
+    @ls.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    def folding_range(
+        ls: MdseekServer, params: types.FoldingRangeParams
+    ) -> list[types.FoldingRange]:
+        found = ls.ws.doc_for_uri(params.text_document.uri)
+        return folding.folding_ranges(found[1]) if found else []
+
+    @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+    async def document_link(
+        ls: MdseekServer, params: types.DocumentLinkParams
+    ) -> list[types.DocumentLink]:
+        tips = supports(ls, "text_document", "document_link", "tooltip_support")
+        return await asyncio.to_thread(
+            document_links.document_links_sync, ls.ws, params.text_document.uri, tips
+        )
+
+    @ls.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
+    def selection_range(
+        ls: MdseekServer, params: types.SelectionRangeParams
+    ) -> list[types.SelectionRange]:
+        found = ls.ws.doc_for_uri(params.text_document.uri)
+        if found is None:
+            return []
+        path, doc = found
+        lines = doc.lines()
+        points = [ls.ws.pos.from_client(lines, p) for p in params.positions]
+        return selection.selection_ranges(
+            doc, nested_blocks(doc), ls.ws.docs.links(path, doc), ls.ws.pos, points
+        )
+
+    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
+    def code_lens(ls: MdseekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return lenses.heading_lenses(ls.ws, params.text_document.uri)
+
+    @ls.feature(types.CODE_LENS_RESOLVE)
+    async def code_lens_resolve(ls: MdseekServer, params: types.CodeLens) -> types.CodeLens:
+        return await asyncio.to_thread(lenses.resolve_lens, ls.ws, params)
 
     # -- custom requests ----------------------------------------------------------------
 
@@ -306,6 +372,20 @@ def build_server() -> MdseekServer:
         return {"files": st["files"], "chunks": st["chunks"]}
 
     return ls
+
+
+def _wanted(kind: str, only: Sequence[str] | None) -> bool:
+    """Whether a code action of ``kind`` answers a request limited to ``only``."""
+    return not only or any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+
+def supports_create(ls: MdseekServer) -> bool:
+    """The client applies ``documentChanges`` with file creation."""
+    edit = getattr(getattr(ls.client_capabilities, "workspace", None), "workspace_edit", None)
+    ops = getattr(edit, "resource_operations", None) or []
+    return bool(getattr(edit, "document_changes", False)) and (
+        types.ResourceOperationKind.Create in ops
+    )
 
 
 def _quiet_pygls() -> None:

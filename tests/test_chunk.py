@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mdseek.index.parse import parse_text
+from mdseek.index.parse import has_visible_text, parse_text
 
 from conftest import FIXTURES
 
@@ -84,12 +84,12 @@ def check_invariants(md: str, chunker, tokenizer) -> list:
     # 1. spans tile the body: consecutive, non-overlapping, no non-blank text outside
     pos = body_start
     for c in chunks:
-        assert not text[pos : c.start_offset].strip(), "gap with text before chunk"
+        assert not has_visible_text(text[pos : c.start_offset]), "gap with text before chunk"
         assert c.start_offset >= pos, "overlap"
         assert c.text == text[c.start_offset : c.end_offset]
         pos = c.end_offset
-    assert not text[pos:].strip(), "text after the last chunk"
-    if text[body_start:].strip():
+    assert not has_visible_text(text[pos:]), "text after the last chunk"
+    if has_visible_text(text[body_start:]):
         assert chunks
     # line spans are consistent with offsets and ordered
     for a, b in zip(chunks, chunks[1:], strict=False):

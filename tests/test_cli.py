@@ -40,7 +40,7 @@ def test_version_and_help():
         "QUERY what you are looking for",
         "--limit N how many sections",
         "--mode {hybrid,lexical,dense} hybrid =",
-        "--json print the results",
+        "--json print the answer",
         "--no-progress no progress on stderr",
         "MDSEEK_INDEX",
     ):
@@ -50,7 +50,8 @@ def test_version_and_help():
 def test_limit_must_be_positive(tmp_path: Path):
     for bad in ("0", "-1", "x"):
         r = mdseek("search", str(tmp_path), "q", "--limit", bad)
-        assert r.returncode == 2 and "--limit" in r.stderr and r.stdout == "", bad
+        assert r.returncode == 1 and r.stdout == "", bad
+        assert r.stderr.startswith("mdseek: error: limit must be") and r.stderr.count("\n") == 1
 
 
 def test_a_file_given_as_dir_and_a_missing_folder(tmp_path: Path):

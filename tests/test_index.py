@@ -254,11 +254,11 @@ def test_cli_index_then_search_json(ws):
     )
     import json
 
-    rows = json.loads(out.stdout)
+    rows = json.loads(out.stdout)["results"]
     assert len(rows) == 3
     for r in rows:
         assert {"path", "heading", "breadcrumb", "start_line", "end_line", "score"} <= set(r)
-        assert (ws / r["path"]).is_file() and r["start_line"] < r["end_line"]
+        assert (ws / r["path"]).is_file() and 1 <= r["start_line"] <= r["end_line"]
     bad = subprocess.run(
         [sys.executable, "-m", "mdseek", "search", str(ws / "nope"), "x"],
         capture_output=True,

@@ -167,7 +167,8 @@ async def test_mdseek_search_shape(client: LanguageClient, ready: dict):
     for r in res["results"]:
         assert set(r) == keys
         assert r["uri"] == uri(INIT["ws"] / r["path"])
-        assert r["range"]["start"]["line"] == r["start_line"] < r["end_line"]
+        # LSP's range is 0-based; start_line/end_line 1-based, inclusive (as CLI and MCP)
+        assert r["range"]["start"]["line"] + 1 == r["start_line"] <= r["end_line"]
         assert r["range"]["start"]["character"] == 0
     assert [r["score"] for r in res["results"]] == sorted(
         (r["score"] for r in res["results"]), reverse=True

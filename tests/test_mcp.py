@@ -95,7 +95,7 @@ async def test_tools_answer_from_the_index(ws: Path):
             res = await call(client, "search", {"query": q["query"], "limit": 3})
             assert res["mode"] == "hybrid" and res["note"] is None
             assert (q["path"], q["heading"]) in [
-                (r["path"], r["heading"]) for r in res["results"]
+                (r["path"], r["heading_text"]) for r in res["results"]
             ], q
         # ... and, for any query, exactly the engine's ranking (one code path)
         from mdseek.index.engine import Engine

@@ -110,6 +110,18 @@ def test_a_lone_lexical_candidate_counts_as_the_best_match():
     assert ranked[0].key == (1, 1)
 
 
+def test_a_section_with_no_vector_yet_is_ranked_by_keywords_not_zeroed():
+    """While a first index runs, chunk 3 has no vector: its section is scored by
+    the lexical part alone (as if dense agreed), not as if dense scored it 0."""
+    lists = {"lexical": [(3, 8.0), (1, 4.0)], "dense": [(1, 0.6)]}
+    r = Ranking(dense_weight=0.8, doc_weight=0.0, lexical_norm="max", dense_norm="max")
+    s = {x.key: x for x in rank_sections(lists, SPANS, r, unscored={"dense": {3}})}
+    assert s[(2, 0)].section == pytest.approx(1.0)  # lexical 8/8, by itself
+    assert s[(1, 0)].section == pytest.approx(0.2 * 0.5 + 0.8 * 1.0)  # lexical 4/8, dense 0.6/0.6
+    before = {x.key: x for x in rank_sections(lists, SPANS, r)}  # what it was: dense counted 0
+    assert before[(2, 0)].section == pytest.approx(0.2 * 1.0)
+
+
 def test_document_term_prefers_the_section_of_the_best_document():
     lists = {"dense": [(1, 0.9), (4, 0.5), (2, 0.5), (3, 0.1)]}
     flat = rank_sections(lists, SPANS, Ranking(doc_weight=0.0, dense_norm="raw"))

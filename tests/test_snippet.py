@@ -38,7 +38,7 @@ def test_snippet_starts_at_the_sentence_holding_the_term():
     body = s.removeprefix("… ")
     assert s.startswith("… ") and "quokka" in s
     assert text[text.index(body[:30]) - 2 : text.index(body[:30])] == ". ", s  # a sentence start
-    assert len(s) <= 124 and s.endswith("…")
+    assert len(s) <= 124 and (s.endswith("…") or text.endswith(body))
 
 
 def test_snippet_mid_sentence_starts_at_a_word():

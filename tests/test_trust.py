@@ -160,7 +160,7 @@ async def test_mcp_path_globs_that_backtracked_answer_in_milliseconds(tmp_path):
         res = await call(client, "search", {**ask, "path": "**/" * 10 + "x.md"})
         assert [r["path"] for r in res["results"]] == ["/".join(["d"] * 40) + "/x.md"]
         msg = await error(client, "search", {**ask, "path": "*" * 5000})
-        assert "over the 1,000-character limit" in msg and "\n" not in msg, msg
+        assert "bad path glob" in msg and "\n" not in msg, msg
 
 
 # -- caches of code ------------------------------------------------------------------

@@ -12,5 +12,14 @@ vim.lsp.config('mdseek', {
   filetypes = { 'markdown' },
   root_markers = { '.git', '.obsidian', '.mdseek' },
   settings = { mdseek = { searchLimit = 20, hoverRelated = 5 } },
+  commands = {
+    ['mdseek.showReferences'] = function(command, ctx)
+      -- the "N references" code lens: its locations into the quickfix list
+      local client = vim.lsp.get_client_by_id(ctx.client_id)
+      local items = vim.lsp.util.locations_to_items(command.arguments[3] or {}, client.offset_encoding)
+      vim.fn.setqflist({}, ' ', { title = command.title, items = items })
+      vim.cmd.copen()
+    end,
+  },
 })
 vim.lsp.enable('mdseek')

@@ -29,8 +29,8 @@ export interface SearchResult {
   heading: string;
   breadcrumb: string;
   range: LspRange;
-  start_line: number;
-  end_line: number;
+  start_line: number; // 1-based
+  end_line: number; // 1-based, inclusive (= LSP's exclusive 0-based end)
   score: number;
   snippet: string;
   lexical_rank: number | null;
@@ -530,7 +530,8 @@ export function queryTerms(query: string): string[] {
 }
 
 function headingLine(r: SearchResult): number {
-  return r.range?.start?.line ?? r.start_line ?? 0;
+  // range is LSP's (0-based); start_line is 1-based like the CLI's and MCP's
+  return r.range?.start?.line ?? (r.start_line ? r.start_line - 1 : 0);
 }
 
 export async function openResult(r: SearchResult): Promise<vscode.TextEditor> {
@@ -991,6 +992,24 @@ function registerLinkSuggestions(context: vscode.ExtensionContext): void {
   );
 }
 
+// ---------------------------------------------------------------- code lens
+
+type LspLocation = { uri: string; range: LspRange };
+
+/** The server's "N references" lens: [uri, position, locations] in LSP JSON,
+ * shown in VS Code's references peek (which wants VS Code's own types). */
+async function showReferences(uri: string, position: LspPosition, locations: LspLocation[]): Promise<void> {
+  const pos = (p: LspPosition) => new vscode.Position(p.line, p.character);
+  await vscode.commands.executeCommand(
+    'editor.action.showReferences',
+    vscode.Uri.parse(uri),
+    pos(position),
+    (locations ?? []).map(
+      (l) => new vscode.Location(vscode.Uri.parse(l.uri), new vscode.Range(pos(l.range.start), pos(l.range.end))),
+    ),
+  );
+}
+
 // ---------------------------------------------------------------- activation
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
@@ -1006,6 +1025,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('mdseek.reindex', reindex),
     vscode.commands.registerCommand('mdseek.showStatus', showStatus),
     vscode.commands.registerCommand('mdseek.selfTest', selfTest),
+    vscode.commands.registerCommand('mdseek.showReferences', showReferences),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration('mdseek')) void restartClient(context);
     }),

@@ -29,6 +29,11 @@
 --                                 sections ranked by meaning, then file names;
 --                                 after '#': the target's headings
 --   warnings for broken links in every indexed file, opened or not
+--   folding: vim.o.foldmethod = 'expr'; vim.o.foldexpr = 'v:lua.vim.lsp.foldexpr()'
+--   code lens "N references" above headings: vim.lsp.codelens.refresh() (e.g. in
+--                                 a BufEnter/InsertLeave autocmd), then
+--                                 vim.lsp.codelens.run() on the heading fills the
+--                                 quickfix list with the links to it
 -- The index lives in ~/.cache/mdseek/indexes/ (or <root>/.mdseek/index.sqlite if
 -- that exists) and follows your saves; `mdseek status <root>` says where.
 return {
@@ -49,5 +54,14 @@ return {
       searchLimit = 20,
       hoverRelated = 5,
     },
+  },
+  commands = {
+    ['mdseek.showReferences'] = function(command, ctx)
+      -- the "N references" code lens: its locations into the quickfix list
+      local client = vim.lsp.get_client_by_id(ctx.client_id)
+      local items = vim.lsp.util.locations_to_items(command.arguments[3] or {}, client.offset_encoding)
+      vim.fn.setqflist({}, ' ', { title = command.title, items = items })
+      vim.cmd.copen()
+    end,
   },
 }

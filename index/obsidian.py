@@ -1,0 +1,54 @@
+"""Obsidian's additions to links: block ids (``^id`` ending a paragraph or
+list item, or alone on the line after a block, reached by ``[[note#^id]]`` or
+``[t](note.md#^id)``) and attachments (``![[image.png]]``, ``[[file.pdf]]``:
+a wiki target with a suffix other than markdown's names a file, not a note).
+
+Embeds (``![[note]]``, ``![[note#Heading]]``) need nothing here: the wiki link
+inside them is found, resolved and previewed like any other. Pure functions.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+
+from .links import MARKDOWN_SUFFIXES
+from .parse import ParsedDocument
+
+_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
+NOT_TEXT = ("fence", "code_block", "html_block", "front_matter")
+
+
+def is_block_ref(anchor: str | None) -> bool:
+    return anchor is not None and anchor.startswith("^")
+
+
+def block_ids(doc: ParsedDocument) -> dict[str, int]:
+    """Block id (without '^', lower-cased: Obsidian ignores case) -> its 0-based line."""
+    lines = doc.lines()
+    out: dict[str, int] = {}
+    for b in doc.blocks:
+        if b.kind in NOT_TEXT:
+            continue
+        for n in range(b.start_line, min(b.end_line, len(lines))):
+            m = _BLOCK_ID.search(lines[n])
+            if m:
+                out.setdefault(m.group(1).lower(), n)
+    return out
+
+
+def is_attachment(name: str) -> bool:
+    """A wiki target naming a file that is not a note (``image.png``, ``a.pdf``)."""
+    ext = posixpath.splitext(name.strip())[1].lower()
+    return bool(ext) and ext not in MARKDOWN_SUFFIXES and " " not in ext and len(ext) <= 6
+
+
+def find_attachment(name: str, source: str, exists: Callable[[str], bool]) -> str | None:
+    """The workspace path of an attachment: next to the linking note, then from the root."""
+    name = name.strip().replace("\\", "/")
+    for cand in (posixpath.join(posixpath.dirname(source), name), name.lstrip("/")):
+        rel = posixpath.normpath(cand)
+        if not rel.startswith(("../", "/")) and rel not in ("..", ".") and exists(rel):
+            return rel
+    return None

@@ -1,0 +1,75 @@
+"""textDocument/documentLink: every link of a document with its resolved target,
+so a click (Ctrl+click in VS Code, ``gx``-style plugins elsewhere) opens it.
+
+Inline ``[t](x.md#a)``, reference-style ``[t][ref]`` and wiki ``[[x#Heading]]``
+links resolve the way go-to-definition does: to the file, at the heading's
+line (``file:///x.md#L12``). A link to another file of the folder that is not
+markdown (an image, a PDF) opens that file. Web links (http, https, mailto)
+keep their URL; nothing else with a scheme is offered (no ``command:`` or
+``file:`` link from a stranger's document). Broken links and links that leave
+the workspace get no target (the diagnostics name them).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from lsprotocol import types
+
+from mdseek.index.links import MARKDOWN_SUFFIXES, Link
+from mdseek.index.obsidian import find_attachment, is_attachment
+
+from . import features as F
+from .convert import uri_at_line
+from .workspace import Workspace
+
+WEB_SCHEMES = ("http:", "https:", "mailto:")
+
+
+def document_links_sync(ws: Workspace, uri: str, tooltips: bool = True) -> list[types.DocumentLink]:
+    """The document's links that have a target (tooltips only for clients that show them)."""
+    found = ws.doc_for_uri(uri)
+    if found is None:
+        return []
+    path, doc = found
+    lines = doc.lines()
+    out = []
+    for lk in ws.docs.links(path, doc):
+        target = _target(ws, path, lk)
+        if target is not None:
+            out.append(
+                types.DocumentLink(
+                    range=F.link_range(ws.pos, lines, lk),
+                    target=target[0],
+                    tooltip=target[1] if tooltips else None,
+                )
+            )
+    return out
+
+
+def _target(ws: Workspace, path: Path, lk: Link) -> tuple[str, str] | None:
+    """The URI a link opens and a tooltip naming it."""
+    if lk.kind == "markdown" and lk.external:
+        href = lk.href.strip()
+        return (href, href) if href.lower().startswith(WEB_SCHEMES) else None
+    root = ws.root_for(path)
+    if root is not None and lk.kind == "wiki" and lk.path and is_attachment(lk.path):
+        rel = find_attachment(lk.path, root.rel(path), root.exists)  # ![[image.png]]
+        return (ws.uri_for((root.path / rel).resolve()), rel) if rel else None
+    t = ws.resolve_link(root, path, lk)
+    if t.path is None or not t.exists:
+        return None
+    if not t.path.lower().endswith(MARKDOWN_SUFFIXES):  # an image, a PDF: the file itself
+        if root is None or not root.exists(t.path):
+            return None
+        return ws.uri_for((root.path / t.path).resolve()), t.path
+    hit = ws.link_target(root, path, lk)
+    if hit is None:
+        return None
+    tpath, tdoc, h = hit
+    rel = root.rel(tpath) if root else tpath.name
+    if h is None:
+        if t.anchor:  # a missing heading: the link is broken
+            return None
+        return ws.uri_for(tpath), f"{tdoc.title} ({rel})"
+    return uri_at_line(ws.uri_for(tpath), h.line), f"{h.text} ({rel}:{h.line + 1})"

@@ -1,0 +1,101 @@
+"""textDocument/selectionRange (expand / shrink selection): the word under the
+cursor, then the link or code span holding it, then every block around it from
+the innermost out (paragraph, list item, list, block quote, fence, table,
+heading, front matter), then the section it is in and each parent section,
+then the whole document. Each range holds the one before it; equal ranges
+appear once. Blocks come from markdown-it's tokens (:mod:`mdseek.index.structure`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from lsprotocol import types
+
+from mdseek.index.links import Link
+from mdseek.index.parse import ParsedDocument
+from mdseek.index.structure import Span
+
+from .convert import Positions
+
+Spot = tuple[int, int, int, int]  # line, col, end line, end col (engine coordinates)
+_WORD = re.compile(r"\w+")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+def selection_ranges(
+    doc: ParsedDocument,
+    blocks: Sequence[Span],
+    links: Sequence[Link],
+    pos: Positions,
+    points: Sequence[tuple[int, int]],
+) -> list[types.SelectionRange]:
+    """One chain per ``(line, col)`` point (engine coordinates)."""
+    lines = doc.lines()
+    return [_chain(doc, lines, blocks, links, pos, line, col) for line, col in points]
+
+
+def _chain(
+    doc: ParsedDocument,
+    lines: list[str],
+    blocks: Sequence[Span],
+    links: Sequence[Link],
+    pos: Positions,
+    line: int,
+    col: int,
+) -> types.SelectionRange:
+    text = lines[line] if line < len(lines) else ""
+    spots: list[Spot] = []
+    for m in _WORD.finditer(text):
+        if m.start() <= col <= m.end():
+            spots.append((line, m.start(), line, m.end()))
+            break
+    for m in _CODE_SPAN.finditer(text):
+        if m.start() <= col <= m.end():
+            spots.append((line, m.start(), line, m.end()))
+    spots += sorted(
+        ((lk.line, lk.start, lk.end_line, lk.end) for lk in links if lk.contains(line, col)),
+        key=lambda s: (s[2] - s[0], s[3] - s[1]),
+    )
+    around = [b for b in blocks if b.start_line <= line < b.end_line]
+    for b in sorted(around, key=lambda b: -b.depth):
+        spots.append(_lines(lines, b.start_line, b.end_line))
+    heads = doc.headings
+    for i in range(len(heads) - 1, -1, -1):  # the section holding the line, then its parents
+        h = heads[i]
+        if h.line > line:
+            continue
+        end = next((g.line for g in heads[i + 1 :] if g.level <= h.level), doc.line_count)
+        if line < end:
+            spots.append(_lines(lines, h.line, end))
+    spots.append(_lines(lines, 0, max(doc.line_count, 1)))
+    return _link_up(lines, pos, _nested(spots))
+
+
+def _lines(lines: list[str], start: int, end: int) -> Spot:
+    last = max(start, min(end, len(lines)) - 1)
+    while last > start and not lines[last].strip():
+        last -= 1
+    return (start, 0, last, len(lines[last]) if last < len(lines) else 0)
+
+
+def _nested(spots: list[Spot]) -> list[Spot]:
+    """Each spot holding the one kept before it (and not equal to it)."""
+    out: list[Spot] = []
+    for s in spots:
+        if not out:
+            out.append(s)
+            continue
+        p = out[-1]
+        if s != p and (s[0], s[1]) <= (p[0], p[1]) and (s[2], s[3]) >= (p[2], p[3]):
+            out.append(s)
+    return out
+
+
+def _link_up(lines: list[str], pos: Positions, spots: list[Spot]) -> types.SelectionRange:
+    parent: types.SelectionRange | None = None
+    for s in reversed(spots):
+        parent = types.SelectionRange(range=pos.range(lines, *s), parent=parent)
+    assert parent is not None
+    return parent
