@@ -32,6 +32,7 @@ import hashlib
 import logging
 import os
 import re
+import shutil
 import stat
 import time
 from dataclasses import dataclass
@@ -222,3 +223,38 @@ def move_aside(path: Path, why: str) -> Path:
         if os.path.lexists(side):
             os.replace(side, dest.with_name(dest.name + suffix))
     return dest
+
+
+@dataclass(frozen=True)
+class CachedIndex:
+    folder: Path  # <cache root>/<folder name>-<hash>
+    root: str | None  # the folder it indexes (None: the index does not say)
+    size: int  # bytes of every file in ``folder``
+
+    @property
+    def orphan(self) -> bool:
+        """Its folder no longer exists (an index that names none is left alone)."""
+        return self.root is not None and not Path(self.root).is_dir()
+
+
+def cached_indexes() -> list[CachedIndex]:
+    """Every index in the user cache, with the folder it indexes and its size."""
+    from .store import read_meta  # the store imports this module
+
+    top = cache_root()
+    out = []
+    try:
+        folders = sorted(p for p in top.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+    for d in folders:
+        size = sum(f.lstat().st_size for f in d.iterdir() if f.is_file() and not f.is_symlink())
+        out.append(CachedIndex(d, read_meta(d / INDEX_FILENAME, "root"), size))
+    return out
+
+
+def remove_cached(index: CachedIndex) -> None:
+    """Delete one cache folder of mdseek's (its index and companions); never a link."""
+    if index.folder.is_symlink() or index.folder.parent != cache_root():
+        raise IndexLocationError(f"{index.folder} is not an index folder of the user cache")
+    shutil.rmtree(index.folder)

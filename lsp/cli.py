@@ -228,6 +228,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the status as JSON")
     _add_common(p)
 
+    p = command("prune", "remove the indexes in the user cache whose folder no longer exists")
+    p.add_argument("--dry-run", action="store_true", help="list them, remove nothing")
+    _add_common(p)
+
     p = command("serve", "run the language server on stdio (for editors)")
     p.add_argument(
         "--stdio", action="store_true", help="accepted and ignored (stdio is the default)"
@@ -865,6 +869,23 @@ class _OnceModelError(logging.Filter):
         return "cannot load embedding model" not in record.getMessage()
 
 
+def cmd_prune(args: argparse.Namespace) -> int:
+    from mdseek.index.location import cached_indexes, remove_cached
+
+    orphans = [c for c in cached_indexes() if c.orphan]
+    for c in orphans:
+        if not args.dry_run:
+            remove_cached(c)
+        verb = "would remove" if args.dry_run else "removed"
+        print(f"{verb} {c.folder} ({c.size / 1e6:.1f} MB; {c.root} no longer exists)")
+    total = sum(c.size for c in orphans) / 1e6
+    print(
+        f"{len(orphans)} orphaned index(es), {total:.1f} MB"
+        + (" (dry run)" if args.dry_run else "")
+    )
+    return 0
+
+
 COMMANDS = {
     "index": cmd_index,
     "search": cmd_search,
@@ -873,6 +894,7 @@ COMMANDS = {
     "status": cmd_status,
     "serve": cmd_serve,
     "mcp": cmd_mcp,
+    "prune": cmd_prune,
 }
 
 

@@ -5,6 +5,7 @@ The real server over stdio where a protocol is involved."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -269,3 +270,38 @@ def test_a_crafted_index_in_a_clone_never_shows_its_text(tmp_path):
     assert "PLANTED" not in run.stdout and "nightly backup" in run.stdout, run.stdout
     notice = [ln for ln in run.stderr.splitlines() if "not using the index" in ln]
     assert len(notice) == 1 and "readable or writable by others (mode 755)" in notice[0], run.stderr
+
+
+# -- prune ------------------------------------------------------------------------------
+
+
+def test_prune_removes_an_orphaned_index_and_keeps_live_ones(tmp_path):
+    from mdseek.index.engine import Engine
+
+    live, gone = tmp_path / "live", tmp_path / "gone"
+    folders = {}
+    for d in (live, gone):
+        d.mkdir()
+        (d / "a.md").write_text("# A\n\nalpha\n")
+        eng = Engine(d)
+        eng.index(embed=False)
+        folders[d.name] = eng.index_path.parent
+        eng.close()
+    shutil.rmtree(gone)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+
+    def prune(*extra: str) -> str:
+        run = subprocess.run(
+            [sys.executable, "-m", "mdseek", "prune", *extra],
+            capture_output=True, text=True, env=env, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        return run.stdout
+
+    out = prune("--dry-run")
+    assert f"would remove {folders['gone']} (" in out and "1 orphaned index(es)" in out, out
+    assert folders["gone"].is_dir()
+    out = prune()
+    assert f"removed {folders['gone']} (" in out and str(gone) in out, out
+    assert not folders["gone"].exists() and (folders["live"] / "index.sqlite").is_file()
+    assert "0 orphaned index(es)" in prune()
