@@ -27,7 +27,7 @@ from .dense import DenseIndex
 from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from .lexical import LexicalIndex, Phrase
-from .location import FILE_MODE, locate, prepare
+from .location import FILE_MODE, locate, prepare, prune_orphans_daily
 from .model import (
     ModelTokenizer,
     ModelUnavailable,
@@ -158,6 +158,8 @@ class Engine:
             raise NotADirectoryError(f"{self.root} is not a folder")
         self.location = locate(self.root, index_path)
         prepare(self.location)  # no symlinks; a private folder
+        if self.location.kind == "cache":
+            prune_orphans_daily()  # indexes of deleted folders, once a day, quietly
         self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
         self.embedder = Embedder(model, settings=embed)

@@ -258,3 +258,44 @@ def remove_cached(index: CachedIndex) -> None:
     if index.folder.is_symlink() or index.folder.parent != cache_root():
         raise IndexLocationError(f"{index.folder} is not an index folder of the user cache")
     shutil.rmtree(index.folder)
+
+
+ORPHAN_DAYS = 30  # an index whose folder is gone and that nobody wrote for this long
+PRUNE_STAMP = ".last-prune"  # in the cache root: when the last automatic prune ran
+
+
+def _written(folder: Path) -> float:
+    try:
+        return (folder / INDEX_FILENAME).stat().st_mtime
+    except OSError:
+        return folder.stat().st_mtime
+
+
+def prune_orphans_daily(now: float | None = None) -> list[CachedIndex]:
+    """Remove, quietly, the cache's indexes whose folder is gone and that were
+    not written for ORPHAN_DAYS; at most once a day (a stamp file), so it costs
+    one stat on most calls. Returns what was removed."""
+    now = time.time() if now is None else now
+    stamp = cache_root() / PRUNE_STAMP
+    try:
+        if now - stamp.stat().st_mtime < 86400:
+            return []
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return []
+    removed = []
+    try:
+        _mkdirs_private(stamp.parent)
+        stamp.touch()
+        os.utime(stamp, (now, now))
+        for c in cached_indexes():
+            # The index file's mtime: its last write (reading it may touch the folder).
+            if c.orphan and now - _written(c.folder) > ORPHAN_DAYS * 86400:
+                remove_cached(c)
+                removed.append(c)
+    except (OSError, IndexLocationError) as exc:
+        log.debug("automatic prune stopped: %s", exc)
+    for c in removed:
+        log.debug("pruned %s (%s no longer exists)", c.folder, c.root)
+    return removed

@@ -305,3 +305,29 @@ def test_prune_removes_an_orphaned_index_and_keeps_live_ones(tmp_path):
     assert f"removed {folders['gone']} (" in out and str(gone) in out, out
     assert not folders["gone"].exists() and (folders["live"] / "index.sqlite").is_file()
     assert "0 orphaned index(es)" in prune()
+
+
+def test_an_old_orphan_is_pruned_quietly_once_a_day(tmp_path):
+    from mdseek.index.engine import Engine
+    from mdseek.index.location import PRUNE_STAMP, cache_root
+
+    made = {}
+    for name in ("live", "old", "recent"):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "a.md").write_text("# A\n\nalpha\n")
+        eng = Engine(d)
+        eng.index(embed=False)
+        made[name] = eng.index_path.parent
+        eng.close()
+        if name != "live":
+            shutil.rmtree(d)
+    month_ago = time.time() - 31 * 86400
+    os.utime(made["old"] / "index.sqlite", (month_ago, month_ago))
+    (cache_root() / PRUNE_STAMP).unlink(missing_ok=True)
+    Engine(tmp_path / "live").close()  # any engine on the cache prunes, once a day
+    assert not made["old"].exists()
+    assert made["recent"].is_dir() and made["live"].is_dir()  # gone for a day only; alive
+    os.utime(made["recent"] / "index.sqlite", (month_ago, month_ago))
+    Engine(tmp_path / "live").close()  # the same day: nothing more
+    assert made["recent"].is_dir()
