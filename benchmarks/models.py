@@ -13,6 +13,7 @@ speed and the language servers are not run. Results go to
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -92,7 +93,10 @@ def measure(cs: list, model: str | None, rerank: str | None, rerank_top: int, lo
             f" {rep.embed_seconds:.0f}s); {len(c.qrels.queries)} queries")  # fmt: skip
         runs, ms = quality.run_engine(c.engine, c.qrels, "hybrid")
         c.qvecs, _ = quality.query_vectors(c.engine, c.qrels)
-        bl = PlainBaseline(c.root, c.engine.embedder.encode, None)
+        tag = hashlib.sha1(c.engine.model_id.encode()).hexdigest()[:12]
+        bl = PlainBaseline(
+            c.root, c.engine.embedder.encode, c.root.parent / f"baseline-{tag}.npz"
+        )  # per model id (prompts included): the long form reuses the short form's
         base = quality.evaluate_baseline(c, bl, log)["hybrid"]
         bl.close()
         out["corpora"][c.name] = {
@@ -105,6 +109,10 @@ def measure(cs: list, model: str | None, rerank: str | None, rerank_top: int, lo
             "mdseek": quality.score_splits(runs, c.qrels, c.sections),
             "baseline": base,
         }
+        r = out["corpora"][c.name]
+        log(f"  {c.name} {c.primary} nDCG@10 mdseek dev {r['mdseek']['dev'][c.primary]['ndcg@10']:.3f}"
+            f" test {r['mdseek']['test'][c.primary]['ndcg@10']:.3f}; plain baseline dev"
+            f" {base['dev'][c.primary]['ndcg@10']:.3f} test {base['test'][c.primary]['ndcg@10']:.3f}")  # fmt: skip
     if reranker is not None:
         out["reranker"] = reranker.stats()
     for e in engines.values():

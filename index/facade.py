@@ -24,7 +24,7 @@ from pathlib import Path
 from .engine import Engine, SearchResponse, SearchResult
 from .files import BadGlob, FileFilter, check_glob, scan
 from .links import find_heading
-from .parse import ParsedDocument, Section, heading_text, parse_bytes
+from .parse import MAX_INLINE_HEADING, ParsedDocument, Section, heading_text, parse_bytes
 from .requests import path_wanted
 from .stats import window_fraction
 
@@ -158,6 +158,8 @@ def find_section(
         want = heading.strip()
         h = next((s.heading for s in doc.sections if s.heading and s.breadcrumb == want), None)
         h = h or find_heading(doc, want, by_text=True)
+        if h is None and len(want) <= MAX_INLINE_HEADING:  # as written: `code`, *emphasis*
+            h = find_heading(doc, " ".join(heading_text(want, {}).split()), by_text=True)
     sec = next((s for s in doc.sections if h is not None and s.heading == h), None)
     if sec is None:
         what = (

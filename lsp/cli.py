@@ -822,8 +822,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         from mdseek.lsp.mcp_server import open_folders, serve
 
         dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
+        flt = _filter(args)
+        if len(dirs) == 1 and dirs[0].is_dir() and not _shaped(args):
+            args.dir = str(dirs[0])
+            flt = _index_filter(args, dirs[0])  # the files `mdseek index` chose, kept
         try:
-            folders = open_folders(dirs, args.db, args.model, _filter(args), _embed_settings(args))
+            folders = open_folders(dirs, args.db, args.model, flt, _embed_settings(args))
         except ValueError as exc:
             raise CliError(str(exc)) from exc
         reranker = _reranker(args)

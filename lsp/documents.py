@@ -163,6 +163,18 @@ class Documents:
             return None
         return normalise(text).split("\n")
 
+    def snapshot(
+        self, path: Path, rel: str, roots: Iterable[Path]
+    ) -> tuple[int | None, ParsedDocument] | None:
+        """The parsed buffer with its version, or the file with version None, as
+        one consistent read (an edit computed from it carries that version, so a
+        buffer changed since is never written). None outside every root."""
+        o = self._open.get(path)  # read once: a change may arrive meanwhile
+        if o is not None:
+            return o[1], parse_text(o[2], rel)
+        doc = self.parsed(path, rel, roots)
+        return (None, doc) if doc is not None else None
+
     def links(self, path: Path, doc: ParsedDocument) -> list[Link]:
         """``find_links(doc)`` for the document :meth:`parsed` returned for ``path``,
         computed once per parsed version (a full markdown-it pass, the costly part

@@ -6,6 +6,7 @@ requests) and calls the module that owns the feature:
   :mod:`.navigation`   outline, definition, references, hover, anchor completion
   :mod:`.links`        linking by meaning: the code action, target completion
   :mod:`.search`       workspace/symbol, mdseek/search, mdseek/status
+  :mod:`.rename`       rename a heading or file keeping links, file and folder moves
   :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed) and their fix
   :mod:`.indexing`     folders, reconciling with progress, file events
   :mod:`.folding`, :mod:`.document_links`, :mod:`.selection`  document structure
@@ -53,6 +54,7 @@ from . import (
     lenses,
     links,
     navigation,
+    rename,
     search,
     selection,
     tags,
@@ -129,6 +131,7 @@ def build_server() -> MdseekServer:
     @ls.feature(types.INITIALIZE)
     def initialize(ls: MdseekServer, params: types.InitializeParams) -> None:
         ls.init_options = params.initialization_options
+        rename.offer_file_operations(params.capabilities)
         ls.ws.pos = Positions(ls.workspace.position_encoding)
         folders = [uri_to_path(f.uri) for f in (params.workspace_folders or [])]
         if not folders and (params.root_uri or params.root_path):
@@ -354,6 +357,25 @@ def build_server() -> MdseekServer:
     @ls.feature(types.CODE_LENS_RESOLVE)
     async def code_lens_resolve(ls: MdseekServer, params: types.CodeLens) -> types.CodeLens:
         return await asyncio.to_thread(lenses.resolve_lens, ls.ws, params)
+
+    @ls.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
+    async def prepare_rename(ls: MdseekServer, params: types.PrepareRenameParams) -> Any:
+        return await rename.prepare(ls.ws, params)
+
+    @ls.feature(types.TEXT_DOCUMENT_RENAME)
+    async def rename_(ls: MdseekServer, params: types.RenameParams) -> Any:
+        return await rename.rename(ls.ws, params, ls.client_capabilities)
+
+    @ls.feature(types.WORKSPACE_WILL_RENAME_FILES, rename.FILE_OPERATIONS)
+    async def will_rename_files(ls: MdseekServer, params: types.RenameFilesParams) -> Any:
+        return await rename.will_rename(ls.ws, params, ls.client_capabilities)
+
+    @ls.feature(types.WORKSPACE_DID_RENAME_FILES, rename.FILE_OPERATIONS)
+    def did_rename_files(ls: MdseekServer, params: types.RenameFilesParams) -> None:
+        for f in params.files:
+            for p in (uri_to_path(f.old_uri), uri_to_path(f.new_uri)):
+                if p is not None:
+                    ls.indexing.file_changed(p)
 
     # -- custom requests ----------------------------------------------------------------
 

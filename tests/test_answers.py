@@ -372,3 +372,24 @@ def test_headings_keep_their_inline_markup(tmp_path: Path):
         )
     finally:
         eng.close()
+
+
+@pytest.mark.slow
+async def test_mcp_keeps_the_files_the_index_was_built_with(ws: Path, tmp_path: Path):
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    db = str(tmp_path / "i.sqlite")
+    r = mdseek("index", str(ws), "--db", db, "--include", "a/**", "--no-progress")
+    assert r.returncode == 0 and r.stdout.startswith("1 files"), r.stdout
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mdseek", "mcp", str(ws), "--db", db],
+        env={"HF_HUB_OFFLINE": "1"},
+    )
+    async with Client(params, read_timeout_seconds=120) as client:
+        res = await client.call_tool("search", {"query": "zebras", "mode": "lexical"})
+        assert res.structured_content is not None
+        assert {x["path"] for x in res.structured_content["results"]} == {"a/alpha.md"}
+        st = (await client.call_tool("status", {})).structured_content
+        assert st is not None and st["files"] == 1

@@ -175,5 +175,5 @@ def test_cli_shows_bad_names_with_replacement_characters(tmp_path, verbose):
     assert display_path(BAD_NAME) in out
     assert b"Traceback" not in run.stderr
     js = subprocess.run(cmd + ["--json"], capture_output=True, timeout=900)
-    rows = json.loads(js.stdout.decode("utf-8"))
+    rows = json.loads(js.stdout.decode("utf-8"))["results"]
     assert rows[0]["path"] == display_path(BAD_NAME)

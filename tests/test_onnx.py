@@ -120,7 +120,7 @@ def test_cold_search_imports_no_torch(tmp_path, golden_index, onnx_embedder):
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     status = json.loads(lines[-1])
-    results = json.loads("\n".join(lines[:-1]))
+    results = json.loads("\n".join(lines[:-1]))["results"]
     assert status == {"rc": 0, "heavy": []}, out.stderr
     assert results and any(r["dense_rank"] for r in results)
 

@@ -245,7 +245,7 @@ def test_cli_explain_shows_the_score_parts(indexed_ws):
          "how do I promote the replica", "--limit", "2", "--explain", "--json"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    data = json.loads(js.stdout)
+    data = json.loads(js.stdout)["results"]
     assert all(d["explain"]["final"] == pytest.approx(d["score"], abs=1e-5) for d in data)
 
 

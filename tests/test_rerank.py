@@ -116,7 +116,7 @@ def test_cli_rerank_explains_and_fails_in_one_line(tmp_path, cross_encoder):
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
-    rows = json.loads(out.stdout)
+    rows = json.loads(out.stdout)["results"]
     own = _own_scores(cross_encoder, "paid")
     assert [r["heading"] for r in rows] == sorted(PASSAGES, key=lambda n: -own[n])
     assert all(r["explain"]["rerank"]["ms"] > 0 for r in rows)

@@ -357,7 +357,7 @@ async function acceptRow(idx) {
 }
 
 let selfTestNo = 0;
-async function selfTest(args = {}, { keepPicker = false } = {}) {
+async function selfTest(args = {}, { keepPicker = false, during = null } = {}) {
   const outFile = path.join(tmpRoot, `selftest-${++selfTestNo}.json`);
   const json = JSON.stringify({ ...args, outFile });
   // executed through the real workbench: a keybinding-less hidden command,
@@ -367,6 +367,7 @@ async function selfTest(args = {}, { keepPicker = false } = {}) {
   if (!keepPicker) await closeQuickInput();
   fs.writeFileSync(path.join(tmpRoot, 'selftest-args.json'), json);
   await page.keyboard.press('Control+Alt+Shift+F12');
+  if (during) await during();
   return waitFor('self-test output', () => (fs.existsSync(outFile) ? JSON.parse(fs.readFileSync(outFile, 'utf8')) : null), 30000);
 }
 
@@ -408,6 +409,138 @@ async function gotoLine(line1, col1 = 1) {
     const c = await editorCursor();
     return c && c.line === line1 && c.col === col1;
   }, 5000);
+}
+
+// ------------------------------------------------------------------ rename and file moves
+// (the test's own link reader: every link target written in the markdown files
+// of the rename fixture, resolved to a file and a heading line by hand-written
+// rules, sharing nothing with the server)
+
+const RENAME_FILES = ['index.md', 'guide/setup.md', 'notes', 'deep/a/b/c.md'];
+
+function mdFilesUnder(ws) {
+  const out = [];
+  const walk = (rel) => {
+    const abs = path.join(ws, rel);
+    if (!fs.existsSync(abs)) return;
+    if (fs.statSync(abs).isDirectory()) for (const f of fs.readdirSync(abs)) walk(path.posix.join(rel, f));
+    else if (rel.endsWith('.md')) out.push(rel);
+  };
+  for (const r of RENAME_FILES) walk(r);
+  for (const d of ['manuals', 'docs']) walk(d);
+  return out.sort();
+}
+
+function linkTargets(text) {
+  const out = [];
+  let fence = false;
+  for (const [i, raw] of text.split('\n').entries()) {
+    if (raw.startsWith('```')) { fence = !fence; continue; }
+    if (fence || raw.startsWith('    ') || /^#{1,6}\s/.test(raw)) continue;
+    const line = raw.replace(/`[^`]*`/g, (m) => ' '.repeat(m.length)).replace(/<[a-z]+:\/\/[^>]*>/g, (m) => ' '.repeat(m.length));
+    const def = /^ {0,3}\[[^\]]+\]:\s*(<[^>]*>|\S+)/.exec(line);
+    if (def) { out.push({ line: i, kind: 'md', written: def[1] }); continue; }
+    for (const m of line.matchAll(/!?\[[^\]]*\]\((<[^>]*>|[^)\s]+)(?:\s+"[^"]*")?\)/g)) if (!m[1].includes('://')) out.push({ line: i, kind: 'md', written: m[1] });
+    for (const m of line.matchAll(/\[\[([^\]|]*)(?:\|[^\]]*)?\]\]/g)) out.push({ line: i, kind: 'wiki', written: m[1] });
+  }
+  return out;
+}
+
+/** {file: [[target file, heading line or null] per link]}; throws on a broken link. */
+function resolveAll(ws) {
+  const files = mdFilesUnder(ws);
+  const res = {};
+  const headingLineOfText = (file, text) => {
+    const i = fs.readFileSync(path.join(ws, file), 'utf8').split('\n').findIndex((l) => /^#{1,6}\s/.test(l) && l.replace(/^#+\s+/, '').trim().toLowerCase() === text.toLowerCase());
+    if (i < 0) throw new Error(`no heading "${text}" in ${file}`);
+    return i;
+  };
+  for (const f of files) {
+    res[f] = linkTargets(fs.readFileSync(path.join(ws, f), 'utf8')).map(({ kind, written }) => {
+      if (kind === 'md') {
+        const angle = written.startsWith('<');
+        const dest = angle ? written.slice(1, -1) : written;
+        const [p0, frag] = dest.split('#');
+        const p = angle ? p0 : decodeURIComponent(p0);
+        let rel = !p ? f : p.startsWith('/') ? path.posix.normalize(p.slice(1)) : path.posix.normalize(path.posix.join(path.posix.dirname(f), p));
+        if (!fs.existsSync(path.join(ws, rel)) && fs.existsSync(path.join(ws, rel + '.md'))) rel += '.md';
+        if (!fs.existsSync(path.join(ws, rel))) throw new Error(`${f}: ${written} -> missing ${rel}`);
+        return [rel, frag ? headingLineOfSlug(path.join(ws, rel), frag) : null];
+      }
+      const [name, head] = written.split('#');
+      let rel = f;
+      if (name) {
+        const found = files.filter((x) => path.posix.basename(x, '.md').toLowerCase() === name.toLowerCase() || x.slice(0, -3).toLowerCase() === name.toLowerCase());
+        if (found.length !== 1) throw new Error(`${f}: [[${written}]] -> ${JSON.stringify(found)}`);
+        rel = found[0];
+      }
+      return [rel, head ? headingLineOfText(rel, head) : null];
+    });
+  }
+  return res;
+}
+
+async function renameAndMove(ws, R) {
+  const before = resolveAll(ws);
+  const H = R.heading;
+  await check(`F2 renames the heading "${H.old}" in ${H.path} and every link follows`, async () => {
+    await openFile(H.path);
+    await gotoLine(H.line + 1, 5);
+    await page.keyboard.press('F2');
+    const box = page.locator('.rename-box input, .rename-box .rename-input').first();
+    await box.waitFor({ state: 'visible', timeout: 15000 });
+    const shown = await box.inputValue().catch(() => null);
+    if (shown !== H.old) throw new Error(`the rename box offers ${JSON.stringify(shown)}, expected ${JSON.stringify(H.old)} (the heading's text)`);
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText(H.newName);
+    await widgetShot('.rename-box', 'readme-rename.png');
+    await page.keyboard.press('Enter');
+    await waitFor('the heading renamed in the editor', async () => {
+      const st = await selfTest({});
+      return st.activeEditor && st.activeEditor.lineText === `## ${H.newName}`;
+    }, 20000, 200);
+    await selfTest({ saveAll: true });
+    const log = fs.readFileSync(path.join(ws, R.checkFile), 'utf8');
+    for (const want of R.afterRename) if (!log.includes(want)) throw new Error(`${R.checkFile} lacks ${want} after the rename`);
+    const after = resolveAll(ws);
+    if (JSON.stringify(after) !== JSON.stringify(before)) throw new Error(`links moved: ${JSON.stringify(after).slice(0, 400)}`);
+    // and the server's own definition agrees: F12 on the first rewritten link lands on the heading
+    const lines = log.split('\n');
+    const ln = lines.findIndex((l) => l.includes(R.afterRename[0]));
+    const landed = await followLink(R.checkFile, ln, lines[ln].indexOf(R.afterRename[0]) + 2, path.join(ws, H.path), H.line);
+    return `links resolve as before (${Object.values(after).flat().length} links); F12 lands on "${landed.trim()}"`;
+  });
+  const M = R.move;
+  await check(`moving ${M.from} to ${M.to} (workspace.applyEdit rename, as the Explorer) keeps every link`, async () => {
+    const mid = resolveAll(ws);
+    await runCommand('View: Close All Editors');
+    // VS Code asks before applying a file move's refactoring edits: OK, as a user would
+    const confirm = async () => {
+      const dialog = page.locator('.monaco-dialog-box', { hasText: 'refactoring changes' }).first();
+      await dialog.waitFor({ state: 'visible', timeout: 20000 });
+      await page.screenshot({ path: path.join(OUT, 'readme-file-move-confirm.png') });
+      await dialog.locator('.monaco-button', { hasText: /^OK$/ }).first().click();
+    };
+    const st = await selfTest({ moveFrom: path.join(ws, M.from), moveTo: path.join(ws, M.to) }, { during: confirm });
+    if (st.moved !== true) throw new Error(`applyEdit: ${JSON.stringify(st.moved)}`);
+    await waitFor(`${M.to} on disk`, () => fs.existsSync(path.join(ws, M.to)) && !fs.existsSync(path.join(ws, M.from)), 10000);
+    // the edits land in open editors (the files that had to change are opened): save them
+    await waitFor('the links rewritten and saved', async () => {
+      await selfTest({ saveAll: true });
+      return R.afterMove.every(([f, want]) => fs.readFileSync(path.join(ws, f), 'utf8').includes(want));
+    }, 20000, 200)
+      .catch(() => { throw new Error(`after the move: ${R.afterMove.map(([f]) => fs.readFileSync(path.join(ws, f), 'utf8')).join('\n---\n').slice(0, 600)}`); });
+    const after = resolveAll(ws);
+    const mv = (f) => (f === M.from ? M.to : f);
+    const want = Object.fromEntries(Object.entries(mid).map(([f, ls]) => [mv(f), ls.map(([t, h]) => [mv(t), h])]));
+    const sortKeys = (o) => JSON.stringify(Object.fromEntries(Object.entries(o).sort()));
+    if (sortKeys(after) !== sortKeys(want)) throw new Error(`links moved: ${sortKeys(after).slice(0, 400)}`);
+    await openFile(R.moveShot);
+    await page.evaluate(() => document.querySelectorAll('.notifications-toasts .codicon-notifications-clear, .notifications-toasts .codicon-close').forEach((b) => b.click())).catch(() => {});
+    await sleep(500);
+    await page.screenshot({ path: path.join(OUT, 'readme-file-move.png') });
+    return `${M.from} -> ${M.to}: links resolve as before`;
+  });
 }
 
 // ------------------------------------------------------------------ links by meaning
@@ -597,8 +730,10 @@ async function main() {
   // ---- workspace copy
   const ws = path.join(tmpRoot, 'workspace');
   fs.cpSync(SRC_WS, ws, { recursive: true, filter: (src) => !/[\\/](\.mdseek|\.git)([\\/]|$)/.test(src) });
+  // the rename fixture (every link form, folders, a name with a space) beside the handbook
+  if (spec.rename) fs.cpSync(path.resolve(path.dirname(SPEC_PATH), spec.rename.fixture), ws, { recursive: true });
   // A cloned repository's own settings try to choose the program VS Code runs and
-  // its environment: both are machine-scoped, so neither may take effect.
+  // its environment: both are user-settings-only, so neither may take effect.
   const plantedMarker = path.join(tmpRoot, 'workspace-settings-ran-a-program');
   fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
   fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({
@@ -1057,6 +1192,9 @@ async function main() {
 
   // ---- 7b. writing links by meaning: code action + completion, followed with F12
   if (spec.links) await linkByMeaning(ws, spec.links);
+
+  // ---- 7c. rename a heading with F2 and move a file; every link still resolves
+  if (spec.rename) await renameAndMove(ws, spec.rename);
 
   // ---- 8. the server dies: the client restarts it and search works again
   if (spec.crashRestart !== false) {

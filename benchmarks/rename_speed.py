@@ -1,0 +1,72 @@
+"""How long the rename engine takes in a big folder (index/rename.py alone:
+files read and parsed beforehand, as the server keeps them).
+
+    python -m benchmarks.rename_speed          # 1,000 notes, each linking 5 others
+    python -m benchmarks.rename_speed --all    # ... and every note also links note 0
+
+Renames note 0's heading and moves note 0 to another folder; prints the time
+and the number of edits of each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from mdseek.index.links import Link, find_links
+from mdseek.index.parse import ParsedDocument, parse_text
+from mdseek.index.rename import Move, move_files, rename_heading
+
+
+class _Vault:
+    def __init__(self, n: int, every: bool):
+        rnd = random.Random(1)
+        self.texts: dict[str, str] = {}
+        for i in range(n):
+            body = [f"# Note {i}", "", f"## Part {i}", ""]
+            for _ in range(5):
+                j = rnd.randrange(n)
+                body += [f"See [n{j}](../d{j % 20}/n{j}.md#part-{j}) and [[n{j}#Part {j}]].", ""]
+            if every:
+                body.append("[[n0#Part 0]] [z](../d0/n0.md#part-0)")
+            self.texts[f"d{i % 20}/n{i}.md"] = "\n".join(body) + "\n"
+        self.files = list(self.texts)
+        self.docs = {r: parse_text(t, r) for r, t in self.texts.items()}
+        self.found = {r: find_links(d) for r, d in self.docs.items()}
+
+    def doc(self, rel: str) -> ParsedDocument | None:
+        return self.docs.get(rel)
+
+    def text(self, rel: str) -> str | None:
+        return self.texts.get(rel)
+
+    def links(self, rel: str, doc: ParsedDocument) -> list[Link]:
+        return self.found[rel]
+
+    def exists(self, rel: str) -> bool:
+        return rel in self.texts
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--notes", type=int, default=1000)
+    ap.add_argument("--all", action="store_true", help="every note also links note 0")
+    args = ap.parse_args()
+    v = _Vault(args.notes, args.all)
+    doc = v.docs["d0/n0.md"]
+    t0 = time.perf_counter()
+    out = rename_heading(v, "d0/n0.md", doc, doc.headings[1], "Renamed")
+    t1 = time.perf_counter()
+    moved = move_files(v, [Move("d0/n0.md", "x/m.md")])
+    t2 = time.perf_counter()
+    edits = sum(map(len, out.edits.values()))
+    medits = sum(map(len, moved.edits.values()))
+    print(
+        f"{args.notes} notes: heading rename {t1 - t0:.2f} s ({edits} edits), "
+        f"file move {t2 - t1:.2f} s ({medits} edits)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,252 @@
+"""Rename over the protocol: ``textDocument/prepareRename``,
+``textDocument/rename`` (a heading, or the heading or file a link points to) and
+``workspace/willRenameFiles`` (files and folders moved in the editor).
+
+Reads the folder's files as the editor sees them (open buffers, else disk) and
+asks :mod:`mdseek.index.rename` for the edits; :func:`_workspace_edit` is the one
+place an outcome becomes a ``WorkspaceEdit`` (``documentChanges`` with each
+buffer's version, ``null`` for a file read from disk). A file that cannot be read
+or decoded is left untouched and named in the log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+
+from mdseek.index.links import Link
+from mdseek.index.parse import ParsedDocument
+from mdseek.index.rename import (
+    Move,
+    Outcome,
+    RenameError,
+    move_files,
+    new_file_path,
+    rename_heading,
+    rename_target,
+)
+
+from .convert import uri_to_path
+from .roots import Root
+from .workspace import Workspace
+
+log = logging.getLogger("mdseek.lsp")
+
+_MD = types.FileOperationPattern(
+    glob="**/*.{md,markdown}",
+    matches=types.FileOperationPatternKind.File,
+    options=types.FileOperationPatternOptions(ignore_case=True),
+)
+_FOLDER = types.FileOperationPattern(glob="**/*", matches=types.FileOperationPatternKind.Folder)
+FILE_OPERATIONS = types.FileOperationRegistrationOptions(
+    filters=[
+        types.FileOperationFilter(pattern=_MD, scheme="file"),
+        types.FileOperationFilter(pattern=_FOLDER, scheme="file"),
+    ]
+)
+
+
+def offer_file_operations(caps: types.ClientCapabilities) -> None:
+    """Have pygls offer will/didRenameFiles to every client, not only to those that
+    announce them: Neovim 0.11 announces none, yet its file-explorer plugins
+    (oil.nvim, nvim-tree, snacks.rename) send willRenameFiles to a server that
+    offers it."""
+    if caps.workspace is None:
+        caps.workspace = types.WorkspaceClientCapabilities()
+    ops = caps.workspace.file_operations or types.FileOperationClientCapabilities()
+    ops.will_rename = ops.did_rename = True
+    caps.workspace.file_operations = ops
+
+
+class _Corpus:
+    """One folder's markdown files, each read once, remembering the version read."""
+
+    def __init__(self, ws: Workspace, root: Root):
+        self.ws, self.root = ws, root
+        self.files = root.markdown_files()
+        self.read: dict[str, tuple[Path, int | None, ParsedDocument]] = {}
+
+    def doc(self, rel: str) -> ParsedDocument | None:
+        if rel in self.read:
+            return self.read[rel][2]
+        path = self.root.path / rel
+        snap = self.ws.docs.snapshot(path, rel, self.ws.root_paths)
+        if snap is None:
+            log.warning("rename: %s left untouched: it cannot be read", path)
+            return None
+        self.read[rel] = (path, snap[0], snap[1])
+        return snap[1]
+
+    def text(self, rel: str) -> str | None:
+        if rel in self.read:
+            return self.read[rel][2].text
+        lines = self.ws.docs.lines(self.root.path / rel, self.ws.root_paths)
+        return "\n".join(lines) if lines is not None else None
+
+    def links(self, rel: str, doc: ParsedDocument) -> list[Link]:
+        return self.ws.docs.links(self.root.path / rel, doc)  # kept per version
+
+    def exists(self, rel: str) -> bool:
+        return self.root.exists(rel)
+
+
+def _at(ws: Workspace, uri: str) -> tuple[_Corpus, str, ParsedDocument] | None:
+    path = uri_to_path(uri)
+    root = ws.root_for(path) if path is not None else None
+    if path is None or root is None:
+        return None
+    corpus = _Corpus(ws, root)
+    rel = root.rel(path)
+    doc = corpus.doc(rel)
+    return (corpus, rel, doc) if doc is not None else None
+
+
+def prepare_sync(
+    ws: Workspace, uri: str, position: types.Position
+) -> types.PrepareRenamePlaceholder | None:
+    """The range and text a rename at ``position`` would change; None when the
+    cursor is on neither a heading nor a link to something in the folder."""
+    found = _at(ws, uri)
+    if found is None:
+        return None
+    corpus, rel, doc = found
+    line, col = ws.pos.from_client(doc.lines(), position)
+    t = rename_target(corpus, rel, doc, line, col)
+    if t is None:
+        return None
+    rng = ws.pos.range(doc.lines(), *t.span)
+    return types.PrepareRenamePlaceholder(range=rng, placeholder=t.placeholder)
+
+
+def rename_sync(
+    ws: Workspace, uri: str, position: types.Position, name: str, caps: Any
+) -> types.WorkspaceEdit | None:
+    found = _at(ws, uri)
+    if found is None:
+        return None
+    corpus, rel, doc = found
+    line, col = ws.pos.from_client(doc.lines(), position)
+    t = rename_target(corpus, rel, doc, line, col)
+    if t is None:
+        return None
+    if t.kind == "heading" and t.heading is not None:
+        tdoc = corpus.doc(t.path)
+        if tdoc is None:
+            raise RenameError(f"{t.path} cannot be read")
+        return _workspace_edit(
+            ws, corpus, rename_heading(corpus, t.path, tdoc, t.heading, name), caps
+        )
+    assert t.site is not None
+    written = t.site.parts()[0][1]
+    new = new_file_path(t.source, t.path, "<" if t.site.angle else written, t.site.kind, name)
+    if new == t.path:
+        raise RenameError(f"{t.path} already has that name")
+    if corpus.exists(new) or (corpus.root.path / new).exists():
+        raise RenameError(f"{new} already exists")
+    out = move_files(corpus, [Move(t.path, new)])
+    out.moves.append((t.path, new))
+    return _workspace_edit(ws, corpus, out, caps)
+
+
+def will_rename_sync(
+    ws: Workspace, files: Sequence[types.FileRename], caps: Any
+) -> types.WorkspaceEdit | None:
+    """Edits for files and folders about to be moved (the editor moves them)."""
+    per_root: dict[Path, tuple[Root, list[Move]]] = {}
+    for f in files:
+        old, new = uri_to_path(f.old_uri), uri_to_path(f.new_uri)
+        root = ws.root_for(old) if old is not None else None
+        if old is None or new is None or root is None:
+            continue
+        if not root.contains(new):
+            log.warning(
+                "moving %s out of its workspace folder: links to it are left as they are", old
+            )
+            continue
+        move = Move(root.rel(old), root.rel(new), old.is_dir())
+        per_root.setdefault(root.path, (root, []))[1].append(move)
+    changes: list = []
+    for root, moves in per_root.values():
+        corpus = _Corpus(ws, root)
+        edit = _workspace_edit(ws, corpus, move_files(corpus, moves), caps)
+        changes.append(edit)
+    if not changes:
+        return None
+    if len(changes) == 1:
+        return changes[0]
+    merged = types.WorkspaceEdit(document_changes=[], changes={})
+    for e in changes:
+        merged.document_changes = [*(merged.document_changes or []), *(e.document_changes or [])]
+        merged.changes = {**(merged.changes or {}), **(e.changes or {})}
+    return merged
+
+
+def _workspace_edit(ws: Workspace, corpus: _Corpus, out: Outcome, caps: Any) -> types.WorkspaceEdit:
+    """The one place an outcome becomes a WorkspaceEdit."""
+    for rel, why in out.skipped:
+        log.warning("rename: %s left untouched: %s", corpus.root.path / rel, why)
+    edit_caps = getattr(getattr(caps, "workspace", None), "workspace_edit", None)
+    versioned = bool(getattr(edit_caps, "document_changes", False))
+    ops = getattr(edit_caps, "resource_operations", None) or []
+    if out.moves and not (versioned and types.ResourceOperationKind.Rename in ops):
+        raise RenameError(
+            "this editor cannot rename files through a rename (no resource operations)"
+        )
+    doc_changes: list = []
+    changes: dict[str, list[types.TextEdit]] = {}
+    for rel, edits in out.edits.items():
+        path, version, doc = corpus.read[rel]
+        lines = doc.lines()
+        text_edits = [
+            types.TextEdit(
+                range=ws.pos.range(lines, e.line, e.col, e.end_line, e.end_col), new_text=e.text
+            )
+            for e in sorted(edits, key=lambda e: (e.line, e.col))
+        ]
+        uri = ws.uri_for(path)
+        if versioned:
+            ident = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            doc_changes.append(types.TextDocumentEdit(text_document=ident, edits=text_edits))
+        else:
+            changes[uri] = text_edits
+    for old, new in out.moves:
+        doc_changes.append(
+            types.RenameFile(
+                old_uri=ws.uri_for(corpus.root.path / old),
+                new_uri=ws.uri_for(corpus.root.path / new),
+            )
+        )
+    if versioned:
+        return types.WorkspaceEdit(document_changes=doc_changes)
+    return types.WorkspaceEdit(changes=changes)
+
+
+# -- async entry points (the server's handlers call these) ------------------------
+
+
+async def prepare(ws: Workspace, params: types.PrepareRenameParams) -> Any:
+    return await asyncio.to_thread(prepare_sync, ws, params.text_document.uri, params.position)
+
+
+async def rename(
+    ws: Workspace, params: types.RenameParams, caps: Any
+) -> types.WorkspaceEdit | None:
+    try:
+        return await asyncio.to_thread(
+            rename_sync, ws, params.text_document.uri, params.position, params.new_name, caps
+        )
+    except RenameError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
+
+
+async def will_rename(ws: Workspace, params: types.RenameFilesParams, caps: Any) -> Any:
+    try:
+        return await asyncio.to_thread(will_rename_sync, ws, params.files, caps)
+    except RenameError as exc:
+        raise JsonRpcInvalidParams(str(exc)) from exc
