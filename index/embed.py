@@ -28,6 +28,7 @@ from .model import (
     ModelUnavailable,
     Prompts,
     allow_pickle_from_env,
+    cache_dir,
     load_sentence_transformer,
     load_tokenizer,
     model_cache_dir,
@@ -37,6 +38,7 @@ from .model import (
     resolve_model,
 )
 from .onnx_encoder import default_threads, token_order
+from .private import why_not_private
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,8 @@ def warm_default_session(
             resolved = resolve_model(None)
             mid = model_id(resolved)
             folder = model_cache_dir(mid)
+            if why_not_private(folder, top=cache_dir()):
+                return  # the real load says why
             m = read_manifest(folder)
             if (
                 settings.backend != "onnx"

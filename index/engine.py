@@ -27,7 +27,7 @@ from .dense import DenseIndex
 from .embed import Embedder, EmbedSettings
 from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from .lexical import LexicalIndex, Phrase
-from .location import FILE_MODE, locate, prepare
+from .location import FILE_MODE, locate, prepare, prune_orphans_daily
 from .model import (
     ModelTokenizer,
     ModelUnavailable,
@@ -158,6 +158,8 @@ class Engine:
             raise NotADirectoryError(f"{self.root} is not a folder")
         self.location = locate(self.root, index_path)
         prepare(self.location)  # no symlinks; a private folder
+        if self.location.kind == "cache":
+            prune_orphans_daily()  # indexes of deleted folders, once a day, quietly
         self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
         self.embedder = Embedder(model, settings=embed)
@@ -167,7 +169,7 @@ class Engine:
         self._chunker: Chunker | None = None
         self.store = Store(self.index_path, recover=self.location.owned, check=check_index)
         # What the user should hear about opening the index (a file set aside, a migration).
-        self.notices: list[str] = [self.store.notice] if self.store.notice else []
+        self.notices: list[str] = [n for n in (self.location.notice, self.store.notice) if n]
         self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
         self.dense = DenseIndex()
         self._dense_version: int | None = None  # data_version the matrix reflects

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .engine import Engine, SearchResponse, SearchResult
-from .files import scan
+from .files import BadGlob, FileFilter, check_glob, scan
 from .links import find_heading
 from .parse import MAX_INLINE_HEADING, ParsedDocument, Section, heading_text, parse_bytes
 from .requests import path_wanted
@@ -49,9 +49,14 @@ class NoSuchSection(LookupError):
 def confine(engine: Engine, path: str) -> tuple[str, Path]:
     """(workspace-relative posix path, real absolute path) of a file a client
     named, or OutsideRoot / NotIndexed."""
+    return confine_in(engine.root, engine.filter, path)
+
+
+def confine_in(root: Path, flt: FileFilter, path: str) -> tuple[str, Path]:
+    """:func:`confine` for a folder (resolved) and its filter, without an engine
+    (the language server's links, before the folder's index is open)."""
     if not isinstance(path, str) or not path.strip() or "\0" in path:
         raise NotIndexed("give the path of a markdown file, relative to the folder")
-    root = engine.root
     p = Path(path.strip())
     if not p.is_absolute():
         p = root / p
@@ -62,7 +67,6 @@ def confine(engine: Engine, path: str) -> tuple[str, Path]:
     if not real.is_relative_to(root):
         raise OutsideRoot(f"{path}: outside the served folder")
     rel = real.relative_to(root).as_posix()
-    flt = engine.filter
     if not flt.wants(rel):
         raise NotIndexed(f"{path}: not a markdown file this folder indexes")
     try:
@@ -200,7 +204,10 @@ def search(
 ) -> SearchResponse:
     """The engine's search, optionally only in files that path globs let
     through (``rg -g`` style, see :func:`requests.path_wanted`): a filter on
-    results, the index is not touched."""
+    results, the index is not touched. BadGlob for a glob over the length limit."""
+    for glob in paths:
+        if why := check_glob(glob):
+            raise BadGlob(f"path: {why}")
     if not paths:
         return engine.search(
             query, limit=limit, mode=mode, prefix_last=prefix_last,

@@ -23,7 +23,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,32 +45,111 @@ def display_path(path: str) -> str:
         return os.fsencode(path).decode("utf-8", "replace")
 
 
+MAX_GLOB_LENGTH = 1000  # characters: a longer glob is an error, not a pattern
+
+
+class BadGlob(ValueError):
+    """A glob that is not matched (too long); its message is one line for people."""
+
+
+# Glob tokens; a glob is matched by simulating its automaton (a set of states
+# per character), never by a backtracking regex: time grows with the path's
+# length times the glob's, whatever the glob (``"*a"*14 + "x"`` took 8 s as a
+# regex; Python's re, and the libraries that translate globs to it, backtrack).
+_STAR, _GLOBSTAR, _GLOBSTAR_DIR, _ANY = "*", "**", "**/", "?"
+
+
+class _Glob:
+    """One compiled glob: tokens, and a lazily built table of state transitions."""
+
+    __slots__ = ("tokens", "closure", "moves")
+
+    def __init__(self, pattern: str):
+        p = pattern.replace("\\", "/").lower()
+        toks: list[str] = []
+        i = 0
+        while i < len(p):
+            if p.startswith("**/", i):
+                toks.append(_GLOBSTAR_DIR)
+                i += 3
+            elif p.startswith("**", i):
+                toks.append(_GLOBSTAR)
+                i += 2
+            else:
+                toks.append(p[i])  # "*", "?" or a literal character
+                i += 1
+        self.tokens = tuple(toks)
+        m = len(toks)
+        # States 0..m: "the first i tokens are matched"; m + 1 + i: inside the
+        # i-th token "**/" (some characters read, waiting for its "/").
+        # A star token can match nothing: state i also stands for state i + 1.
+        closure = []
+        for i in range(m + 1):
+            j = i
+            while j < m and toks[j] in (_STAR, _GLOBSTAR, _GLOBSTAR_DIR):
+                j += 1
+            closure.append(frozenset(range(i, j + 1)))
+        self.closure = closure
+        self.moves: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+
+    def _step(self, states: frozenset[int], c: str) -> frozenset[int]:
+        toks, m = self.tokens, len(self.tokens)
+        out: set[int] = set()
+        for s in states:
+            if s > m:  # inside a "**/": any character, and "/" ends it
+                out.add(s)
+                if c == "/":
+                    out |= self.closure[s - m]
+                continue
+            if s == m:
+                continue
+            t = toks[s]
+            if t == _GLOBSTAR_DIR:
+                out.add(m + 1 + s)
+                if c == "/":
+                    out |= self.closure[s + 1]
+            elif t == _GLOBSTAR or (t == _STAR and c != "/"):
+                out |= self.closure[s]
+            elif t == c or (t == _ANY and c != "/"):
+                out |= self.closure[s + 1]
+        return frozenset(out)
+
+    def match(self, text: str) -> bool:
+        states = self.closure[0]
+        moves = self.moves
+        if len(moves) > 4096:  # bound the table a hostile path could grow
+            moves.clear()
+        for c in text.lower():
+            nxt = moves.get((states, c))
+            if nxt is None:
+                nxt = moves[(states, c)] = self._step(states, c)
+            if not nxt:
+                return False
+            states = nxt
+        return len(self.tokens) in states
+
+
+def check_glob(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be used as a glob (one line), or None."""
+    if len(pattern) > MAX_GLOB_LENGTH:
+        return (
+            f"a glob of {len(pattern):,} characters is over the {MAX_GLOB_LENGTH:,}-character limit"
+        )
+    return None
+
+
 @lru_cache(maxsize=256)
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    out = []
-    i = 0
-    p = pattern.replace("\\", "/")
-    while i < len(p):
-        if p.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif p.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif p[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif p[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(p[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z", re.IGNORECASE)
+def _compiled(pattern: str) -> _Glob:
+    why = check_glob(pattern)
+    if why:
+        raise BadGlob(why)
+    return _Glob(pattern)
 
 
 def matches(rel: str, patterns: tuple[str, ...] | list[str]) -> bool:
-    return any(glob_regex(p).match(rel) for p in patterns)
+    """Whether ``rel`` matches any of the globs (case ignored; ``**`` spans folders,
+    ``*`` and ``?`` stay inside one). BadGlob for a glob over the length limit."""
+    return any(_compiled(p).match(rel) for p in patterns)
 
 
 @dataclass(frozen=True)
@@ -150,6 +228,16 @@ def check_file(root: Path, p: Path, flt: FileFilter, skip=None) -> FoundFile | N
     """A FoundFile for ``p`` if it may be indexed, else None (reason given to ``skip``)."""
     root = root.resolve()
     rel = relpath(root, p) if p.is_absolute() else p.as_posix()
+    # Every folder between the root and the file: the scan descends no symlinked
+    # folder, so a file reached through one is not indexed either.
+    folder = root
+    for part in Path(rel).parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            (skip or (lambda r, why: log.info("skipping %s: %s", display_path(r), why)))(
+                rel, "inside a symlinked folder (not followed)"
+            )
+            return None
     return _check(root, p, rel, flt, skip)
 
 

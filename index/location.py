@@ -4,6 +4,7 @@ Where (first that applies):
   explicit   ``--db`` / ``MDSEEK_INDEX`` / the ``indexPath`` setting
   workspace  ``<root>/.mdseek/index.sqlite`` if that file already exists (indexes
              made before the cache location, or a user who wants it there)
+             and mdseek wrote it for this user (see below)
   cache      ``<user cache>/mdseek/indexes/<folder name>-<hash of the root>/index.sqlite``
              (``$XDG_CACHE_HOME`` or ``~/.cache`` on Linux, ``~/Library/Caches`` on
              macOS, ``%LOCALAPPDATA%`` on Windows): nothing in the user's folder, so
@@ -15,6 +16,12 @@ written through a link lands outside where the user thinks it is, or overwrites
 the file the link points to): :func:`prepare` refuses them with
 :class:`IndexLocationError`, naming the path.
 
+Trusted: a workspace index that mdseek did not write for this user (owned by
+another user, or readable/writable by others, as a clone or an archive leaves
+it) is not used: the folder is indexed into the cache, with one notice. Its
+rows could hold text that is not in the files. An explicit index file owned by
+another user or writable by others is refused.
+
 Private: the index holds the full text of the notes, so its folders are created
 0700 and its files 0600 (SQLite gives ``-wal``/``-shm`` the main file's mode).
 """
@@ -25,6 +32,8 @@ import hashlib
 import logging
 import os
 import re
+import shutil
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +60,7 @@ class IndexLocation:
     path: Path  # the SQLite file
     kind: str  # "explicit", "workspace" or "cache"
     own_dir: Path | None  # the folder mdseek made for it (None for an explicit path)
+    notice: str = ""  # why the index is not where it was found (one line), if so
 
     @property
     def owned(self) -> bool:
@@ -73,17 +83,57 @@ def cache_dirname(root: Path) -> str:
     return f"{name}-{digest}"
 
 
+def not_ours(path: Path, mask: int = 0o077) -> str | None:
+    """Why an existing file or folder cannot have been written by mdseek for this
+    user (mdseek makes them 0600/0700, owned by the user; a clone or an archive
+    leaves 0644/0755), or None. A missing path or a symlink is for :func:`prepare`."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return None
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"{path} is owned by another user"
+    if st.st_mode & mask:
+        what = "readable or writable" if mask & 0o044 else "writable"
+        return f"{path} is {what} by others (mode {st.st_mode & 0o777:o})"
+    return None
+
+
 def locate(root: Path, explicit: str | Path | None = None) -> IndexLocation:
-    """Where the index of ``root`` (a resolved folder) lives; creates nothing."""
+    """Where the index of ``root`` (a resolved folder) lives; creates nothing.
+
+    A workspace index that mdseek did not write for this user (:func:`not_ours`)
+    is never trusted for its content, which a stranger may have crafted (text that
+    is not in the files, planted vectors): the folder is indexed into the user
+    cache instead, and ``notice`` says so. An explicit index file that others
+    could have written is refused (IndexLocationError)."""
+    cache = cache_root() / cache_dirname(root)
+    in_cache = IndexLocation(cache / INDEX_FILENAME, "cache", cache)
     if explicit is not None and str(explicit) != "":
         p = Path(os.path.abspath(Path(explicit).expanduser()))
         # The folder may be reached through a link the user chose; the file itself never.
-        return IndexLocation(p.parent.resolve() / p.name, "explicit", None)
-    own = root / WORKSPACE_DIRNAME
-    if own.is_symlink() or os.path.lexists(own / INDEX_FILENAME):
-        return IndexLocation(own / INDEX_FILENAME, "workspace", own)
-    own = cache_root() / cache_dirname(root)
-    return IndexLocation(own / INDEX_FILENAME, "cache", own)
+        loc = IndexLocation(p.parent.resolve() / p.name, "explicit", None)
+        # The user chose it: theirs, and nobody else may have written it.
+        if why := not_ours(loc.path, 0o022):
+            raise IndexLocationError(
+                f"{why}: mdseek does not use an index others could have written "
+                "(chmod go-w it, or choose another index file with --db / MDSEEK_INDEX)"
+            )
+        return loc
+    else:
+        own = root / WORKSPACE_DIRNAME
+        if not (own.is_symlink() or os.path.lexists(own / INDEX_FILENAME)):
+            return in_cache
+        loc = IndexLocation(own / INDEX_FILENAME, "workspace", own)
+        if own.is_symlink() or loc.path.is_symlink():
+            return loc  # refused by prepare, naming the link
+        why = not_ours(own) or not_ours(loc.path)
+    if why is None:
+        return loc
+    notice = f"not using the index {loc.path}: {why}; indexing into {in_cache.path} instead"
+    return IndexLocation(in_cache.path, "cache", cache, notice)
 
 
 def _refuse_link(p: Path, what: str) -> None:
@@ -173,3 +223,79 @@ def move_aside(path: Path, why: str) -> Path:
         if os.path.lexists(side):
             os.replace(side, dest.with_name(dest.name + suffix))
     return dest
+
+
+@dataclass(frozen=True)
+class CachedIndex:
+    folder: Path  # <cache root>/<folder name>-<hash>
+    root: str | None  # the folder it indexes (None: the index does not say)
+    size: int  # bytes of every file in ``folder``
+
+    @property
+    def orphan(self) -> bool:
+        """Its folder no longer exists (an index that names none is left alone)."""
+        return self.root is not None and not Path(self.root).is_dir()
+
+
+def cached_indexes() -> list[CachedIndex]:
+    """Every index in the user cache, with the folder it indexes and its size."""
+    from .store import read_meta  # the store imports this module
+
+    top = cache_root()
+    out = []
+    try:
+        folders = sorted(p for p in top.iterdir() if p.is_dir() and not p.is_symlink())
+    except OSError:
+        return []
+    for d in folders:
+        size = sum(f.lstat().st_size for f in d.iterdir() if f.is_file() and not f.is_symlink())
+        out.append(CachedIndex(d, read_meta(d / INDEX_FILENAME, "root"), size))
+    return out
+
+
+def remove_cached(index: CachedIndex) -> None:
+    """Delete one cache folder of mdseek's (its index and companions); never a link."""
+    if index.folder.is_symlink() or index.folder.parent != cache_root():
+        raise IndexLocationError(f"{index.folder} is not an index folder of the user cache")
+    shutil.rmtree(index.folder)
+
+
+ORPHAN_DAYS = 30  # an index whose folder is gone and that nobody wrote for this long
+PRUNE_STAMP = ".last-prune"  # in the cache root: when the last automatic prune ran
+
+
+def _written(folder: Path) -> float:
+    try:
+        return (folder / INDEX_FILENAME).stat().st_mtime
+    except OSError:
+        return folder.stat().st_mtime
+
+
+def prune_orphans_daily(now: float | None = None) -> list[CachedIndex]:
+    """Remove, quietly, the cache's indexes whose folder is gone and that were
+    not written for ORPHAN_DAYS; at most once a day (a stamp file), so it costs
+    one stat on most calls. Returns what was removed."""
+    now = time.time() if now is None else now
+    stamp = cache_root() / PRUNE_STAMP
+    try:
+        if now - stamp.stat().st_mtime < 86400:
+            return []
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return []
+    removed = []
+    try:
+        _mkdirs_private(stamp.parent)
+        stamp.touch()
+        os.utime(stamp, (now, now))
+        for c in cached_indexes():
+            # The index file's mtime: its last write (reading it may touch the folder).
+            if c.orphan and now - _written(c.folder) > ORPHAN_DAYS * 86400:
+                remove_cached(c)
+                removed.append(c)
+    except (OSError, IndexLocationError) as exc:
+        log.debug("automatic prune stopped: %s", exc)
+    for c in removed:
+        log.debug("pruned %s (%s no longer exists)", c.folder, c.root)
+    return removed

@@ -41,8 +41,9 @@ from typing import Any
 
 import numpy as np
 
-from .model import load_sentence_transformer, model_cache_dir
+from .model import cache_dir, load_sentence_transformer, model_cache_dir
 from .onnx_encoder import FORMAT, MANIFEST, OnnxEncoder, read_manifest
+from .private import why_not_private
 
 log = logging.getLogger(__name__)
 # What a person waiting should hear (the CLI shows it without -v; see lsp/cli.py).
@@ -408,6 +409,8 @@ def ensure_fp32(
     """The verified fp32 export folder of a model, exporting it on first use.
     Raises ExportRejected (with the reason) if it cannot be served by ONNX."""
     folder = model_cache_dir(model_id)
+    if why := why_not_private(folder, top=cache_dir()):  # its files are loaded as they are
+        raise ExportRejected(f"its export folder cannot be trusted: {why}")
     for attempt in range(2):
         m = read_manifest(folder)
         if m is not None and m.get("model_id") == model_id:

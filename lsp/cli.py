@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING
 
 from mdseek.index import requests
 from mdseek.index.coverage import coverage_of
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, display_path, scan
+from mdseek.index.files import (
+    DEFAULT_MAX_FILE_SIZE,
+    FileFilter,
+    check_glob,
+    display_path,
+    scan,
+)
 from mdseek.index.location import locate
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.store import IndexFileError, is_damage, read_meta
@@ -223,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the status as JSON")
     _add_common(p)
 
+    p = command("prune", "remove the indexes in the user cache whose folder no longer exists")
+    p.add_argument("--dry-run", action="store_true", help="list them, remove nothing")
+    _add_common(p)
+
     p = command("serve", "run the language server on stdio (for editors)")
     p.add_argument(
         "--stdio", action="store_true", help="accepted and ignored (stdio is the default)"
@@ -236,7 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--db",
         default=os.environ.get("MDSEEK_INDEX") or None,
-        help="index file, with one DIR (default: DIR/.mdseek/index.sqlite, the language server's)",
+        help="index file, with one DIR (default: the one the language server uses, in the user cache; `mdseek status DIR` shows it)",
     )
     p.add_argument("--max-file-size", type=int, default=None, help="bytes")
     p.add_argument("--include", action="append", help="glob to index (repeatable)")
@@ -290,6 +300,9 @@ def _filter(args: argparse.Namespace) -> FileFilter:
         kw["include"] = tuple(args.include)
     if getattr(args, "exclude", None):
         kw["exclude"] = FileFilter().exclude + tuple(args.exclude)
+    for glob in kw.get("include", ()) + kw.get("exclude", ()):
+        if why := check_glob(glob):
+            raise CliError(f"--include/--exclude: {why}")
     return FileFilter(**kw)
 
 
@@ -826,6 +839,23 @@ class _OnceModelError(logging.Filter):
         return "cannot load embedding model" not in record.getMessage()
 
 
+def cmd_prune(args: argparse.Namespace) -> int:
+    from mdseek.index.location import cached_indexes, remove_cached
+
+    orphans = [c for c in cached_indexes() if c.orphan]
+    for c in orphans:
+        if not args.dry_run:
+            remove_cached(c)
+        verb = "would remove" if args.dry_run else "removed"
+        print(f"{verb} {c.folder} ({c.size / 1e6:.1f} MB; {c.root} no longer exists)")
+    total = sum(c.size for c in orphans) / 1e6
+    print(
+        f"{len(orphans)} orphaned index(es), {total:.1f} MB"
+        + (" (dry run)" if args.dry_run else "")
+    )
+    return 0
+
+
 COMMANDS = {
     "index": cmd_index,
     "search": cmd_search,
@@ -834,6 +864,7 @@ COMMANDS = {
     "status": cmd_status,
     "serve": cmd_serve,
     "mcp": cmd_mcp,
+    "prune": cmd_prune,
 }
 
 

@@ -10,6 +10,10 @@ of those, and hands attrs the stored object when the same text comes again.
 Text not in the file is compiled as before; when something was new the file is
 rewritten once, by :func:`finish`, with what this start used (so it does not
 grow across upgrades). A missing, damaged or foreign file only means compiling.
+The code it holds is run, so it is read only from a folder private to this user
+(:mod:`mdseek.index.private`: owned by them, writable by nobody else, no
+symlink; ``MDSEEK_CACHE_DIR`` may point anywhere) -- else it is not used, with
+one log line.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import os
 import types
 from pathlib import Path
 
+from mdseek.index.private import why_not_private
+
 log = logging.getLogger(__name__)
 
 
@@ -32,10 +38,20 @@ class CodeCache:
         self.codes: dict[bytes, types.CodeType] = {}
         self.used: dict[bytes, types.CodeType] = {}
         self.new = 0
+        data = None
         try:
-            data = marshal.loads(path.read_bytes())
-        except (OSError, EOFError, ValueError, TypeError):
-            data = None
+            # O_NOFOLLOW and fstat: the file checked is the file read.
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as f:
+                st = os.fstat(f.fileno())
+                if hasattr(os, "getuid") and st.st_uid != os.getuid() or st.st_mode & 0o022:
+                    log.warning("attrs code cache %s ignored: not private to this user", path)
+                else:
+                    data = marshal.loads(f.read())
+        except FileNotFoundError:
+            pass
+        except (OSError, EOFError, ValueError, TypeError) as exc:
+            log.debug("attrs code cache not read: %s", exc)
         if isinstance(data, dict):
             self.codes = {
                 k: v for k, v in data.items() if isinstance(k, bytes) and type(v) is types.CodeType
@@ -57,7 +73,7 @@ class CodeCache:
             return
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:
                 f.write(marshal.dumps(self.used))
@@ -80,6 +96,9 @@ def install(cache_dir: Path) -> CodeCache | None:
         return None
     if _active is not None or "compile" in vars(make):
         return _active  # installed already, or attrs has a compile of its own
+    if why := why_not_private(cache_dir):
+        log.warning("attrs code cache not used: %s", why)  # compiling as usual
+        return None
     _active = CodeCache(cache_dir / f"attrs-code-{importlib.util.MAGIC_NUMBER.hex()}.marshal")
     make.compile = _active.compile  # type: ignore[attr-defined]  # a module global shadows the builtin for attrs' code only
     return _active

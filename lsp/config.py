@@ -42,7 +42,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mdseek.index.files import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, DEFAULT_MAX_FILE_SIZE, FileFilter
+from mdseek.index.files import (
+    DEFAULT_EXCLUDE,
+    DEFAULT_INCLUDE,
+    DEFAULT_MAX_FILE_SIZE,
+    FileFilter,
+    check_glob,
+)
 
 SECTION = "mdseek"
 
@@ -121,6 +127,9 @@ def _globs(name: str, empty_ok: bool):
         if isinstance(v, str):
             v = [v]
         if isinstance(v, (list, tuple)) and all(isinstance(x, str) and x.strip() for x in v):
+            for x in v:
+                if why := check_glob(x.strip()):
+                    return None, f"{name}: {why}"
             if v or empty_ok:
                 return tuple(x.strip() for x in v), None
         return None, f"{name} must be a list of glob strings (got {v!r})"

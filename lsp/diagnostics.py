@@ -242,9 +242,10 @@ def anchor_fixes(
         anchor = data.get("anchor")
         if not isinstance(target, str) or not isinstance(anchor, str):
             continue
-        tdoc = ws.docs.parsed(root.path / target, target, ws.root_paths)
-        if tdoc is None:
+        linked = ws.linked_doc(root, target)
+        if linked is None:
             continue
+        tdoc = linked[1]
         line, col = ws.pos.from_client(lines, d.range.start)
         link = next((k for k in links if k.contains(line, col)), None)
         span = _anchor_span(lines, link, anchor) if link is not None else None

@@ -14,13 +14,18 @@ its protocol and our own read loop (nothing in pygls is patched):
   a notification like it is logged in one line and dropped; a response from the
   client that does not fit (``workspace/configuration`` answered with ``null``)
   is handed over untyped, so the request waiting for it still finishes.
-* Errors. An exception in a handler is answered with its one-line message; the
-  traceback goes to the debug log, never into the answer's ``data``.
+* Errors. An exception anywhere in dispatching a request (the handler, sync or
+  async, or writing its result) is answered with ``-32603`` and a one-line
+  message, and the server keeps serving; the traceback goes to the debug log,
+  never into the answer's ``data``. A request after ``shutdown`` is answered
+  with ``-32600`` (pygls drops it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import json
 import logging
 import re
@@ -29,7 +34,7 @@ from typing import Any
 
 import cattrs
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
 from pygls.protocol import (
     JsonRPCNotification,
     JsonRPCRequestMessage,
@@ -144,20 +149,73 @@ class MdseekProtocol(LanguageServerProtocol):
         error = {"code": bad.code, "message": bad.message}
         self._send_data({"jsonrpc": self.VERSION, "id": bad.msg_id, "error": error})
 
-    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
-        """A handler's answer; a failure becomes a one-line error (traceback in the debug log)."""
-        if future.cancelled() or future.exception() is None:
-            super()._send_handler_result(future, msg_id=msg_id)
-            return
+    def _answer_error(self, msg_id: Any, exc: BaseException) -> None:
+        """Answer request ``msg_id`` with ``exc`` as a one-line error (-32603 unless
+        it is a JSON-RPC error); the traceback goes to the debug log."""
         self._request_futures.pop(msg_id, None)
-        exc = future.exception()
         if isinstance(exc, JsonRpcException):
             error = types.ResponseError(code=exc.code, message=_one_line(exc.message))
         else:
-            error = types.ResponseError(code=INTERNAL_ERROR, message=_one_line(_describe(exc)))
+            what = _describe(exc) if isinstance(exc, Exception) else type(exc).__name__
+            error = types.ResponseError(code=INTERNAL_ERROR, message=_one_line(what))
         log.error("request %s failed: %s", msg_id, error.message)
         log.debug("request %s failed", msg_id, exc_info=exc)
         self._send_response(msg_id, error=error)
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        """Dispatch a request; whatever its handler raises (before or after it
+        yields) is answered, never only logged."""
+        try:
+            handler = self._get_handler(method_name)
+            self._ctx_msg_id.set(msg_id)
+            self._execute_handler(
+                msg_id=msg_id,
+                handler=handler,
+                args=(params,),
+                callback=functools.partial(self._send_handler_result, msg_id=msg_id),
+            )
+        except JsonRpcMethodNotFound as exc:
+            log.warning("answering %s: unknown method %s", msg_id, _one_line(method_name, 100))
+            self._send_response(msg_id, error=exc.to_response_error())
+        except Exception as exc:
+            self._answer_error(msg_id, exc)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any) -> None:
+        """A handler's answer; a failure (of the handler, or of writing its result)
+        becomes a one-line error (traceback in the debug log)."""
+        if future.cancelled() or future.exception() is None:
+            try:
+                super()._send_handler_result(future, msg_id=msg_id)
+            except Exception as exc:  # a result that cannot be written
+                self._answer_error(msg_id, exc)
+            return
+        self._answer_error(msg_id, future.exception())
+
+    def _send_data(self, data: Any) -> None:
+        """Write one message. pygls logs a message it cannot write and sends nothing;
+        a result that cannot be written is answered with an error here instead."""
+        if not data:
+            return
+        if self.writer is None:
+            log.error("cannot send a message: no transport")
+            return
+        try:
+            body = json.dumps(data, default=self._serialize_message)
+        except Exception as exc:
+            get = data.get if isinstance(data, dict) else lambda k: getattr(data, k, None)
+            if get("method") is None and get("id") is not None and get("error") is None:
+                self._answer_error(get("id"), exc)  # a result that is not JSON
+            else:
+                log.error("cannot write a message: %s", _one_line(_describe(exc)))
+            return
+        raw = body.encode(self.CHARSET)
+        if self._include_headers:
+            head = f"Content-Length: {len(raw)}\r\n"
+            head += f"Content-Type: {self.CONTENT_TYPE}; charset={self.CHARSET}\r\n\r\n"
+            raw = head.encode(self.CHARSET) + raw
+        res = self.writer.write(raw)
+        if inspect.isawaitable(res):
+            asyncio.ensure_future(res)
 
     def _check_handler_result(self, future: Any) -> None:
         """A notification handler's failure: one log line (no pop-up for the user,
@@ -167,11 +225,21 @@ class MdseekProtocol(LanguageServerProtocol):
             log.debug("handling a notification failed", exc_info=exc)
 
     def handle_message(self, message: RPCMessage) -> None:
+        method, msg_id = getattr(message, "method", None), getattr(message, "id", None)
+        is_request = method is not None and msg_id is not None
+        if is_request and self._shutdown and method != "exit":
+            # pygls drops it; the LSP asks for an answer (InvalidRequest).
+            error = {"code": INVALID_REQUEST, "message": "the server is shutting down"}
+            self._send_data({"jsonrpc": self.VERSION, "id": msg_id, "error": error})
+            return
         try:
             super().handle_message(message)
         except (SystemExit, KeyboardInterrupt):
             raise
         except Exception as exc:  # never let one message stop the read loop
+            if is_request:
+                self._answer_error(msg_id, exc)
+                return
             log.error("cannot handle a message: %s", _one_line(_describe(exc)))
             log.debug("cannot handle a message", exc_info=exc)
 

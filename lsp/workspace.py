@@ -15,6 +15,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from mdseek.index.facade import NotIndexed, OutsideRoot, confine_in
 from mdseek.index.links import Link, Target, find_heading, resolve
 from mdseek.index.parse import Heading, ParsedDocument
 
@@ -105,9 +106,21 @@ class Workspace:
         if root is None:
             doc = self.docs.parsed(path, path.name, [])
             return (path, doc) if doc else None
-        tpath = (root.path / target.path).resolve()
-        doc = self.docs.parsed(tpath, target.path, self.root_paths)  # never outside the roots
-        return (tpath, doc) if doc else None
+        if (root.path / target.path).resolve() == path.resolve():
+            doc = self.docs.parsed(path, target.path, self.root_paths)  # the file itself
+            return (path, doc) if doc else None
+        return self.linked_doc(root, target.path)
+
+    def linked_doc(self, root: Root, rel: str) -> tuple[Path, ParsedDocument] | None:
+        """A file that a link names, if the folder indexes it: the MCP's rules
+        (include/exclude, size limit, inside the folder, no symlink out), so a
+        hover or a quick fix never shows a byte of ``.env`` or of a file elsewhere."""
+        try:
+            rel, real = confine_in(root.path, root.settings.file_filter(), rel)
+        except (OutsideRoot, NotIndexed):
+            return None
+        doc = self.docs.parsed(real, rel, self.root_paths)
+        return (real, doc) if doc else None
 
     def link_target(
         self, root: Root | None, path: Path, link: Link

@@ -79,7 +79,7 @@ def test_default_index_is_in_the_user_cache_not_the_workspace(notes, tmp_path):
 
 def test_workspace_index_used_when_present_and_explicit_path_wins(notes, tmp_path):
     legacy = notes / ".mdseek" / "index.sqlite"
-    legacy.parent.mkdir()
+    legacy.parent.mkdir(mode=0o700)  # as mdseek makes it
     Store(legacy).close()
     eng = Engine(notes)
     assert eng.index_path == legacy and eng.location.kind == "workspace"
@@ -160,14 +160,17 @@ def test_index_folder_and_files_are_private(notes):
         }
         assert mode(folder.parent) == 0o700  # .../mdseek/indexes, created by mdseek
         eng.close()
-        # An index made by an older mdseek (0755 folder, 0644 file) is made private on open.
+        # An index in the folder that others can read (0755 folder, 0644 file: as a
+        # clone leaves it, or an older mdseek) is not trusted: the cache's is used.
         legacy = notes / ".mdseek"
         legacy.mkdir(mode=0o755)
         shutil.copy(eng.index_path, legacy / "index.sqlite")
         os.chmod(legacy / "index.sqlite", 0o644)
+        cached = eng.index_path
         eng = Engine(notes)
-        assert eng.index_path == legacy / "index.sqlite"
-        assert mode(legacy) == 0o700 and mode(legacy / "index.sqlite") == 0o600
+        assert eng.index_path == cached and eng.location.kind == "cache"
+        assert eng.notices[0].startswith(f"not using the index {legacy / 'index.sqlite'}: ")
+        assert "readable or writable by others (mode 755)" in eng.notices[0]
         eng.close()
     finally:
         os.umask(old)
@@ -178,9 +181,10 @@ def test_index_folder_and_files_are_private(notes):
 
 def test_corrupt_index_is_set_aside_and_rebuilt(notes):
     bad = notes / ".mdseek" / "index.sqlite"
-    bad.parent.mkdir()
+    bad.parent.mkdir(mode=0o700)  # as mdseek makes it
     garbage = os.urandom(64 * 1024)
     bad.write_bytes(garbage)
+    bad.chmod(0o600)
     run = cli("index", str(notes), "--no-progress")
     assert run.returncode == 0, run.stderr
     assert "Traceback" not in run.stderr
@@ -239,11 +243,12 @@ def test_foreign_file_at_an_explicit_path_is_refused_untouched(notes, tmp_path):
 
 def test_foreign_file_in_mdseeks_own_folder_is_set_aside(notes):
     own = notes / ".mdseek" / "index.sqlite"
-    own.parent.mkdir()
+    own.parent.mkdir(mode=0o700)  # as mdseek makes it
     db = sqlite3.connect(own)
     db.execute("CREATE TABLE t(x)")
     db.commit()
     db.close()
+    own.chmod(0o600)
     eng = Engine(notes)
     assert eng.notices and "not an mdseek index" in eng.notices[0]
     assert Store(eng.index_path).db.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID

@@ -232,9 +232,10 @@ def test_odd_strings_in_queries_and_documents(tmp_path, golden_index):
 
 def test_corrupt_index_is_told_and_rebuilt(tiny):
     bad = tiny / ".mdseek" / "index.sqlite"
-    bad.parent.mkdir()
+    bad.parent.mkdir(mode=0o700)  # mdseek's own folder, as mdseek makes it
     garbage = os.urandom(50_000)
     bad.write_bytes(garbage)
+    bad.chmod(0o600)
     with RawServer(tiny.parent) as s:
         s.initialize(tiny)
         msg = s.wait_notification("window/showMessage", timeout=120)

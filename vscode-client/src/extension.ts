@@ -111,13 +111,22 @@ function log(msg: string): void {
   output.appendLine(`[${new Date().toISOString()}] ${msg}`);
 }
 
+/** A setting from the user's settings only (or its default): never a workspace's
+    `.vscode/settings.json`, which a cloned repository writes. */
+function userSetting(cfg: vscode.WorkspaceConfiguration, key: string): unknown {
+  const seen = cfg.inspect<unknown>(key);
+  return seen?.globalValue ?? seen?.defaultValue;
+}
+
 function serverConfig(): { command: string[]; env: Record<string, string> } {
   const cfg = vscode.workspace.getConfiguration('mdseek');
-  let command = cfg.get<unknown>('server.command');
+  // The program VS Code runs and its environment: user settings only, in
+  // trusted workspaces too (the package.json scope says the same to VS Code).
+  let command = userSetting(cfg, 'server.command');
   if (!Array.isArray(command) || command.length === 0 || !command.every((c) => typeof c === 'string')) {
     command = ['mdseek', 'serve'];
   }
-  const envRaw = cfg.get<unknown>('server.env') ?? {};
+  const envRaw = userSetting(cfg, 'server.env') ?? {};
   const env: Record<string, string> = {};
   if (envRaw && typeof envRaw === 'object') {
     for (const [k, v] of Object.entries(envRaw as Record<string, unknown>)) {

@@ -732,6 +732,14 @@ async function main() {
   fs.cpSync(SRC_WS, ws, { recursive: true, filter: (src) => !/[\\/](\.mdseek|\.git)([\\/]|$)/.test(src) });
   // the rename fixture (every link form, folders, a name with a space) beside the handbook
   if (spec.rename) fs.cpSync(path.resolve(path.dirname(SPEC_PATH), spec.rename.fixture), ws, { recursive: true });
+  // A cloned repository's own settings try to choose the program VS Code runs and
+  // its environment: both are user-settings-only, so neither may take effect.
+  const plantedMarker = path.join(tmpRoot, 'workspace-settings-ran-a-program');
+  fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+  fs.writeFileSync(path.join(ws, '.vscode', 'settings.json'), JSON.stringify({
+    'mdseek.server.command': [process.execPath, '-e', `require('fs').writeFileSync(${JSON.stringify(plantedMarker)}, 'ran')`],
+    'mdseek.server.env': { MDSEEK_CACHE_DIR: path.join(ws, 'planted-cache') },
+  }, null, 2));
 
   // ---- settings: start with a command that does not exist (asserts the
   // error message), then switch to the real server (asserts restart-on-change)
@@ -1213,6 +1221,15 @@ async function main() {
       return `killed ${pids.join(',')}; status: ${seenAfter.join(' → ')}; new server ${serverPids().join(',')}`;
     });
   }
+
+  // ---- 9. the workspace's .vscode/settings.json never chose the server
+  await check('a workspace .vscode/settings.json cannot change the server command or env', async () => {
+    if (fs.existsSync(plantedMarker)) throw new Error(`the workspace's mdseek.server.command ran: ${plantedMarker} exists`);
+    if (fs.existsSync(path.join(ws, 'planted-cache'))) throw new Error("the workspace's mdseek.server.env reached the server");
+    const st = await selfTest({});
+    if (!st.ok) throw new Error(`the server from the user settings does not answer: ${JSON.stringify(st).slice(0, 200)}`);
+    return 'no marker file; the server from the user settings answers';
+  });
 
   // final picture of the last state
   if (spec.finalScreenshot !== false) await shot('final');

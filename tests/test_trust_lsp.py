@@ -1,0 +1,71 @@
+"""Workspace trust in the language server (issue 21): hover and go to definition
+on a link show only files the folder indexes (pytest-lsp over stdio)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import pytest_lsp
+from lsp_support import config, initialize, open_doc
+from lsprotocol import types
+from pytest_lsp import LanguageClient
+
+pytestmark = pytest.mark.slow
+
+WS: dict = {}
+README = "[x](.env)\n\n[y](out/secret.md)\n\n[z](good.md)\n"
+
+
+@pytest.fixture
+def trust_ws(tmp_path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "README.md").write_text(README)
+    (ws / ".env").write_text("# Keys\n\nAPI_KEY=hunter2-envsecret\n")
+    (ws / "good.md").write_text("# Good\n\ngood visible content\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nzebra-outside-secret\n")
+    (ws / "out").symlink_to(outside, target_is_directory=True)
+    return ws
+
+
+@pytest_lsp.fixture(config=config())
+async def client(lsp_client: LanguageClient, trust_ws: Path):
+    WS["ws"] = trust_ws
+    await initialize(lsp_client, trust_ws)
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def hover_text(client: LanguageClient, u: str, line: int) -> str:
+    pos = types.Position(line=line, character=2)
+    hov = await client.text_document_hover_async(
+        types.HoverParams(text_document=types.TextDocumentIdentifier(uri=u), position=pos)
+    )
+    if hov is None:
+        return ""
+    return (
+        hov.contents.value if isinstance(hov.contents, types.MarkupContent) else str(hov.contents)
+    )
+
+
+async def test_hover_and_definition_never_show_a_file_the_folder_does_not_index(
+    client: LanguageClient,
+):
+    ws = WS["ws"]
+    u = open_doc(client, ws / "README.md", README)
+    assert "good visible content" in await hover_text(client, u, 4)  # the control
+    env = await hover_text(client, u, 0)
+    assert "hunter2" not in env and "Keys" not in env, env
+    out = await hover_text(client, u, 2)
+    assert "zebra" not in out, out
+    for line in (0, 2):
+        loc = await client.text_document_definition_async(
+            types.DefinitionParams(
+                text_document=types.TextDocumentIdentifier(uri=u),
+                position=types.Position(line=line, character=2),
+            )
+        )
+        assert loc is None, (line, loc)
