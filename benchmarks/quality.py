@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import re
 import shutil
 import time
@@ -275,8 +276,11 @@ class Replay:
             for r in db.execute("SELECT id, doc_id, section_first, section_last FROM chunks")
         }
         self.sections = {
-            (s.doc_id, s.ordinal): (doc_id(s.path), s.start_line, s.end_line)
-            for s in engine.store.all_sections()
+            (int(r[0]), int(r[1])): (doc_id(os.fsdecode(r[2])), int(r[3]), int(r[4]))
+            for r in db.execute(
+                "SELECT s.doc_id, s.ordinal, d.path, s.start_line, s.end_line"
+                " FROM sections s JOIN documents d ON d.id = s.doc_id"
+            )
         }
         self._lex: dict[Lexical, dict[str, tuple[list, float | None]]] = {}
         self._dense: dict[tuple, dict[str, list]] = {}
@@ -610,7 +614,7 @@ def fixed_chunks(text: str, size: int = 1200) -> list[tuple[int, int]]:
 
 def coverage_table(roots: dict[str, Path], tok, log: Log) -> dict:
     """mdseek's chunker vs one vector per document vs 1,200-character chunks, same tokenizer."""
-    from mdseek.lsp.cli import coverage_of
+    from mdseek.index.coverage import coverage_of
 
     out = {}
     for name, root in roots.items():

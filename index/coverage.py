@@ -9,11 +9,16 @@ measures all three, with the same tokenizer.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-from .chunk import Chunk
+from .chunk import Chunk, Chunker
+from .files import FileFilter, display_path, scan
 from .model import ModelTokenizer
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -75,3 +80,38 @@ def chunk_parts(chunk: Chunk) -> tuple[str, str]:
 def chunk_coverage(tok: ModelTokenizer, chunks: Iterable[Chunk]) -> Coverage:
     """Coverage of chunks as they are embedded."""
     return window_coverage(tok, (chunk_parts(c) for c in chunks))
+
+
+def coverage_of(root: Path, tok: ModelTokenizer, flt: FileFilter) -> dict:
+    """Coverage of every indexed file under ``root`` as mdseek chunks it, per file
+    and in all (``mdseek coverage DIR``; the benchmarks' coverage table)."""
+    from .parse import parse_bytes
+
+    chunker = Chunker(tok)
+    total = Coverage()
+    files = {}
+    for f in scan(root, flt):
+        try:
+            doc = parse_bytes(f.path.read_bytes(), f.rel)
+            chunks = chunker.chunk(doc)
+        except Exception as exc:  # one bad file costs only itself
+            log.warning("skipping %s: %s", display_path(f.rel), exc)
+            continue
+        cov = chunk_coverage(tok, chunks)
+        total.add(cov)
+        files[display_path(f.rel)] = {
+            "coverage": round(cov.fraction, 6),
+            "body_tokens": cov.body_tokens,
+            "covered_tokens": cov.covered_tokens,
+            "chunks": cov.vectors,
+            "max_tokens": max((c.tokens for c in chunks), default=0),
+        }
+    return {
+        "coverage": round(total.fraction, 6),
+        "body_tokens": total.body_tokens,
+        "covered_tokens": total.covered_tokens,
+        "chunks": total.vectors,
+        "files": files,
+        "window": tok.window,
+        "model": tok.name,
+    }

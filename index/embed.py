@@ -344,10 +344,6 @@ class Embedder:
             return self._model.token_counts(texts)
         return load_tokenizer(self.resolved).count_many(texts)
 
-    def torch_model(self) -> Any:
-        """The sentence-transformers model itself (benchmarks compare against it)."""
-        return TorchEncoder(self.resolved, self.settings.n_threads, self.settings.allow_pickle).st
-
     def encode(self, texts: list[str], _count: bool = True, query: bool = False) -> np.ndarray:
         """Unit-length float32 vectors, one row per text, in input order: texts
         to be found (sections) with the document prompt, or with ``query`` the

@@ -313,7 +313,7 @@ def related(
 def status(engine: Engine) -> dict:
     """The engine's status plus the share of chunks that fit the model's window."""
     st = engine.status()
-    st["coverage"] = window_fraction(engine)
+    st["window_fit"] = window_fraction(engine)
     return st
 
 

@@ -111,12 +111,6 @@ class ParsedDocument:
     def lines(self) -> list[str]:
         return self.text.split("\n")
 
-    def heading_by_slug(self, slug: str) -> Heading | None:
-        for h in self.headings:
-            if h.slug == slug:
-                return h
-        return None
-
 
 _PARSER_LOCK = threading.Lock()
 # A link, a link reference definition and an autolink, with non-ASCII and

@@ -188,12 +188,6 @@ def analyse_query(
     return QueryTerms(kept, prefix, dropped, idf, emphasis)
 
 
-def fts_query(text: str, prefix_last: bool = False) -> str:
-    """A MATCH expression for arbitrary text that never raises (stop words left
-    out, no document frequencies): ``analyse_query(text).match()``."""
-    return analyse_query(text, prefix_last=prefix_last).match()
-
-
 def unsearchable(text: str) -> str | None:
     """The note for a query with no word worth searching (only stop words, or no
     word at all), else None. Ranking such a query would still put some section

@@ -674,11 +674,6 @@ class Store:
             ).fetchall()
         return [SectionRow(*_with_path(r, 1)) for r in rows]
 
-    def all_sections(self) -> list[SectionRow]:
-        with self.lock:
-            rows = self.db.execute(self._SECTION_SQL + " ORDER BY d.path, s.ordinal").fetchall()
-        return [SectionRow(*_with_path(r, 1)) for r in rows]
-
     _CHUNK_SQL = (
         "SELECT c.id, c.doc_id, d.path, c.ordinal, c.heading, c.heading_path, c.start_line,"
         " c.end_line, c.text, c.embedding_text, c.tokens, c.text_hash, c.section_first,"

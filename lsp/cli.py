@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mdseek.index import requests
+from mdseek.index.coverage import coverage_of
 from mdseek.index.files import (
     DEFAULT_MAX_FILE_SIZE,
     FileFilter,
@@ -707,41 +708,6 @@ def cmd_chunks(args: argparse.Namespace) -> int:
                 f"{c.ordinal:3}  lines {c.start_line + 1}-{c.end_line}  {c.tokens:3} tokens  {c.breadcrumb}"
             )
     return 0
-
-
-def coverage_of(root: Path, tok, flt: FileFilter) -> dict:
-    from mdseek.index.chunk import Chunker
-    from mdseek.index.coverage import Coverage, chunk_coverage
-    from mdseek.index.parse import parse_bytes
-
-    chunker = Chunker(tok)
-    total = Coverage()
-    files = {}
-    for f in scan(root, flt):
-        try:
-            doc = parse_bytes(f.path.read_bytes(), f.rel)
-            chunks = chunker.chunk(doc)
-        except Exception as exc:  # one bad file costs only itself
-            log.warning("skipping %s: %s", display_path(f.rel), exc)
-            continue
-        cov = chunk_coverage(tok, chunks)
-        total.add(cov)
-        files[display_path(f.rel)] = {
-            "coverage": round(cov.fraction, 6),
-            "body_tokens": cov.body_tokens,
-            "covered_tokens": cov.covered_tokens,
-            "chunks": cov.vectors,
-            "max_tokens": max((c.tokens for c in chunks), default=0),
-        }
-    return {
-        "coverage": round(total.fraction, 6),
-        "body_tokens": total.body_tokens,
-        "covered_tokens": total.covered_tokens,
-        "chunks": total.vectors,
-        "files": files,
-        "window": tok.window,
-        "model": tok.name,
-    }
 
 
 def cmd_coverage(args: argparse.Namespace) -> int:

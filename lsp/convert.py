@@ -110,7 +110,3 @@ def start_range() -> types.Range:
     """The start of a file (a link to a file without an anchor)."""
     p = types.Position(line=0, character=0)
     return types.Range(start=p, end=p)
-
-
-def text_lines(text: str) -> list[str]:
-    return text.split("\n")

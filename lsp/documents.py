@@ -68,9 +68,6 @@ class Documents:
             self._parsed.pop(path, None)
             self._facts.pop(path, None)
 
-    def is_open(self, path: Path) -> bool:
-        return path in self._open
-
     def open_paths(self) -> list[Path]:
         return list(self._open)
 

@@ -280,7 +280,7 @@ class FolderStatus(BaseModel):
     files: int
     chunks: int
     pending_embeds: int
-    coverage: float
+    window_fit: float
     model: str
     index_path: str
 
@@ -292,7 +292,7 @@ class StatusAnswer(BaseModel):
     pending_embeds: int = Field(
         description="chunks still without a vector (semantic search grows as they go)"
     )
-    coverage: float = Field(description="share of chunks whose text fits the model's window")
+    window_fit: float = Field(description="share of chunks whose text fits the model's window")
     model: str
     reranker: dict | None = Field(
         default=None,
@@ -475,7 +475,8 @@ def build_server(folders: Folders) -> MCPServer:
     @server.tool()
     def status() -> StatusAnswer:
         """What the index holds: files, chunks, chunks still waiting for a vector,
-        window coverage, the embedding model, and each folder's state."""
+        the share of chunks that fit the model's window, the embedding model, and
+        each folder's state."""
         per = []
         for f in folders.all:
             f.refresh()
@@ -489,7 +490,7 @@ def build_server(folders: Folders) -> MCPServer:
                     files=st["files"],
                     chunks=st["chunks"],
                     pending_embeds=st["pending_embeds"],
-                    coverage=st["coverage"],
+                    window_fit=st["window_fit"],
                     model=st["model"],
                     index_path=st["index_path"],
                 )
@@ -505,7 +506,9 @@ def build_server(folders: Folders) -> MCPServer:
             files=sum(p.files for p in per),
             chunks=chunks,
             pending_embeds=sum(p.pending_embeds for p in per),
-            coverage=round(sum(p.coverage * p.chunks for p in per) / chunks, 6) if chunks else 1.0,
+            window_fit=round(sum(p.window_fit * p.chunks for p in per) / chunks, 6)
+            if chunks
+            else 1.0,
             model=", ".join(dict.fromkeys(p.model for p in per)),
             reranker=folders.all[0].engine.status()["reranker"] if folders.all else None,
             folders=per,

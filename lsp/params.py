@@ -72,8 +72,3 @@ class SearchParams:
     limit: int | None = attrs.field(default=None, converter=_limit)
     path: tuple[str, ...] = attrs.field(default=(), converter=_paths)
     explain: bool = attrs.field(default=False, converter=lambda v: v is True)
-
-
-@attrs.define
-class NoParams:
-    """``mdseek/status`` and ``mdseek/reindex`` take no params (any given are ignored)."""

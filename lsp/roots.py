@@ -82,6 +82,7 @@ class Root:
         self.first_files: Callable[[], list[str]] = list
         self.chunked = False  # every file's chunks are in the index (keyword search is complete)
         self.pending = 0  # chunks without a vector, as of the last slice
+        self._embedding = False  # a loop of embed slices is running
         self.closed = False
 
     def __repr__(self) -> str:
@@ -196,6 +197,13 @@ class Root:
         """Make the missing vectors, a slice at a time (:meth:`Engine.embed_next`):
         the files open in the editor first, and a save or a search waits for
         one slice at most. Search is hybrid meanwhile over the vectors made so far."""
+        self._embedding = True
+        try:
+            await self._embed_slices(progress, rep)
+        finally:
+            self._embedding = False
+
+    async def _embed_slices(self, progress: Progress | None, rep: IndexReport) -> None:
         eng = self.engine
         assert eng is not None
         total = self.pending = await self.write(eng.store.pending_count, eng.model_id)
@@ -207,9 +215,7 @@ class Root:
             await asyncio.to_thread(self._load_model, eng)
         start = rep.embedded
 
-        def overall(
-            stage: str, done: int, n: int
-        ) -> None:  # the folder's progress, not the slice's
+        def overall(stage: str, done: int, n: int) -> None:  # the folder's, not the slice's
             if progress is None:
                 return
             if stage == "embed":
@@ -292,7 +298,23 @@ class Root:
         self._schedule("*", self._reconcile_sync_quiet, delay)
 
     def _reconcile_sync_quiet(self) -> IndexReport:
-        return self._reconcile_sync(None)
+        """A folder event (a checkout, a sync): every change chunked now, so
+        keyword search sees it at once; the vectors follow in slices
+        (:meth:`_embed_rest`), so a save never waits behind them."""
+        eng = self.engine
+        assert eng is not None
+        return self._finish_sync(eng.index(embed=False))
+
+    async def _embed_rest(self) -> None:
+        """The vectors a folder event left pending, a slice at a time."""
+        if self._embedding or self.closed or self.engine is None:
+            return
+        rep = IndexReport()
+        await self._embed_all(None, rep)
+        if rep.embedded and not self.closed:
+            await self.write(self._finish_sync, rep)
+            if self.on_updated is not None:
+                self.on_updated(self, ["*"])
 
     def engine_call(self, name: str, *args: Any) -> Any:
         if self.engine is None:
@@ -329,6 +351,8 @@ class Root:
             log.error("reindexing %s failed: %s", key, exc)
             return
         rep = fut.result()
+        if key == "*" and self.pending and not self._embedding:
+            self.loop.create_task(self._embed_rest())
         if isinstance(rep, IndexReport):
             ms = (time.perf_counter() - t0) * 1000
             self.last_update = {
@@ -423,7 +447,7 @@ class Root:
                 "files": 0,
                 "chunks": 0,
                 "pending_embeds": 0,
-                "coverage": 1.0,
+                "window_fit": 1.0,
                 "model": self.settings.model or "",
                 "embedded_total": 0,
                 "message": self.message,

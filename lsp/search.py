@@ -120,7 +120,9 @@ async def status(ws: Workspace) -> dict:
     else:
         state = "ready"
     chunks = sum(s.get("chunks", 0) for s in per)
-    cov = sum(s.get("coverage", 1.0) * s.get("chunks", 0) for s in per) / chunks if chunks else 1.0
+    fit = (
+        sum(s.get("window_fit", 1.0) * s.get("chunks", 0) for s in per) / chunks if chunks else 1.0
+    )
     messages = [m for m in (r.message for r in roots) if m]
     if not roots:
         messages.append("no workspace folder is open")
@@ -138,7 +140,7 @@ async def status(ws: Workspace) -> dict:
         "state": state,
         "files": sum(s.get("files", 0) for s in per),
         "chunks": chunks,
-        "coverage": round(cov, 6),
+        "window_fit": round(fit, 6),
         "model": ", ".join(models) or (ws.settings.model or ""),
         "pending_embeds": sum(s.get("pending_embeds", 0) for s in per),
         "embedded_total": sum(s.get("embedded_total", 0) for s in per),

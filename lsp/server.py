@@ -23,7 +23,7 @@ Custom requests (the VS Code client depends on these shapes):
   mdseek/search  {query, limit?, explain?} -> {mode, note?, results: [{uri, path,
                  heading, breadcrumb, range, start_line, end_line, score, snippet,
                  lexical_rank, dense_rank, explain?}]}  (explain: the score parts)
-  mdseek/status  {} -> {state, files, chunks, coverage, model, pending_embeds,
+  mdseek/status  {} -> {state, files, chunks, window_fit, model, pending_embeds,
                  message?, embedded_total, updates_pending, updates_done,
                  cancelled, roots}
   mdseek/reindex {} -> {files, chunks}

@@ -42,7 +42,7 @@ def fence(draw):
     ]
     if marker == "````":
         body = ["```", "# nested", "```"] + body
-    closed = draw(st.booleans()) or True
+    closed = draw(st.booleans())
     return "\n".join([marker + info, *body] + ([marker] if closed else []))
 
 

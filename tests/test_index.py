@@ -179,7 +179,12 @@ def test_symlinks_out_of_root_and_big_files_are_skipped(ws, tmp_path):
     reasons = dict(rep.skipped)
     assert "outside the workspace" in reasons["link-out.md"]
     assert "limit" in reasons["big.md"]
-    assert "link-out.md" not in eng.store.documents()
+    # a symlinked folder is not descended (this one holds the workspace itself: a cycle)
+    assert reasons["linked-dir/"] == "symlinked folder (not followed)"
+    docs = eng.store.documents()
+    assert "link-out.md" not in docs and "big.md" not in docs
+    assert not [p for p in docs if p.startswith("linked-dir/")]
+    assert len(docs) == 24  # the handbook's own documents, each once
     assert not any("launch codes" in r.snippet for r in eng.search("launch codes", limit=5).results)
     eng.close()
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 from mdseek.index.chunk import Chunker
 from mdseek.index.engine import Engine
@@ -52,8 +53,18 @@ def versions() -> list[str]:
     return [v0, "# Doc\n\n" + "\n".join(parts)]
 
 
-def indexed(db_path: Path, rel: str) -> tuple[list[str], list[str], int]:
+def open_index(db_path: Path) -> sqlite3.Connection:
+    """The index file the run wrote, never an empty one sqlite3.connect would
+    create in its place."""
+    assert db_path.is_file(), f"no index at {db_path}"
     db = sqlite3.connect(db_path)
+    tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"documents", "chunks", "sections"} <= tables, tables
+    return db
+
+
+def indexed(db_path: Path, rel: str) -> tuple[list[str], list[str], int]:
+    db = open_index(db_path)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('integrity-check')")
     n = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
@@ -113,12 +124,14 @@ def test_kill_9_during_cli_index_then_resume_equals_fresh(tmp_path):
     ws = copy_fixtures(tmp_path / "handbook")
     cmd = [sys.executable, "-m", "mdseek", "index", str(ws), "--no-progress"]
     rng = random.Random(2)
+    path = locate(ws.resolve()).path
     for _ in range(4):
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.5, 6.0))
+        wait_for(path.exists, timeout=120, what="the index file")  # then kill at a random moment
+        time.sleep(rng.uniform(0.2, 5.0))
         proc.kill()
         proc.wait()
-        db = sqlite3.connect(locate(ws.resolve()).path)
+        db = open_index(path)
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         db.close()
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)

@@ -136,10 +136,27 @@ def test_another_process_write_rebuilds(engine, fixture_queries):
         assert_same(*both(engine, q, prefix), q)
 
 
-def test_split_words_fall_back_to_fts5(engine):
+def test_split_words_fall_back_to_fts5(engine, monkeypatch):
     # FTS5 reads foo_bar as the phrase "foo bar": not one term, so FTS5 answers.
+    calls: list[str] = []
+    fts, mem_search = engine.store.fts_search, engine.lexical.search
+
+    def spy_fts(match, *a):
+        calls.append(f"fts5 {match}")
+        return fts(match, *a)
+
+    def spy_mem(phrases, *a):
+        calls.append("memory")
+        return mem_search(phrases, *a)
+
+    monkeypatch.setattr(engine.store, "fts_search", spy_fts)
+    monkeypatch.setattr(engine.lexical, "search", spy_mem)
     mem, sql = both(engine, "replica_lag failover")
+    assert calls == ['fts5 "replica_lag" OR "failover"'] * 2  # in memory too, FTS5 answered
     assert_same(mem, sql, "replica_lag")
+    calls.clear()
+    both(engine, "replica lag failover")  # plain words: from memory
+    assert calls == ["memory", 'fts5 "replica" OR "lag" OR "failover"']
 
 
 def test_lexical_index_unit():

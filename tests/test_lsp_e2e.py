@@ -27,6 +27,7 @@ from lsp_support import (
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pytest_lsp import LanguageClient
+from waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -110,7 +111,7 @@ async def test_status_ready(client: LanguageClient, ready: dict):
     n_md = len(list(INIT["ws"].rglob("*.md")))
     assert ready["files"] == n_md
     assert ready["chunks"] > n_md
-    assert ready["coverage"] == 1.0
+    assert ready["window_fit"] == 1.0
     assert ready["pending_embeds"] == 0
     assert ready["model"]
 
@@ -360,22 +361,34 @@ async def test_hover_and_definition_never_leave_the_workspace(client: LanguageCl
     secret = ws.parent / "secret.md"
     secret.write_text("# Secret\n\nTOP-SECRET-CONTENT\n")
     doc = ws / "handbook/notes/escape.md"
-    text = "# Escape\n\n[a](../../../secret.md) and [b](../../../../../../../../etc/passwd) [[../../../secret]]\n"
+    line = (
+        "[a](../../../secret.md) and [b](../../../../../../../../etc/passwd) [[../../../secret]]"
+        " and [c](../policies/travel.md)"
+    )
+    text = f"# Escape\n\n{line}\n"
     doc.write_text(text)
     u = open_doc(client, doc, text)
-    for col in (1, 27, 70):
-        pos = types.Position(line=2, character=col)
-        tid = types.TextDocumentIdentifier(uri=u)
+    tid = types.TextDocumentIdentifier(uri=u)
+
+    async def probe(target: str) -> tuple:
+        pos = types.Position(line=2, character=line.index(target) + 2)  # inside that link
         hov = await client.text_document_hover_async(
             types.HoverParams(text_document=tid, position=pos)
-        )
-        assert hov is None or (
-            "TOP-SECRET" not in hov.contents.value and "root:" not in hov.contents.value
         )
         d = await client.text_document_definition_async(
             types.DefinitionParams(text_document=tid, position=pos)
         )
-        assert d is None
+        return hov, d
+
+    # the same probe on a link inside the workspace answers (it is on a link)
+    hov, d = await probe("policies/travel.md")
+    assert hov is not None and isinstance(d, types.Location) and d.uri.endswith("travel.md")
+    for target in ("secret.md", "etc/passwd", "[[../../../secret"):
+        hov, d = await probe(target)
+        assert hov is None or (
+            "TOP-SECRET" not in hov.contents.value and "root:" not in hov.contents.value
+        ), target
+        assert d is None, target
 
 
 async def test_references_to_a_heading(client: LanguageClient, ready: dict):
@@ -561,7 +574,7 @@ async def test_workspace_folders_added_and_removed(
             )
         )
     )
-    await asyncio.sleep(0.2)
+    await until(lambda: status(client), lambda st: len(st["roots"]) == 2, what="two roots")
     st = await wait_ready(client)
     assert len(st["roots"]) == 2
     res = await request(client, "mdseek/search", {"query": "watering tomatoes", "limit": 5})
@@ -575,14 +588,39 @@ async def test_workspace_folders_added_and_removed(
             )
         )
     )
-    await asyncio.sleep(0.2)
-    st = await status(client)
-    assert len(st["roots"]) == 1
+    st = await until(lambda: status(client), lambda st: len(st["roots"]) == 1, what="one root")
     res = await request(client, "mdseek/search", {"query": "watering tomatoes", "limit": 5})
     assert all("garden.md" not in r["uri"] for r in res["results"])
 
 
 async def test_reindex_request(client: LanguageClient, ready: dict):
+    """mdseek/reindex reconciles with the disk: a file written and one deleted
+    without any notice to the server are in its answer and in search."""
+    ws = INIT["ws"]
+
+    def on_disk() -> int:
+        return len([p for p in ws.rglob("*") if p.suffix.lower() in (".md", ".markdown")])
+
+    new = ws / "handbook/notes/reindex-probe.md"
+    new.write_text("# Reindex probe\n\n## Marmalade\n\nThe quokkaflange rule.\n")
+    gone = ws / "handbook/notes/2026-03 retro.md"
+    gone_text = gone.read_text()
+    gone.unlink()
+    try:
+        res = await request(client, "mdseek/reindex", {})
+        assert res["files"] == on_disk()
+        await until(lambda: status(client), lambda st: st["pending_embeds"] == 0, timeout=120)
+        found = await request(client, "mdseek/search", {"query": "quokkaflange rule", "limit": 5})
+        assert "handbook/notes/reindex-probe.md" in [r["path"] for r in found["results"]]
+        retro = await request(client, "mdseek/search", {"query": "retro", "limit": 50})
+        assert all(r["path"] != "handbook/notes/2026-03 retro.md" for r in retro["results"])
+        new.unlink()
+        again = await request(client, "mdseek/reindex", {})
+        assert again["files"] == res["files"] - 1 == on_disk()
+        assert again["chunks"] < res["chunks"]
+    finally:
+        gone.write_text(gone_text)
+        new.unlink(missing_ok=True)
     res = await request(client, "mdseek/reindex", {})
     st = await status(client)
-    assert res == {"files": st["files"], "chunks": st["chunks"]}
+    assert res == {"files": st["files"], "chunks": st["chunks"]} and res["files"] == on_disk()

@@ -139,3 +139,42 @@ async def test_first_index_is_useful_before_it_ends(
     assert res["mode"] == "hybrid", res
     assert "partial" in (res.get("note") or ""), res
     assert res["results"][0]["path"] == "open-note.md", res["results"][:2]
+
+
+async def test_a_folder_added_later_is_chunked_at_once_and_embedded_after(
+    client: LanguageClient, ws: Path, index_file: Path
+):
+    """A folder event (a checkout, a sync) is searchable by keywords as soon as
+    its update is done; its vectors follow in slices, after the update."""
+
+    async def settled():
+        st = await status(client)
+        return st if st["state"] == "ready" and st["pending_embeds"] == 0 else None
+
+    await _until(settled, "the first index to finish", timeout=600)
+    st0 = await status(client)
+    added = ws / "archive"
+    added.mkdir()
+    for f in range(10):
+        parts = [f"# Archive {f}", ""]
+        for s in range(20):
+            parts += [f"## Box {f}-{s}", "", f"Box {f}-{s} holds old {WORDS[s]} receipts.", ""]
+        (added / f"box-{f}.md").write_text("\n".join(parts), encoding="utf-8")
+    client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=uri(added), type=types.FileChangeType.Created)]
+        )
+    )
+
+    async def updated():
+        st = await status(client)
+        return (
+            st if st["updates_done"] > st0["updates_done"] and st["updates_pending"] == 0 else None
+        )
+
+    st = await _until(updated, "the folder event's update", timeout=120)
+    assert st["pending_embeds"] >= 150, st  # chunked, not yet embedded: the update did not wait
+    res = await _search(client, "box 9-19 receipts")
+    assert any(r["path"] == "archive/box-9.md" for r in res["results"]), res
+    await _until(settled, "the added folder's vectors", timeout=600)
+    assert _pending_of(index_file, "archive/box-9.md") == 0

@@ -274,6 +274,9 @@ def test_foreign_database_as_index_is_refused_with_a_message(tiny, tmp_path):
 # -- exit (item 9) -------------------------------------------------------------------------------
 
 
+EXIT_SECONDS = 1.0
+
+
 @pytest.mark.parametrize("polite", [True, False], ids=["shutdown+exit", "exit-only"])
 def test_exit_while_embedding_is_fast_and_quiet(tmp_path, polite):
     ws = grown_workspace(tmp_path / "ws", copies=3)
@@ -284,16 +287,16 @@ def test_exit_while_embedding_is_fast_and_quiet(tmp_path, polite):
             600,
             pred=lambda st: st["embedded_total"] > 0 and st["pending_embeds"] > 0,
         )  # embedding: some vectors written, more to go
-        t0 = time.monotonic()
         if polite:
             assert s.request("shutdown", None, timeout=10) is not None
+        t0 = time.monotonic()
         s.notify("exit")
-        code = s.wait_exit(30)
+        code = s.wait_exit(EXIT_SECONDS)  # README: "exits within a second of `exit`"
         took = time.monotonic() - t0
         print(
             f"exit took {took:.2f}s with {st['pending_embeds']} chunks pending, {st['embedded_total']} embedded"
         )
-        assert code == (0 if polite else 1)
+        assert code == (0 if polite else 1), f"still running {EXIT_SECONDS}s after exit"
         err = s.stderr().strip().splitlines()
         assert len(err) <= 1 and all("indexing" in ln for ln in err), err
         index = Path(st["roots"][0]["index_path"])

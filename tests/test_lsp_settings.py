@@ -11,6 +11,7 @@ import pytest_lsp
 from lsp_support import config, indexed_copy, initialize, request, wait_ready
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from waiting import until
 
 from mdseek.lsp.config import Settings, parse_settings
 
@@ -74,18 +75,26 @@ async def test_bad_settings_one_message_and_defaults(client: LanguageClient):
     assert res["mode"] == "hybrid"  # the bundled default model took over
 
 
+async def _count(client: LanguageClient) -> int:
+    return len(client.messages)
+
+
 async def test_did_change_configuration_applies_good_and_reports_bad(client: LanguageClient):
     client.set_configuration({"searchLimit": 3}, section="mdseek")
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
-    await asyncio.sleep(0.5)
-    res = await request(client, "mdseek/search", {"query": "database"})
+    # applied once the server has pulled the new settings: every search after has 3
+    await until(
+        lambda: request(client, "mdseek/search", {"query": "database"}),
+        lambda res: len(res["results"]) == 3,
+        timeout=10,
+        what="searchLimit 3 applied",
+    )
+    res = await request(client, "mdseek/search", {"query": "replica"})
     assert len(res["results"]) == 3
     before = len(client.messages)
     client.set_configuration({"searchLimit": 0}, section="mdseek")
     client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
-    deadline = time.monotonic() + 10
-    while len(client.messages) == before and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
+    await until(lambda: _count(client), lambda n: n > before, timeout=10, what="a message")
     assert "searchLimit" in client.messages[-1].message
     res = await request(client, "mdseek/search", {"query": "database"})
     assert len(res["results"]) == 20

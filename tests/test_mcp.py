@@ -28,11 +28,53 @@ from lsp_support import (
 from lsprotocol import types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from waiting import until
 
 pytestmark = pytest.mark.slow
 
 TOOLS = {"search", "get_section", "related", "outline", "status"}
 SECRET = "zebracorn-outside-secret"
+
+
+# The headings of handbook/howto/writing-migrations.md, written by hand: (1-based
+# line, heading, GitHub anchor). Lines 28-29 are comments in a bash fence.
+MIGRATIONS = [
+    (1, "Writing Database Migrations", "writing-database-migrations"),
+    (10, "The expand–contract rule", "the-expandcontract-rule"),
+    (25, "Creating a migration file", "creating-a-migration-file"),
+    (37, "Rules for safe migrations", "rules-for-safe-migrations"),
+    (42, "Adding a column", "adding-a-column"),
+    (57, "Adding an index", "adding-an-index"),
+    (65, "Renaming things", "renaming-things"),
+    (71, "Long-running data changes", "long-running-data-changes"),
+    (82, "Testing a migration", "testing-a-migration"),
+    (97, "Rollback — step 1: stop the deploy", "rollback--step-1-stop-the-deploy"),
+    (
+        104,
+        'Rollback — step 2: "undo" the migrate command',  # as rendered: no backticks
+        "rollback--step-2-undo-the-migrate-command",
+    ),
+    (116, "Rollback — step 3: fix forward", "rollback--step-3-fix-forward"),
+]
+
+
+def top_heading(query: str, **args: Any):
+    """A probe for until(): the search's results (heading of each)."""
+
+    async def probe(client: Client) -> list[str]:
+        res = await call(client, "search", {"query": query, "limit": 3, **args})
+        return [r["heading"] for r in res["results"]]
+
+    return probe
+
+
+async def no_pending(client: Client) -> dict:
+    return await until(
+        lambda: call(client, "status"),
+        lambda st: st["pending_embeds"] == 0,
+        timeout=120,
+        what="vectors of the edit",
+    )
 
 
 @asynccontextmanager
@@ -87,7 +129,7 @@ async def test_tools_answer_from_the_index(ws: Path):
 
         st = await wait_mcp_ready(client)
         assert st["files"] == len(list(ws.rglob("*.md"))) and st["pending_embeds"] == 0
-        assert st["chunks"] > 0 and st["coverage"] == 1.0 and st["model"]
+        assert st["chunks"] > 0 and st["window_fit"] == 1.0 and st["model"]
 
         # search: the right section in the top 3 for every keyword query ...
         qs = [q for q in fixture_queries()["queries"] if q["kind"] == "keyword"]
@@ -146,13 +188,9 @@ async def test_tools_answer_from_the_index(ws: Path):
         assert whole["markdown"].startswith(sec["markdown"])
 
         # outline: every heading of the file with its line
+        assert top["path"] == "handbook/howto/writing-migrations.md"
         out = await call(client, "outline", {"path": top["path"]})
-        from mdseek.index.parse import parse_text
-
-        doc = parse_text((ws / top["path"]).read_text(), top["path"])
-        assert [(h["line"], h["heading"], h["anchor"]) for h in out["headings"]] == [
-            (h.line + 1, h.text, h.slug) for h in doc.headings
-        ]
+        assert [(h["line"], h["heading"], h["anchor"]) for h in out["headings"]] == MIGRATIONS
         assert all(lines[h["line"] - 1].startswith("#") for h in out["headings"])
         assert any(h["anchor"] == top["anchor"] for h in out["headings"])
 
@@ -254,9 +292,15 @@ async def test_fresh_without_an_editor(ws: Path):
             path.read_text()
             + "\n## Okapi allowance\n\nThe quillwhistle stipend covers okapi rides.\n"
         )
-        await asyncio.sleep(1.1)  # the longest an mtime scan waits after the last one
-        res = await call(client, "search", {"query": "quillwhistle", "limit": 3, "mode": "lexical"})
-        assert res["results"][0]["heading"] == "Okapi allowance"  # rechunked before the answer
+        # a later call's mtime scan rechunks it before answering (scans are at
+        # most FRESH_SECONDS apart): no editor, no watcher, no restart
+        found = await until(
+            lambda: top_heading("quillwhistle", mode="lexical")(client),
+            lambda heads: heads[:1] == ["Okapi allowance"],
+            timeout=10,
+            what="the edit found",
+        )
+        assert found[0] == "Okapi allowance"
         sec = await call(
             client,
             "get_section",
@@ -264,12 +308,7 @@ async def test_fresh_without_an_editor(ws: Path):
         )
         assert "quillwhistle stipend" in sec["markdown"]
         # vectors follow in the background: the status says when
-        deadline = time.monotonic() + 60
-        while (st := await call(client, "status"))[
-            "pending_embeds"
-        ] and time.monotonic() < deadline:
-            await asyncio.sleep(0.1)
-        assert st["pending_embeds"] == 0
+        await no_pending(client)
         res = await call(
             client, "search", {"query": "stipend for okapi rides", "limit": 3, "mode": "dense"}
         )
@@ -277,9 +316,13 @@ async def test_fresh_without_an_editor(ws: Path):
         # a deleted file leaves the index at the next call
         gone = ws / "handbook/policies/leave.md"
         gone.unlink()
-        await asyncio.sleep(1.1)  # the mtime scan runs at most once a second
-        res = await call(client, "search", {"query": "parental leave", "limit": 20})
-        assert all(r["path"] != "handbook/policies/leave.md" for r in res["results"])
+        res = await until(
+            lambda: call(client, "search", {"query": "parental leave", "limit": 20}),
+            lambda res: all(r["path"] != "handbook/policies/leave.md" for r in res["results"]),
+            timeout=10,
+            what="the deleted file gone from search",
+        )
+        assert res["results"]  # the rest of the handbook still answers
         assert "no such markdown file" in await error(
             client, "outline", {"path": "handbook/policies/leave.md"}
         )
@@ -331,28 +374,37 @@ async def test_beside_a_running_language_server(ws: Path):
             b.write_text(
                 b.read_text() + "\n## Second writer\n\nThe pangolinferry key is rotated.\n"
             )
-            await asyncio.sleep(1.1)
-            res = await call(
-                client, "search", {"query": "pangolinferry", "limit": 3, "mode": "lexical"}
+            await until(
+                lambda: top_heading("pangolinferry", mode="lexical")(client),
+                lambda heads: heads[:1] == ["Second writer"],
+                timeout=10,
+                what="MCP's own scan indexing the edit",
             )
-            assert res["results"][0]["heading"] == "Second writer"
-            while (await call(client, "status"))["pending_embeds"]:  # its vector, in the background
-                await asyncio.sleep(0.1)
+            await no_pending(client)  # its vector, in the background
             found = await request(
                 lsp, "mdseek/search", {"query": "is the pangolinferry key rotated", "limit": 3}
             )
             assert found["results"] and found["results"][0]["heading"] == "Second writer"
-            # both keep searching while the other writes
-            await asyncio.gather(
-                *(
-                    call(client, "search", {"query": q["query"]})
-                    for q in fixture_queries()["queries"][:4]
-                ),
-                *(
-                    request(lsp, "mdseek/search", {"query": q["query"]})
-                    for q in fixture_queries()["queries"][:4]
-                ),
+            # both keep searching while the other writes: the language server
+            # reindexes a saved file while both answer keyword queries
+            c = ws / "handbook/policies/travel.md"
+            c.write_text(c.read_text() + "\n## Third edit\n\nThe tapirlantern fare.\n")
+            st1 = await request(lsp, "mdseek/status", {})
+            lsp.text_document_did_save(
+                types.DidSaveTextDocumentParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri(c))
+                )
             )
+            qs = [q for q in fixture_queries()["queries"] if q["kind"] == "keyword"][:4]
+            answers = await asyncio.gather(
+                *(call(client, "search", {"query": q["query"], "limit": 5}) for q in qs),
+                *(request(lsp, "mdseek/search", {"query": q["query"], "limit": 5}) for q in qs),
+                wait_updates(lsp, st1["updates_done"]),
+            )
+            for q, res in zip(qs + qs, answers[:-1], strict=True):
+                assert (q["path"], q["heading"]) in [
+                    (r["path"], r["heading"]) for r in res["results"]
+                ], q
     finally:
         try:
             await asyncio.wait_for(lsp.shutdown_session(), 20)

@@ -39,6 +39,8 @@ export interface SearchResult {
 
 export interface SearchResponse {
   mode: 'hybrid' | 'lexical';
+  /** false while the folder is read or vectors are still being made (the note says how far) */
+  complete?: boolean;
   note?: string;
   results: SearchResult[];
 }
@@ -47,7 +49,7 @@ export interface StatusResponse {
   state: 'indexing' | 'ready' | 'lexical-only' | string;
   files: number;
   chunks: number;
-  coverage: number;
+  window_fit: number;
   model: string;
   pending_embeds: number;
   message?: string;
@@ -67,6 +69,10 @@ export interface ReindexResponse { files: number; chunks: number }
 const SEARCH = 'mdseek/search';
 const STATUS = 'mdseek/status';
 const REINDEX = 'mdseek/reindex';
+// What the server indexes by default (index/files.py DEFAULT_INCLUDE, matched
+// ignoring case): .md and .markdown, also NOTES.MD. VS Code globs are
+// case-sensitive on Linux, hence the character classes.
+const MARKDOWN_FILES = '**/*.{[mM][dD],[mM][aA][rR][kK][dD][oO][wW][nN]}';
 
 /** The install story, as in the README's "Install" (mdseek is not on PyPI). */
 export const INSTALL_HINT =
@@ -233,9 +239,12 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
 
   let startupFailed = false;
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ scheme: 'file', language: 'markdown' }],
+    documentSelector: [
+      { scheme: 'file', language: 'markdown' },
+      { scheme: 'file', pattern: MARKDOWN_FILES },
+    ],
     synchronize: {
-      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.md'),
+      fileEvents: vscode.workspace.createFileSystemWatcher(MARKDOWN_FILES),
     },
     initializationOptions: initializationOptions(),
     outputChannel: output,
@@ -381,7 +390,7 @@ function setUiState(s: UiState): void {
   const st = lastStatus;
   const stats = st
     ? `${st.files} files, ${st.chunks} sections (${Math.max(0, st.chunks - (st.pending_embeds ?? 0))} embedded), ` +
-      `coverage ${Math.round((st.coverage ?? 0) * 100)}%, model ${st.model}`
+      `window fit ${Math.round((st.window_fit ?? 0) * 100)}%, model ${st.model}`
     : '';
   switch (s) {
     case 'starting':
@@ -743,11 +752,15 @@ async function searchSections(): Promise<void> {
       if (mine !== seq) return; // stale
       const results = res?.results ?? [];
       const waiting = results.length === 0 && /still opening/.test(res?.note ?? '');
-      partial = waiting || (res?.mode === 'lexical' && (uiState === 'indexing' || uiState === 'starting'));
+      const loading = uiState === 'indexing' || uiState === 'starting';
+      // A first index: keyword results first, then hybrid over the vectors made so far.
+      partial = waiting || (loading && (res?.mode === 'lexical' || res?.complete === false));
       lastRows = results.length;
       qp.items = results.length ? results.map(toItem) : [emptyItem(res?.note, waiting)];
-      qp.title = res?.mode === 'lexical' && (uiState === 'indexing' || uiState === 'starting')
+      qp.title = loading && res?.mode === 'lexical'
         ? `${baseTitle} — keyword results only: semantic search is still loading`
+        : loading && res?.complete === false
+          ? `${baseTitle} — partial: semantic search is still loading`
         : res?.mode === 'lexical' && uiState === 'lexical-only'
           ? `${baseTitle} — keyword results only${res.note ? `: ${res.note}` : ''}`
           : baseTitle;
@@ -826,10 +839,10 @@ async function reindex(): Promise<void> {
 }
 
 export function formatStatus(st: StatusResponse): string {
-  const pct = Math.round((st.coverage ?? 0) * 1000) / 10;
+  const pct = Math.round((st.window_fit ?? 0) * 1000) / 10;
   return (
     `mdseek: ${st.state} — ${st.files} files, ${st.chunks} sections, ` +
-    `coverage ${pct}%, model ${st.model}, pending embeds ${st.pending_embeds}` +
+    `window fit ${pct}%, model ${st.model}, pending embeds ${st.pending_embeds}` +
     (indexPaths(st).length ? `; index ${indexPaths(st).join(', ')}` : '') +
     (st.message ? ` (${st.message})` : '')
   );

@@ -965,18 +965,18 @@ async function main() {
     }
     if ('server' in io) throw new Error(`initializationOptions must not carry server.*: ${JSON.stringify(io)}`);
     if (io.documentSymbols !== false) throw new Error(`documentSymbols should be off beside VS Code's markdown outline: ${JSON.stringify(io)}`);
-    return `state ${st0.status.state}, ${st0.status.files} files, ${st0.status.chunks} chunks, coverage ${st0.status.coverage}, indexing seen: ${sawIndexing}`;
+    return `state ${st0.status.state}, ${st0.status.files} files, ${st0.status.chunks} chunks, window fit ${st0.status.window_fit}, indexing seen: ${sawIndexing}`;
   });
 
   // ---- 3. status bar click → showStatus notification
   await check('clicking the status bar shows the index status', async () => {
     await page.locator('.statusbar-item', { has: page.locator('[aria-label="mdseek: ready"]') }).first().click()
       .catch(() => page.locator('.statusbar [aria-label="mdseek: ready"]').first().click());
-    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'coverage' }).first();
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'window fit' }).first();
     await toast.waitFor({ state: 'visible', timeout: 10000 });
     const text = (await toast.innerText()).replace(/\s+/g, ' ');
     await shot('status-message');
-    for (const needle of ['files', 'sections', 'coverage', 'model', 'pending embeds']) {
+    for (const needle of ['files', 'sections', 'window fit', 'model', 'pending embeds']) {
       if (!text.includes(needle)) throw new Error(`status message lacks "${needle}": ${text}`);
     }
     await page.keyboard.press('Escape');
