@@ -91,7 +91,15 @@ class Root:
     # -- executors ----------------------------------------------------------
 
     async def write(self, fn: Callable, *args: Any, **kw: Any) -> Any:
-        return await self.loop.run_in_executor(self.writer, partial(fn, *args, **kw))
+        """``fn`` on the writer thread; Cancelled once the folder is closing."""
+        if self.closed:
+            raise Cancelled()
+        try:
+            return await self.loop.run_in_executor(self.writer, partial(fn, *args, **kw))
+        except RuntimeError:
+            if self.closed:  # the executor shut down under us: the server is exiting
+                raise Cancelled() from None
+            raise
 
     async def read(self, fn: Callable, *args: Any, **kw: Any) -> Any:
         return await self.loop.run_in_executor(self.reader, partial(fn, *args, **kw))
@@ -144,6 +152,8 @@ class Root:
         """Create the engine (off the loop); returns a message for the user, if any."""
         try:
             self.engine, note = await self.write(self._make_engine)
+        except Cancelled:
+            return None
         except (IndexFileError, OSError, sqlite3.Error, ModelUnavailable) as exc:
             self.state = "error"
             self.message = f"mdseek: cannot open the index of {self.path}: {exc}"
@@ -259,6 +269,8 @@ class Root:
             # at the next search; FTS5 answers until then). Not before: the build
             # would compete with opening the folder for the first hybrid answer.
             self.engine.lexical_in_memory = True
+        except Cancelled:  # closing: the rest is done at the next start
+            return None
         except Exception as exc:
             log.exception("indexing %s failed", self.path)
             self.state = "error"
@@ -310,11 +322,15 @@ class Root:
         if self._embedding or self.closed or self.engine is None:
             return
         rep = IndexReport()
-        await self._embed_all(None, rep)
-        if rep.embedded and not self.closed:
+        try:
+            await self._embed_all(None, rep)
+            if not rep.embedded or self.closed:
+                return
             await self.write(self._finish_sync, rep)
-            if self.on_updated is not None:
-                self.on_updated(self, ["*"])
+        except Cancelled:
+            return
+        if self.on_updated is not None:
+            self.on_updated(self, ["*"])
 
     def engine_call(self, name: str, *args: Any) -> Any:
         if self.engine is None:

@@ -102,8 +102,11 @@ def workspace_with_index(dest: Path, golden: Path) -> Path:
     """A copy of the fixtures whose index is ``<ws>/.mdseek/index.sqlite`` (the
     in-workspace location, used because the file exists)."""
     ws = copy_fixtures(dest)
-    (ws / ".mdseek").mkdir(exist_ok=True)
+    # as mdseek makes its own folder (0700, 0600): an index others could read or
+    # write is not adopted (a clone's; see the Security model)
+    (ws / ".mdseek").mkdir(mode=0o700, exist_ok=True)
     shutil.copy(golden, ws / ".mdseek" / "index.sqlite")
+    (ws / ".mdseek" / "index.sqlite").chmod(0o600)
     return ws
 
 

@@ -172,7 +172,7 @@ def indexed_template(tmp_path_factory, request=None) -> Path:
             golden = None
     copy_workspace(ws)
     index = ws / ".mdseek" / "index.sqlite"  # in the workspace, so copies carry it along
-    index.parent.mkdir()
+    index.parent.mkdir(mode=0o700)  # as mdseek makes it: a folder others can read is not adopted
     if golden is not None and golden.is_file():
         shutil.copy(golden, index)
     from mdseek.index.engine import Engine
