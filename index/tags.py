@@ -81,6 +81,18 @@ def line_tags(text: str, line: int, heading: bool = False) -> list[Tag]:
     return out
 
 
+def renamed(name: str, old_key: str, new: str) -> str | None:
+    """A tag's name once the tag ``old_key`` is renamed to ``new``: the tag itself
+    and the tags nested under it (``#area/sub`` -> ``#new/sub``); None for any
+    other tag. Names compare without case."""
+    key = name.lower()
+    if key == old_key:
+        return new
+    if key.startswith(old_key + "/"):
+        return new + name[len(old_key) :]
+    return None
+
+
 def tag_at(tags: list[Tag], line: int, col: int) -> Tag | None:
     """The tag whose ``#name`` holds the column (the '#' included)."""
     for t in tags:

@@ -23,6 +23,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from mdseek.index.links import Link
 from mdseek.index.parse import ParsedDocument
 from mdseek.index.rename import (
+    Edit,
     Move,
     Outcome,
     RenameError,
@@ -31,6 +32,7 @@ from mdseek.index.rename import (
     rename_heading,
     rename_target,
 )
+from mdseek.index.tags import Tag, find_tags, is_tag_name, renamed, tag_at
 
 from .convert import uri_to_path
 from .roots import Root
@@ -111,12 +113,16 @@ def prepare_sync(
     ws: Workspace, uri: str, position: types.Position
 ) -> types.PrepareRenamePlaceholder | None:
     """The range and text a rename at ``position`` would change; None when the
-    cursor is on neither a heading nor a link to something in the folder."""
+    cursor is on neither a tag, a heading nor a link to something in the folder."""
     found = _at(ws, uri)
     if found is None:
         return None
     corpus, rel, doc = found
     line, col = ws.pos.from_client(doc.lines(), position)
+    tag = tag_at(find_tags(doc), line, col)
+    if tag is not None:
+        rng = ws.pos.range(doc.lines(), tag.line, tag.start, tag.line, tag.end)
+        return types.PrepareRenamePlaceholder(range=rng, placeholder=tag.name)
     t = rename_target(corpus, rel, doc, line, col)
     if t is None:
         return None
@@ -132,6 +138,9 @@ def rename_sync(
         return None
     corpus, rel, doc = found
     line, col = ws.pos.from_client(doc.lines(), position)
+    tag = tag_at(find_tags(doc), line, col)
+    if tag is not None:
+        return _workspace_edit(ws, corpus, _rename_tag(corpus, tag, name), caps)
     t = rename_target(corpus, rel, doc, line, col)
     if t is None:
         return None
@@ -152,6 +161,27 @@ def rename_sync(
     out = move_files(corpus, [Move(t.path, new)])
     out.moves.append((t.path, new))
     return _workspace_edit(ws, corpus, out, caps)
+
+
+def _rename_tag(corpus: _Corpus, tag: Tag, name: str) -> Outcome:
+    """Every use of the tag in the folder, in text and front matter, and of the
+    tags nested under it, renamed (names compare without case)."""
+    new = name.strip().removeprefix("#")
+    if not is_tag_name(new):
+        raise RenameError(
+            f"#{new} cannot be a tag: use letters, digits, _, - and /, not only digits"
+        )
+    out = Outcome()
+    for rel in corpus.files:
+        text = corpus.text(rel)
+        if text is None or tag.key not in text.lower():  # most files: not read further
+            continue
+        doc = corpus.doc(rel)
+        for t in find_tags(doc) if doc is not None else []:
+            n = renamed(t.name, tag.key, new)
+            if n is not None and n != t.name:
+                out.add(rel, Edit(t.line, t.start, t.line, t.end, n))
+    return out
 
 
 def will_rename_sync(

@@ -82,3 +82,39 @@ async def test_workspace_symbols_for_a_tag_prefix(client: LanguageClient) -> Non
     assert got == sorted(
         [("#area/db", uri(ws / "a.md"), 1), ("#area/db/replicas", uri(ws / "sub" / "b.md"), 2)]
     )
+
+
+async def test_rename_a_tag_and_the_tags_under_it(client: LanguageClient) -> None:
+    """Renaming #area from its use in b.md renames it in b.md's text and a.md's
+    front matter, nested tags keep their tail, code and fences are left alone."""
+    ws: Path = WS["ws"]
+    a, b = uri(ws / "a.md"), uri(ws / "sub" / "b.md")
+    at = types.Position(line=2, character=39)  # in "#area." at the end of the line
+    prep = await client.text_document_prepare_rename_async(
+        types.PrepareRenameParams(text_document=types.TextDocumentIdentifier(uri=b), position=at)
+    )
+    assert isinstance(prep, types.PrepareRenamePlaceholder)
+    assert prep.range == rng(2, 38, 2, 42) and prep.placeholder == "area"
+    edit = await client.text_document_rename_async(
+        types.RenameParams(
+            text_document=types.TextDocumentIdentifier(uri=b), position=at, new_name="#zone"
+        )
+    )
+    assert edit is not None and edit.changes is not None
+    got = {
+        u: sorted(
+            (e.range.start.line, e.range.start.character, e.range.end.character, e.new_text)
+            for e in es
+        )
+        for u, es in edit.changes.items()
+    }
+    assert got == {
+        a: [(1, 12, 19, "zone/db")],
+        b: [(2, 16, 32, "zone/db/replicas"), (2, 38, 42, "zone")],
+    }
+    with pytest.raises(Exception, match="cannot be a tag"):
+        await client.text_document_rename_async(
+            types.RenameParams(
+                text_document=types.TextDocumentIdentifier(uri=b), position=at, new_name="1984"
+            )
+        )
