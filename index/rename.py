@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import quote, unquote
@@ -365,17 +365,33 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
         sdoc = doc if src == rel else corpus.doc(src)
         if sdoc is None:
             continue
-        for site in link_sites(sdoc, corpus.links(src, sdoc)):
-            if src == rel and span[0] <= site.line <= span[2]:
-                continue  # inside the heading being rewritten
-            edit = _heading_link_edit(corpus, names, src, site, rel, doc, new_doc)
-            if edit is not None:
-                if sdoc.decode_errors:
-                    out.skipped.append((src, "it is not valid UTF-8"))
-                    out.edits.pop(src, None)
-                    break
-                out.add(src, edit)
+        sites = link_sites(sdoc, corpus.links(src, sdoc))
+        add_file_edits(
+            out,
+            src,
+            sdoc,
+            (
+                _heading_link_edit(corpus, names, src, site, rel, doc, new_doc)
+                for site in sites
+                if not (src == rel and span[0] <= site.line <= span[2])  # the heading itself
+            ),
+        )
     return out
+
+
+def add_file_edits(
+    out: Outcome, src: str, doc: ParsedDocument, edits: Iterable[Edit | None]
+) -> None:
+    """Add one file's edits (None: a place left as it is); a file that is not
+    valid UTF-8 is left untouched and named in ``out.skipped`` instead."""
+    for edit in edits:
+        if edit is None:
+            continue
+        if doc.decode_errors:
+            out.skipped.append((src, "it is not valid UTF-8"))
+            out.edits.pop(src, None)
+            return
+        out.add(src, edit)
 
 
 def _heading_link_edit(
@@ -474,14 +490,10 @@ def move_files(corpus: Corpus, moves: Sequence[Move]) -> Outcome:
         if sdoc is None:
             continue
         new_src = layout.after(src)
-        for site in link_sites(sdoc, corpus.links(src, sdoc)):
-            edit = _move_edit(corpus, names, layout, src, new_src, site)
-            if edit is not None:
-                if sdoc.decode_errors:
-                    out.skipped.append((src, "it is not valid UTF-8"))
-                    out.edits.pop(src, None)
-                    break
-                out.add(src, edit)
+        sites = link_sites(sdoc, corpus.links(src, sdoc))
+        add_file_edits(
+            out, src, sdoc, (_move_edit(corpus, names, layout, src, new_src, s) for s in sites)
+        )
     return out
 
 

@@ -27,6 +27,8 @@ from mdseek.index.rename import (
     Move,
     Outcome,
     RenameError,
+    RenameTarget,
+    add_file_edits,
     move_files,
     new_file_path,
     rename_heading,
@@ -109,11 +111,10 @@ def _at(ws: Workspace, uri: str) -> tuple[_Corpus, str, ParsedDocument] | None:
     return (corpus, rel, doc) if doc is not None else None
 
 
-def prepare_sync(
+def _under_cursor(
     ws: Workspace, uri: str, position: types.Position
-) -> types.PrepareRenamePlaceholder | None:
-    """The range and text a rename at ``position`` would change; None when the
-    cursor is on neither a tag, a heading nor a link to something in the folder."""
+) -> tuple[_Corpus, ParsedDocument, Tag | None, RenameTarget | None] | None:
+    """What a rename at ``position`` renames: a tag, else a heading or a link's target."""
     found = _at(ws, uri)
     if found is None:
         return None
@@ -121,9 +122,22 @@ def prepare_sync(
     line, col = ws.pos.from_client(doc.lines(), position)
     tag = tag_at(find_tags(doc), line, col)
     if tag is not None:
+        return corpus, doc, tag, None
+    return corpus, doc, None, rename_target(corpus, rel, doc, line, col)
+
+
+def prepare_sync(
+    ws: Workspace, uri: str, position: types.Position
+) -> types.PrepareRenamePlaceholder | None:
+    """The range and text a rename at ``position`` would change; None when the
+    cursor is on neither a tag, a heading nor a link to something in the folder."""
+    found = _under_cursor(ws, uri, position)
+    if found is None:
+        return None
+    _, doc, tag, t = found
+    if tag is not None:
         rng = ws.pos.range(doc.lines(), tag.line, tag.start, tag.line, tag.end)
         return types.PrepareRenamePlaceholder(range=rng, placeholder=tag.name)
-    t = rename_target(corpus, rel, doc, line, col)
     if t is None:
         return None
     rng = ws.pos.range(doc.lines(), *t.span)
@@ -133,15 +147,12 @@ def prepare_sync(
 def rename_sync(
     ws: Workspace, uri: str, position: types.Position, name: str, caps: Any
 ) -> types.WorkspaceEdit | None:
-    found = _at(ws, uri)
+    found = _under_cursor(ws, uri, position)
     if found is None:
         return None
-    corpus, rel, doc = found
-    line, col = ws.pos.from_client(doc.lines(), position)
-    tag = tag_at(find_tags(doc), line, col)
+    corpus, _, tag, t = found
     if tag is not None:
         return _workspace_edit(ws, corpus, _rename_tag(corpus, tag, name), caps)
-    t = rename_target(corpus, rel, doc, line, col)
     if t is None:
         return None
     if t.kind == "heading" and t.heading is not None:
@@ -177,10 +188,15 @@ def _rename_tag(corpus: _Corpus, tag: Tag, name: str) -> Outcome:
         if text is None or tag.key not in text.lower():  # most files: not read further
             continue
         doc = corpus.doc(rel)
-        for t in find_tags(doc) if doc is not None else []:
-            n = renamed(t.name, tag.key, new)
-            if n is not None and n != t.name:
-                out.add(rel, Edit(t.line, t.start, t.line, t.end, n))
+        if doc is None:
+            continue
+        edits = ((t, renamed(t.name, tag.key, new)) for t in find_tags(doc))
+        add_file_edits(
+            out,
+            rel,
+            doc,
+            (Edit(t.line, t.start, t.line, t.end, n) for t, n in edits if n and n != t.name),
+        )
     return out
 
 
