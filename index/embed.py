@@ -6,8 +6,11 @@ never at import. The default backend is ONNX Runtime
 import. The first use of a model exports it (:mod:`mdseek.index.onnx_export`,
 the one time torch is imported); a model that cannot be exported, or whose
 export disagrees with torch, is served by torch, and the reason is said once.
-Both backends give the same vectors (cosine >= 0.9999, checked on export), so
-they share one model id: switching backends never re-embeds.
+Both backends give the same fp32 vectors (cosine >= 0.9999, checked on export),
+so they share one model id: switching backends never re-embeds. ``precision``
+"int8" (ONNX Runtime only, opt-in: :mod:`mdseek.index.onnx_int8`) gives other
+vectors, stored under their own model id (``...#onnx-int8``): switching
+precision re-embeds, and the two never mix.
 
 If no backend can load, :class:`~mdseek.index.model.ModelUnavailable` carries
 the reason; the engine then serves lexical results and says why, once.
@@ -43,6 +46,7 @@ from .private import why_not_private
 log = logging.getLogger(__name__)
 
 BACKENDS = ("onnx", "torch")
+PRECISIONS = ("fp32", "int8")
 _said: set[str] = set()  # fallback reasons already logged in this process
 # One ONNX session per (export folder, threads) in a process: the engines of a
 # multi-root workspace share it (sessions are thread-safe).
@@ -65,7 +69,7 @@ _speculative: tuple[str, int] | None = None  # a session opened by warm_default_
 
 
 def warm_default_session(
-    backend: str | None = None, threads: int | None = None
+    backend: str | None = None, threads: int | None = None, precision: str | None = None
 ) -> threading.Thread:
     """Open the bundled default model's ONNX session in the background, before
     anyone asks (a server starting: it overlaps the protocol imports; a search:
@@ -78,7 +82,9 @@ def warm_default_session(
         try:
             from .onnx_encoder import read_manifest
 
-            settings = EmbedSettings.from_env(backend, threads)
+            settings = EmbedSettings.from_env(backend, threads, precision=precision)
+            if settings.precision != "fp32":
+                return  # the int8 copy is opened by the engine that asks for it
             resolved = resolve_model(None)
             mid = model_id(resolved)
             folder = model_cache_dir(mid)
@@ -124,17 +130,26 @@ class EmbedSettings:
     ``query_prompt`` / ``document_prompt``: text put before every query /
     embedded section, in place of the model's own prompts (None: the model's,
     :func:`~mdseek.index.model.model_prompts`; "" = none). ``allow_pickle``:
-    load weights from pickle files (.bin/.pt) when a model has no safetensors."""
+    load weights from pickle files (.bin/.pt) when a model has no safetensors.
+    ``precision``: "fp32" (default) or "int8" (ONNX Runtime's dynamic
+    quantisation of the export; its vectors have their own model id)."""
 
     backend: str = "onnx"
     threads: int = 0
     query_prompt: str | None = None
     document_prompt: str | None = None
     allow_pickle: bool = False
+    precision: str = "fp32"
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)} (got {self.backend!r})")
+        if self.precision not in PRECISIONS:
+            raise ValueError(
+                f"precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r})"
+            )
+        if self.precision == "int8" and self.backend != "onnx":
+            raise ValueError("precision int8 runs on the onnx backend only")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0 (got {self.threads})")
 
@@ -150,10 +165,11 @@ class EmbedSettings:
         query_prompt: str | None = None,
         document_prompt: str | None = None,
         allow_pickle: bool | None = None,
+        precision: str | None = None,
     ) -> EmbedSettings:
         """Explicit values, else $MDSEEK_BACKEND / $MDSEEK_THREADS /
-        $MDSEEK_QUERY_PROMPT / $MDSEEK_DOCUMENT_PROMPT / $MDSEEK_ALLOW_PICKLE
-        (a prompt variable set to "" means no prompt), else defaults."""
+        $MDSEEK_QUERY_PROMPT / $MDSEEK_DOCUMENT_PROMPT / $MDSEEK_ALLOW_PICKLE /
+        $MDSEEK_PRECISION (a prompt variable set to "" means no prompt), else defaults."""
         if query_prompt is None:
             query_prompt = os.environ.get("MDSEEK_QUERY_PROMPT")
         if document_prompt is None:
@@ -162,6 +178,8 @@ class EmbedSettings:
             allow_pickle = allow_pickle_from_env()
         if backend is None:
             backend = os.environ.get("MDSEEK_BACKEND") or cls.backend
+        if precision is None:
+            precision = os.environ.get("MDSEEK_PRECISION") or cls.precision
         if threads is None:
             raw = os.environ.get("MDSEEK_THREADS") or "0"
             try:
@@ -174,6 +192,7 @@ class EmbedSettings:
             query_prompt=query_prompt,
             document_prompt=document_prompt,
             allow_pickle=allow_pickle,
+            precision=precision,
         )
 
     def prompts_for(self, resolved: str) -> Prompts:
@@ -236,9 +255,15 @@ class Embedder:
         self.settings = settings or EmbedSettings.from_env()
         self.prompts = self.settings.prompts_for(self.resolved)
         # The export and its cache folder are the model's (prompts are text, not
-        # graph); the stored vectors' id adds the prompts, so a prompt change re-embeds.
+        # graph); the stored vectors' id adds the precision (int8 vectors are
+        # others) and the prompts, so a change of either re-embeds.
         self.base_id = model_id(self.resolved)
-        self.model_id = self.base_id + self.prompts.suffix()
+        self.model_id = self.base_id
+        if self.settings.precision == "int8":
+            from .onnx_int8 import int8_model_id
+
+            self.model_id = int8_model_id(self.base_id)
+        self.model_id += self.prompts.suffix()
         self.batch_size = batch_size
         self._model: Any = None
         self._error: ModelUnavailable | None = None
@@ -266,6 +291,8 @@ class Embedder:
 
     def _open(self) -> Any:
         threads = self.settings.n_threads
+        if self.settings.precision == "int8":
+            return self._open_int8(threads)
         if self.settings.backend == "onnx" and (
             (self.prompts.query or self.prompts.document) and pooling_excludes_prompt(self.resolved)
         ):
@@ -294,6 +321,30 @@ class Embedder:
             _say_once(f"{self.fallback_reason}; embedding with torch")
         _drop_speculative(("torch", threads))
         return TorchEncoder(self.resolved, threads, self.settings.allow_pickle)
+
+    def _open_int8(self, threads: int) -> Any:
+        """The int8 copy, or ModelUnavailable: int8 was asked for, and no other
+        backend gives its vectors (nothing falls back to fp32 under its id)."""
+        from .onnx_export import ExportRejected
+        from .onnx_int8 import ensure_int8
+
+        if (self.prompts.query or self.prompts.document) and pooling_excludes_prompt(self.resolved):
+            raise ModelUnavailable(
+                f"int8 cannot serve {self.base_id} with prompts: its pooling leaves prompt "
+                "tokens out (include_prompt: false); use precision fp32"
+            )
+        try:
+            folder = ensure_int8(self.resolved, self.base_id, self.settings.allow_pickle)
+            _drop_speculative((str(folder), threads))
+            return _onnx_encoder(folder, threads)
+        except ModelUnavailable:
+            raise
+        except ExportRejected as exc:
+            raise ModelUnavailable(f"int8 cannot serve {self.base_id}: {exc}") from None
+        except Exception as exc:  # a broken cache folder, an onnxruntime error
+            raise ModelUnavailable(
+                f"int8 failed for {self.base_id}: {type(exc).__name__}: {exc}"
+            ) from None
 
     def load(self) -> Any:
         """Load the backend (once); raises ModelUnavailable (remembered) on failure."""

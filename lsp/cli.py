@@ -65,6 +65,11 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
             help="threads per model call (default: half the cores; $MDSEEK_THREADS)",
         )  # fmt: skip
         p.add_argument(
+            "--precision", choices=["fp32", "int8"], default=None,
+            help="fp32 (default) or int8: ONNX Runtime's int8 quantisation, faster bulk "
+            "embedding, its own vectors (a change re-embeds; $MDSEEK_PRECISION)",
+        )  # fmt: skip
+        p.add_argument(
             "--query-prompt", default=None, metavar="TEXT",
             help="text put before every query, in place of the model's own query prompt "
             '("" = none; $MDSEEK_QUERY_PROMPT)',
@@ -347,8 +352,9 @@ def _embed_settings(args: argparse.Namespace):
 
     try:
         return EmbedSettings.from_env(
-            args.backend, args.threads, args.query_prompt, args.document_prompt, args.allow_pickle
-        )
+            args.backend, args.threads, args.query_prompt, args.document_prompt,
+            args.allow_pickle, args.precision,
+        )  # fmt: skip
     except ValueError as exc:
         raise CliError(str(exc)) from exc
 
@@ -533,7 +539,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             from mdseek.index.embed import warm_default_session
 
             loading.append(
-                warm_default_session(args.backend, args.threads)
+                warm_default_session(args.backend, args.threads, args.precision)
             )  # opens while the index does
         # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
         # met on the way says how to recover instead.

@@ -1,0 +1,100 @@
+"""int8 precision (opt-in): a real quantisation of the real export, its own
+model id, and an index that re-embeds rather than mixing fp32 and int8 vectors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mdseek.index.embed import Embedder, EmbedSettings
+from mdseek.index.engine import Engine
+from mdseek.index.model import ModelUnavailable, model_cache_dir
+from mdseek.index.onnx_encoder import read_manifest
+
+from conftest import workspace_with_index
+
+FP32_ID = "sentence-transformers/all-MiniLM-L6-v2@"
+
+
+@pytest.fixture(scope="module")
+def int8_embedder():
+    emb = Embedder(settings=EmbedSettings(precision="int8", threads=1))
+    assert emb.available(), emb.error
+    return emb
+
+
+def test_int8_copy_is_cached_quantised_and_close_to_fp32(int8_embedder):
+    import onnx
+
+    fp32 = Embedder(settings=EmbedSettings(threads=1))
+    assert fp32.model_id.startswith(FP32_ID) and "#" not in fp32.model_id
+    assert int8_embedder.model_id == fp32.model_id + "#onnx-int8"
+    folder = model_cache_dir(int8_embedder.model_id)
+    m = read_manifest(folder)
+    assert m and m["status"] == "ok" and m["precision"] == "int8" and m["backend"] == "onnx"
+    assert m["model_id"] == int8_embedder.model_id and m["dim"] == 384 and m["window"] == 256
+    ops = [n.op_type for n in onnx.load(str(folder / "model.onnx")).graph.node]
+    # dynamic quantisation: in each of the 6 layers the fused attention and the
+    # three MatMuls (attention output, FFN in, FFN out) run on int8 weights
+    assert ops.count("QAttention") == 6 and ops.count("Attention") == 0, sorted(set(ops))
+    assert ops.count("MatMulInteger") == 18 and "MatMul" not in ops
+    texts = ["database failover", "How do I rotate the TLS certificate on the ingress gateway?"]
+    a, b = int8_embedder.encode(texts), fp32.encode(texts)
+    assert a.dtype == np.float32 and np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-5)
+    cos = (a * b).sum(axis=1)
+    assert 0.95 < cos.min() and cos.max() < 0.9999, cos  # close, and really other vectors
+
+
+def test_switching_precision_reembeds_and_never_mixes(tmp_path, golden_index, int8_embedder):
+    ws = workspace_with_index(tmp_path / "ws", golden_index)
+    eng = Engine(ws, embed=EmbedSettings(precision="int8"))
+    texts = eng.store.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    rep = eng.index()
+    assert rep.embedded == texts and rep.pending == 0
+    models = eng.store.db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall()
+    assert models == [(int8_embedder.model_id, texts)]  # the fp32 vectors are gone, not mixed
+    resp = eng.search("what do I do when the main database machine dies", limit=3)
+    assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
+    eng.close()
+    back = Engine(ws, embed=EmbedSettings(precision="fp32"))
+    rep = back.index()
+    assert rep.embedded == texts and back.model_id + "#onnx-int8" == int8_embedder.model_id
+    back.close()
+
+
+def test_precision_settings(monkeypatch):
+    from mdseek.lsp.config import parse_settings
+
+    monkeypatch.delenv("MDSEEK_BACKEND", raising=False)
+    monkeypatch.setenv("MDSEEK_PRECISION", "int8")
+    assert EmbedSettings.from_env().precision == "int8"
+    assert EmbedSettings.from_env(precision="fp32").precision == "fp32"
+    with pytest.raises(ValueError, match="precision must be one of fp32, int8"):
+        EmbedSettings(precision="int4")
+    with pytest.raises(ValueError, match="onnx backend only"):
+        EmbedSettings(backend="torch", precision="int8")
+    monkeypatch.delenv("MDSEEK_PRECISION")
+    s, problems = parse_settings({"mdseek": {"precision": "int8"}})
+    assert problems == [] and s.embed_settings() == EmbedSettings(precision="int8")
+    assert s.engine_key() != parse_settings({})[0].engine_key()  # a change makes a new engine
+    s, problems = parse_settings({"precision": "int8", "backend": "torch"})
+    assert problems == ["precision int8 runs on the onnx backend only; using the default 'fp32'"]
+    assert s.embed_settings() == EmbedSettings(backend="torch")
+    s, problems = parse_settings({"precision": "half"})
+    assert len(problems) == 1 and s.embed_settings() == EmbedSettings()
+
+
+def test_int8_without_onnx_says_how_to_fix(tmp_path, monkeypatch):
+    """No onnx package (a light install): int8 is refused in one line, nothing
+    cached, and the engine serves lexical results instead of fp32 under the int8 id."""
+    import importlib.util
+
+    monkeypatch.setenv("MDSEEK_CACHE_DIR", str(tmp_path / "cache"))
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda n, *a: None if n == "onnx" else real(n, *a)
+    )
+    emb = Embedder(settings=EmbedSettings(precision="int8"))
+    with pytest.raises(ModelUnavailable, match="int8 needs the onnx package: pip install onnx"):
+        emb.load()
+    assert not model_cache_dir(emb.model_id).exists()
