@@ -200,6 +200,27 @@ def _open_pending(index: Path, rels: list[str]) -> int | None:
         db.close()
 
 
+def _vectors(index: Path) -> int | None:
+    """Vectors in the index (any model), read-only."""
+    try:
+        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=1)
+        try:
+            return int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
+        finally:
+            db.close()
+    except sqlite3.Error:
+        return None
+
+
+def _say(what: str, value: object) -> None:
+    """A milestone as it is reached (a run cut short keeps what it saw)."""
+    print(
+        f"  {time.strftime('%H:%M:%S')} {what} {value} (load {os.getloadavg()[0]:.1f})",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def _finds(srv: LspProcess, query: str, rel: str) -> bool:
     res, _ = srv.request("mdseek/search", {"query": query, "limit": 10}, timeout=300)
     results = res.get("results", []) if isinstance(res, dict) else []
@@ -215,8 +236,10 @@ def run_server(
         raise SystemExit("mdseek's language server is not installed")
     srv = LspProcess(cmd, root, _common_handlers(root))
     t0 = srv.t_start
-    out: dict = {}
+    out: dict = {"vectors_at_start": _vectors(index) or 0}
     peak = 0.0
+    loads: list[float] = []
+    last_say = 0.0
     try:
         _initialize(srv, root, {"indexPath": str(index)})
         out["initialize_s"] = round(time.perf_counter() - t0, 2)
@@ -245,8 +268,17 @@ def run_server(
             rss = _tree_rss_mb(srv.proc.pid)
             peak = max(peak, rss or 0.0)
             status, _ = srv.request("mdseek/status", {}, timeout=300)
+            loads.append(os.getloadavg()[0])
+            if now - last_say >= 60:
+                last_say = now
+                _say(
+                    f"{now:.0f}s: state {status.get('state')}, embedded"
+                    f" {status.get('embedded_total')}, pending",
+                    f"{status.get('pending_embeds')}, peak RSS {peak:.0f} MB",
+                )
             if "first_lexical_s" not in out and _finds(srv, probe, probe_rel):
                 out["first_lexical_s"] = round(now, 2)
+                _say("first_lexical_s", out["first_lexical_s"])
                 if save_rel:
                     p = root / save_rel
                     p.write_text(
@@ -260,8 +292,10 @@ def run_server(
                 and _finds(srv, marker, save_rel or "")
             ):
                 out["save_searchable_s"] = round(time.perf_counter() - saved_at, 2)
+                _say("save_searchable_s", out["save_searchable_s"])
             if "open_files_dense_s" not in out and _open_pending(index, open_rels) == 0:
                 out["open_files_dense_s"] = round(now, 2)
+                _say("open_files_dense_s", out["open_files_dense_s"])
             emb = int(status.get("embedded_total", 0) or 0)
             if embedded_first is None and emb > 0:
                 embedded_first = (now, emb)
@@ -283,12 +317,26 @@ def run_server(
             time.sleep(POLL)
         else:
             out["timed_out_after_s"] = timeout
+            now = time.perf_counter() - t0
+            emb = int(status.get("embedded_total", 0) or 0)
+            if embedded_first is not None and emb > embedded_first[1]:
+                out["chunks_per_s"] = round(
+                    (emb - embedded_first[1]) / (now - embedded_first[0]), 1
+                )
         out["embedded"] = int(status.get("embedded_total", 0) or 0)
         out["files"] = status.get("files")
         out["chunks"] = status.get("chunks")
+        out["pending_embeds"] = status.get("pending_embeds")
         out["peak_rss_mb"] = round(peak, 1)
+        if loads:
+            out["load_average"] = {
+                "min": round(min(loads), 1),
+                "median": round(sorted(loads)[len(loads) // 2], 1),
+                "max": round(max(loads), 1),
+            }
     finally:
         srv.close()
+    out["vectors_at_end"] = _vectors(index) or 0
     return out
 
 
@@ -296,6 +344,63 @@ def _probe_word(path: Path) -> str:
     """The note's title (a paper's title names it among the first results)."""
     m = re.search(r"^# (.+)$", path.read_text(encoding="utf-8"), re.M)
     return m.group(1) if m else path.stem
+
+
+def synthetic_vectors(index: Path, dest: Path) -> int:
+    """A vectors file for every text of ``index`` (made by a run cut short: its
+    chunks are all there, its vectors not), of the default model's id, holding
+    random unit vectors. Seeding from it costs what seeding from CI's real file
+    costs (the import reads, checks and writes every vector alike; values do
+    not matter), so it times a team's first index when the full embed cannot
+    be waited for. It ranks nothing: never use it for quality."""
+    import numpy as np
+
+    from mdseek.index.model import model_id, resolve_model
+    from mdseek.index.vectors_file import FORMAT
+
+    db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    hashes = [r[0] for r in db.execute("SELECT DISTINCT text_hash FROM chunks ORDER BY 1")]
+    db.close()
+    v = np.random.default_rng(SEED).standard_normal((len(hashes), 384)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    with open(dest, "wb") as fh:
+        np.savez_compressed(
+            fh, format=np.array(FORMAT), model=np.array(model_id(resolve_model(None))),
+            hashes=np.array(hashes, dtype="S64"), vectors=v,
+        )  # fmt: skip
+    return len(hashes)
+
+
+def seeded_index(vault: Path, index: Path, vectors: Path) -> dict:
+    """``mdseek index VAULT --db INDEX --vectors FILE`` on an empty index: wall
+    time to every chunk having a vector, peak RSS, what it took and embedded."""
+    import subprocess
+
+    cmd = [sys.executable, "-m", "mdseek", "index", str(vault), "--db", str(index)]
+    cmd += ["--vectors", str(vectors), "--json", "--no-progress"]
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0.0
+    while proc.poll() is None:
+        peak = max(peak, _tree_rss_mb(proc.pid) or 0.0)
+        time.sleep(0.1)
+    out, err = proc.communicate()
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"mdseek index failed ({proc.returncode}): {err.strip()[-500:]}")
+    rep = json.loads(out)
+    res = {
+        "fully_searchable_s": round(wall, 1),
+        "peak_rss_mb": round(peak, 1),
+        "vectors_taken": rep.get("vectors_taken"),
+        "embedded": rep.get("embedded"),
+        "chunks": rep.get("chunks"),
+        "files": rep.get("files"),
+        "index_mb": _size_mb(index),
+        "load_average_end": round(os.getloadavg()[0], 1),
+    }
+    _say("seeded index", res)
+    return res
 
 
 def _size_mb(index: Path) -> float:
@@ -315,6 +420,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--timeout", type=float, default=4 * 3600, help="seconds to wait for all vectors"
     )
+    ap.add_argument(
+        "--restart-timeout",
+        type=float,
+        default=None,
+        help="seconds for the restart (default: --timeout)",
+    )
+    ap.add_argument(
+        "--seed-vectors",
+        type=Path,
+        metavar="FILE",
+        help="instead of the editor's first open: `mdseek index --vectors FILE` on an empty"
+        " index, then the restart",
+    )
+    ap.add_argument(
+        "--synthetic-vectors",
+        type=Path,
+        metavar="FILE",
+        help="write FILE (random unit vectors for every text of the existing index, for"
+        " timing --seed-vectors only) and stop",
+    )
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args(argv)
     data = data_dir()
@@ -324,6 +449,12 @@ def main(argv: list[str] | None = None) -> int:
     vault = work / f"vault-{args.files}"
     meta = make_vault(data, vault, args.files)
     index = work / f"index-{args.files}" / "index.sqlite"
+    if args.synthetic_vectors:
+        n = synthetic_vectors(index, args.synthetic_vectors)
+        print(f"wrote {n} random unit vectors to {args.synthetic_vectors}", file=sys.stderr)
+        return 0
+    if args.seed_vectors:
+        index = work / f"index-{args.files}-seeded" / "index.sqlite"
     if index.parent.exists():
         for p in index.parent.iterdir():
             p.unlink()
@@ -335,10 +466,13 @@ def main(argv: list[str] | None = None) -> int:
     open_rels = [rng.choice(papers), rng.choice(journal), rng.choice(papers)]
     save_rel = rng.choice(journal)
     print(f"vault {vault}: {meta}", file=sys.stderr)
-    first = run_server(vault, index, open_rels, save_rel, args.timeout)
+    if args.seed_vectors:
+        first = seeded_index(vault, index, args.seed_vectors.resolve())
+    else:
+        first = run_server(vault, index, open_rels, save_rel, args.timeout)
     first["index_mb"] = _size_mb(index)
     print(f"first open: {first}", file=sys.stderr)
-    again = run_server(vault, index, open_rels, None, args.timeout)
+    again = run_server(vault, index, open_rels, None, args.restart_timeout or args.timeout)
     again["index_mb"] = _size_mb(index)
     print(f"restart:    {again}", file=sys.stderr)
     res = {"vault": meta, "open_files": open_rels, "first_open": first, "restart": again}
