@@ -166,7 +166,10 @@ class ModelTokenizer:
             return []
         if self._fast:
             encode = getattr(self._tok, "encode_batch_fast", self._tok.encode_batch)  # no offsets
-            return [len(e) for e in encode(texts)]
+            out: list[int] = []
+            for i in range(0, len(texts), 512):  # all encodings at once cost ~600 MB at 38k texts
+                out += [len(e) for e in encode(texts[i : i + 512])]
+            return out
         return [self.count(t) for t in texts]
 
     def special_overhead(self) -> int:
