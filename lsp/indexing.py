@@ -53,11 +53,13 @@ class Indexing:
             return None
         root = Root(folder, self.ws.settings, max(1, len(self.folders)), asyncio.get_event_loop())
         root.on_updated = lambda r, keys: self.on_indexed(r)
-        root.first_files = lambda: [
-            root.rel(p)
-            for p in (q.resolve() for q in self.ws.docs.open_paths())
-            if root.contains(p)
-        ]
+        root.set_first_files(
+            lambda: [
+                root.rel(p)
+                for p in (q.resolve() for q in self.ws.docs.open_paths())
+                if root.contains(p)
+            ]
+        )
         self.ws.roots.append(root)
         if start:
             self.tasks.spawn(self.start_root(root))
