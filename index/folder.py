@@ -395,14 +395,14 @@ class Folder:
         limit: int = 10,
         mode: str = "hybrid",
         paths: Sequence[str] = (),
-        prefix_last: bool = False,
-        explain: bool = False,
         token: CancelToken | None = None,
+        **how: bool,
     ) -> SearchResponse:
         """Search through :func:`facade.search`. While the folder is indexing,
         meaning (hybrid, dense) only once every file is chunked and the model is
         loaded (over the vectors made so far), keywords before, and the note
-        says so; otherwise as asked (the engine says why if the model cannot be used)."""
+        says so; otherwise as asked (the engine says why if the model cannot be
+        used). ``how``: :func:`facade.search`'s ``prefix_last`` and ``explain``."""
         if token:
             token.check()
         eng = self.engine
@@ -411,9 +411,8 @@ class Folder:
         busy = self.state in ("starting", "indexing")
         wait = busy and not (self.chunked and eng.embedder.loaded)
         resp = facade.search(
-            eng, query, limit=limit, mode="lexical" if wait else mode, paths=paths,
-            prefix_last=prefix_last, explain=explain,
-        )  # fmt: skip
+            eng, query, limit=limit, mode="lexical" if wait else mode, paths=paths, **how
+        )
         if wait and mode != "lexical" and resp.note is None:
             resp.note = "lexical results only: indexing in progress (semantic results once the vectors are ready)"
         if token:
@@ -519,15 +518,15 @@ def search_folders(
     query: str,
     limit: int = 10,
     mode: str = "hybrid",
-    prefix_last: bool = False,
-    explain: bool = False,
     token: CancelToken | None = None,
+    **how: bool,
 ) -> Answer:
     """``query`` over each folder (with the path globs it applies), on the
-    folders' reader threads at once; results merged by score."""
+    folders' reader threads at once; results merged by score. ``how``: see
+    :meth:`Folder.search`."""
 
     def one(folder: Folder, paths: Sequence[str]) -> tuple[SearchResponse, facade.Completeness]:
-        resp = folder.search(query, limit, mode, paths, prefix_last, explain, token)
+        resp = folder.search(query, limit, mode, paths, token, **how)
         return resp, folder.completeness(mode)
 
     answers = [f.result() for f in [fo.read(one, fo, p) for fo, p in asked]]

@@ -64,14 +64,6 @@ class Root:
     def state(self) -> str:
         return self.folder.state
 
-    @property
-    def message(self) -> str | None:
-        return self.folder.message
-
-    @property
-    def closed(self) -> bool:
-        return self.folder.closed
-
     def set_first_files(self, files: Callable[[], list[str]]) -> None:
         """Workspace-relative paths whose vectors come first (the files open in the editor)."""
         self.folder.first_files = files
@@ -143,7 +135,7 @@ class Root:
         return None if eng is None else eng.index_file(path)
 
     def _schedule(self, key: str, job: Callable[[], Any], delay: float) -> None:
-        if self.closed or self.engine is None:
+        if self.folder.closed or self.engine is None:
             return
         old = self._timers.pop(key, None)
         if old is not None:
@@ -155,7 +147,7 @@ class Root:
     def _fire(self, key: str, job: Callable[[], Any]) -> None:
         self._timers.pop(key, None)
         self._last_fire[key] = time.monotonic()
-        if self.closed:
+        if self.folder.closed:
             return
         t0 = time.perf_counter()
         try:
@@ -200,7 +192,7 @@ class Root:
         self._updated([key])
 
     def _updated(self, keys: list[str]) -> None:
-        if self.on_updated is not None and not self.closed:
+        if self.on_updated is not None and not self.folder.closed:
             self.on_updated(self, keys)
 
     # -- reading ------------------------------------------------------------------------

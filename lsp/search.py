@@ -8,6 +8,7 @@ merged by score. A request the client cancels stops at the next check.
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Any
 
 from lsprotocol import types
@@ -49,7 +50,9 @@ async def search(
     asked = [(r.folder, paths) for r in roots]
     try:
         answer = await asyncio.to_thread(
-            search_folders, asked, query, limit, "hybrid", prefix_last, explain, token
+            partial(search_folders, asked, query, limit, "hybrid", token),
+            prefix_last=prefix_last,
+            explain=explain,
         )
         rows = await asyncio.to_thread(_rows, ws, answer.hits)
     except (asyncio.CancelledError, Cancelled):
@@ -92,7 +95,7 @@ async def status(ws: Workspace) -> dict:
     roots = list(ws.roots)
     per = await asyncio.gather(*(r.read(r.status_sync) for r in roots)) if roots else []
     total = summary(per)
-    messages = [m for m in (r.message for r in roots) if m]
+    messages = [m for m in (r.folder.message for r in roots) if m]
     if not roots:
         messages.append("no workspace folder is open")
     keys = (
