@@ -344,7 +344,8 @@ class Folder:
         except Cancelled:
             return
         except Exception as exc:  # the next change tries again
-            log.error("embedding %s failed: %s", self.path, exc)
+            if not self.closed:
+                log.error("embedding %s failed: %s", self.path, exc)
             return
         finally:
             self._embedding = False
