@@ -130,19 +130,28 @@ def test_several_folders_one_mode_and_every_note(tmp_path: Path, ws: Path, folde
     before = Engine(other)  # an index from an earlier run, chunks only
     before.index(embed=False)
     before.close()
+    third = tmp_path / "third"
+    third.mkdir()
+    junk = tmp_path / "junk.sqlite"
+    junk.write_bytes(b"not a database " * 100)
+    junk.chmod(0o600)
     a = _open(folders, ws)
     b = _open(folders, other)
+    c = _open(folders, third, EngineOptions(index_path=junk))
     a.reconcile()
-    assert a.state == "ready" and b.state == "starting"
+    assert (a.state, b.state, c.state) == ("ready", "starting", "error")
 
-    answer = search_folders([(a, ()), (b, ())], "database compost", 20, "hybrid")
-    # a ranked by meaning, b (still starting) by keywords: the answer says lexical
+    answer = search_folders([(a, ()), (b, ()), (c, ())], "database compost", 20, "hybrid")
+    # a ranked by meaning, b (still starting) by keywords: the answer says lexical,
+    # with what every folder has to say (not the first folder's note only)
     assert answer.mode == "lexical" and not answer.complete
     assert answer.notes == [
         INDEXING,
         "partial results: the folder is still being read (results may miss files);"
         " 2 of 2 chunks still wait for their vector (semantic ranking will change as they arrive)",
+        c.message,
     ]
+    assert c.message and str(junk) in c.message
     scores = [r.score for _, r in answer.hits]
     assert scores == sorted(scores, reverse=True)
     assert {f.name for f, _ in answer.hits} == {"handbook", "notes"}
