@@ -1,8 +1,9 @@
 """``mdseek mcp``: the index as MCP tools for AI agents (official Python SDK, stdio).
 
-A second thin protocol layer beside the language server: every answer comes
-from :mod:`mdseek.index.facade` (search, outline, a section's text, related
-sections, status), the code the language server uses too.
+A second thin protocol layer beside the language server: each served folder
+is a :class:`~mdseek.index.folder.Folder`, as in the language server, and
+every answer comes from it or :mod:`mdseek.index.facade` (search, outline, a
+section's text, related sections, status), the code the language server uses too.
 
 One process serves the folders given on the command line (or the current
 folder), each with the same SQLite index as the CLI and ``mdseek serve``
@@ -12,10 +13,10 @@ folder, paths are relative to it; with several, a path starts with the
 folder's name (``docs/setup.md`` in folder ``docs``).
 
 Freshness: each folder reconciles in a background thread on start (chunks
-first, then vectors); before every tool call an mtime scan notices edits
-(skipped for a moment after the last one: 20 times its duration, at most
-``FRESH_SECONDS``), and changed files are rechunked before the answer (lexical
-search sees them at once), their vectors computed in the background.
+first, then vectors); once its files are chunked, an mtime scan before every
+tool call notices edits (:meth:`Folder.catch_up`), and changed files are
+rechunked before the answer (lexical search sees them at once), their vectors
+computed in the background.
 
 Lines in tool answers are 1-based with inclusive ends, as editors show them.
 """
