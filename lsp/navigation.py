@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from mdseek.index.aliases import NO_ALIASES
 from mdseek.index.engine import SearchResult
 from mdseek.index.links import (
     anchor_context,
@@ -94,14 +95,18 @@ def references_sync(
                 range=F.heading_range(ws.pos, target_doc.lines(), heading),
             )
         )
-    for rel in root.markdown_files():
+    files, aliases = root.markdown_files(), ws.aliases(root)
+    for rel in files:
         p = root.path / rel
         d = ws.docs.parsed(p, rel, ws.root_paths)
         if d is None:
             continue
         lines = None
         for lk in ws.docs.links(p, d):
-            t = resolve(lk, rel, root.exists, root.markdown_files() if lk.kind == "wiki" else ())
+            wiki = lk.kind == "wiki"
+            t = resolve(
+                lk, rel, root.exists, files if wiki else (), aliases if wiki else NO_ALIASES
+            )
             if t.path != want_rel or not t.exists:
                 continue
             if t.anchor:
