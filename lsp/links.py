@@ -22,7 +22,7 @@ from lsprotocol import types
 
 from mdseek.index.aliases import AliasMap
 from mdseek.index.engine import SearchResult
-from mdseek.index.links import find_links, link_destination, resolve, wiki_name
+from mdseek.index.links import find_links, link_destination, wiki_name
 from mdseek.index.parse import ParsedDocument
 
 from .roots import Root
@@ -93,7 +93,7 @@ def _passage(ws: Workspace, uri: str, line: int) -> Passage | None:
     p = Passage(root, uri, rel, doc, span[0], span[1])
     for lk in find_links(doc):
         if span[0] <= lk.line < span[1]:
-            t = resolve(lk, rel, root.exists, ())
+            t = ws.resolve_link(root, path, lk)
             if t.path:
                 p.linked.add((t.path, t.anchor or ""))
     return p
