@@ -66,9 +66,10 @@ def doc_aliases(doc: ParsedDocument) -> tuple[str, ...]:
     return note_aliases(doc.front_matter) if doc.front_matter else ()
 
 
-def text_aliases(text: str) -> tuple[str, ...]:
-    """The aliases of a file's text, reading its front matter only (no markdown
-    parse of the body: this runs over every file of a folder)."""
+def text_aliases(text: str, path: str = "untitled.md") -> tuple[str, ...]:
+    """The aliases of a file's text (at workspace path ``path``, for log lines),
+    reading its front matter only (no markdown parse of the body: this runs over
+    every file of a folder)."""
     m = _FRONT_OPEN.match(text)
     if m is None:
         return ()
@@ -78,7 +79,7 @@ def text_aliases(text: str) -> tuple[str, ...]:
     head = text[: close.end()]
     if "alias" not in head.lower():
         return ()
-    doc = parse_text(head, "front-matter.md")  # the parser's own reading of the block
+    doc = parse_text(head, path)  # the parser's own reading of the block
     return doc_aliases(doc)
 
 

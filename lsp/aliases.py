@@ -87,5 +87,5 @@ class FolderAliases:
             except OSError as exc:
                 log.info("aliases: cannot read %s: %s", path, exc)
                 continue
-            out[rel] = (stamp, text_aliases(text))
+            out[rel] = (stamp, text_aliases(text, rel))
         return out
