@@ -40,14 +40,25 @@ def outline(ws: Workspace, uri: str) -> list[types.DocumentSymbol]:
     return F.document_symbols(found[1], ws.pos) if found else []
 
 
-def definition_sync(ws: Workspace, uri: str, position: types.Position) -> types.Location | None:
+def definition_sync(
+    ws: Workspace, uri: str, position: types.Position
+) -> types.Location | list[types.Location] | None:
+    """Where the link under the cursor leads; for an alias several notes claim,
+    each of them (the editor lets the user choose: never a silent pick)."""
     cur = ws.cursor(uri, position)
     if cur is None:
         return None
     link = link_at(find_links(cur.doc), cur.line, cur.col)
     if link is None:
         return None
-    found = ws.link_target(ws.root_for(cur.path), cur.path, link)
+    root = ws.root_for(cur.path)
+    if root is not None and link.kind == "wiki":
+        claims = ws.resolve_link(root, cur.path, link).ambiguous
+        if claims:
+            return [
+                types.Location(uri=ws.uri_for(root.path / f), range=start_range()) for f in claims
+            ]
+    found = ws.link_target(root, cur.path, link)
     if found is None:
         return None
     tpath, tdoc, h = found

@@ -119,14 +119,12 @@ async def test_diagnostics_know_aliases_and_report_ambiguous_ones(client: Langua
 async def test_definition_through_an_alias(client: LanguageClient, ws: Path):
     vault = open_doc(client, ws / "vault.md")
 
-    async def definition(col: int) -> types.Location | None:
-        res = await client.text_document_definition_async(
+    async def definition(col: int, line: int = 2):
+        return await client.text_document_definition_async(
             types.DefinitionParams(
-                text_document=types.TextDocumentIdentifier(uri=vault), position=pos(2, col)
+                text_document=types.TextDocumentIdentifier(uri=vault), position=pos(line, col)
             )
         )
-        assert res is None or isinstance(res, types.Location), res
-        return res
 
     incident = uri(ws / INCIDENT)
     assert await definition(3) == types.Location(uri=incident, range=rng(0, 0, 0, 0))
@@ -137,6 +135,11 @@ async def test_definition_through_an_alias(client: LanguageClient, ws: Path):
     assert await definition(75) == types.Location(
         uri=uri(ws / "notes/on call.md"), range=rng(0, 0, 0, 0)
     )
+    # [[Shared]]: both notes that claim it, for the user to choose from
+    assert await definition(3, line=4) == [
+        types.Location(uri=uri(ws / "a.md"), range=rng(0, 0, 0, 0)),
+        types.Location(uri=uri(ws / "b.md"), range=rng(0, 0, 0, 0)),
+    ]
 
 
 async def test_references_and_document_links_count_alias_links(client: LanguageClient, ws: Path):
