@@ -486,7 +486,7 @@ class Diagnostics:
     async def publish_root(self, root: Root) -> None:
         self._root_timers.pop(root.path, None)
         self._root_last[root.path] = time.monotonic()
-        if root.closed:
+        if root.folder.closed:
             return
         if self.ws_pull:
             return
@@ -515,7 +515,7 @@ class Diagnostics:
             skip = set(self.ws.docs.open_paths()) if skip_open else set()
             for rel in rels:
                 path = root.path / rel
-                if root.closed:
+                if root.folder.closed:
                     return None
                 if path in skip:
                     continue
@@ -555,7 +555,7 @@ class Diagnostics:
         generation = self._generation
         reports: list[tuple[str, list[types.Diagnostic]]] = []
         for root in list(self.ws.roots):
-            if not root.closed:
+            if not root.folder.closed:
                 reports += await self._check_root(root) or []
         self._answered = generation
         items: list[types.WorkspaceDocumentDiagnosticReport] = []

@@ -100,7 +100,7 @@ def _passage(ws: Workspace, uri: str, line: int) -> Passage | None:
 
 
 async def _like(p: Passage, query: str, limit: int) -> list[SearchResult]:
-    resp = await p.root.read(p.root.sections_like_sync, query, p.rel, limit + len(p.linked))
+    resp = await p.root.read(p.root.folder.sections_like, query, p.rel, limit + len(p.linked))
     return [r for r in resp.results if (r.path, r.slug) not in p.linked][:limit]
 
 

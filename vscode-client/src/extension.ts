@@ -46,7 +46,7 @@ export interface SearchResponse {
 }
 
 export interface StatusResponse {
-  state: 'indexing' | 'ready' | 'lexical-only' | string;
+  state: 'indexing' | 'ready' | 'lexical-only' | 'error' | string;
   files: number;
   chunks: number;
   window_fit: number;
@@ -441,7 +441,8 @@ async function refreshStatus(): Promise<StatusResponse | undefined> {
     if (activeProgress.size > 0 || st.state === 'indexing') {
       setUiState('indexing');
       startPolling();
-    } else if (st.state === 'lexical-only') {
+    } else if (st.state === 'lexical-only' || st.state === 'error') {
+      // 'error': no folder could be indexed; the tooltip shows the server's message
       setUiState('lexical-only');
       stopPolling();
     } else {
