@@ -403,6 +403,31 @@ def seeded_index(vault: Path, index: Path, vectors: Path) -> dict:
     return res
 
 
+def token_count_memory(index: Path) -> dict:
+    """What counting the tokens of every chunk text of ``index`` at once costs
+    (the first embed of a vault orders its whole queue by token count): peak
+    RSS of this process over its RSS before, and the seconds."""
+    import resource
+
+    from mdseek.index.embed import Embedder
+
+    db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
+    texts = [r[0] for r in db.execute("SELECT embedding_text FROM chunks")]
+    db.close()
+    enc = Embedder().load()
+    before = _tree_rss_mb(os.getpid()) or 0.0
+    t0 = time.perf_counter()
+    total = sum(enc.token_counts(texts))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    return {
+        "texts": len(texts),
+        "tokens": total,
+        "rss_before_mb": round(before),
+        "peak_rss_mb": round(peak),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }
+
+
 def _size_mb(index: Path) -> float:
     return round(
         sum(p.stat().st_size for p in index.parent.glob(index.name + "*") if p.is_file()) / 2**20, 1
@@ -440,6 +465,11 @@ def main(argv: list[str] | None = None) -> int:
         help="write FILE (random unit vectors for every text of the existing index, for"
         " timing --seed-vectors only) and stop",
     )
+    ap.add_argument(
+        "--token-count-memory",
+        action="store_true",
+        help="only: peak RSS of counting the tokens of every chunk of the existing index at once",
+    )
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args(argv)
     data = data_dir()
@@ -449,6 +479,9 @@ def main(argv: list[str] | None = None) -> int:
     vault = work / f"vault-{args.files}"
     meta = make_vault(data, vault, args.files)
     index = work / f"index-{args.files}" / "index.sqlite"
+    if args.token_count_memory:
+        print(json.dumps(token_count_memory(index)))
+        return 0
     if args.synthetic_vectors:
         n = synthetic_vectors(index, args.synthetic_vectors)
         print(f"wrote {n} random unit vectors to {args.synthetic_vectors}", file=sys.stderr)

@@ -927,8 +927,10 @@ def render_backends_and_cli(sp: dict) -> list[str]:
             )
         L.append("")
         L.append(
-            f"Offered only if a variant keeps cosine ≥ {q8['threshold']} and is faster: "
-            + ("some variant does." if q8["offered"] else "none does, so mdseek ships fp32 only.")
+            f"Cosine ≥ {q8['threshold']} and faster: "
+            + ("some variant is." if q8["offered"] else "no variant is.")
+            + " Cosine is not what users feel: the first variant is offered as `--precision int8`,"
+            " judged on nDCG@10 (`python -m benchmarks.precision`, below)."
         )
         L.append("")
     cli = sp.get("cold_cli")

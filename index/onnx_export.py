@@ -55,10 +55,9 @@ EXPORT_SECONDS = "20-50"
 
 OPSET = 17
 MIN_COSINE = 0.9999  # fp32 export vs torch, every text of SAMPLE
-# An int8 model would be offered (under its own model id) only if it kept this
-# cosine to the fp32 vectors and ran faster. onnxruntime's dynamic quantisation
-# of all-MiniLM-L6-v2 does not, with any set of layers left in fp32 that still
-# leaves a speed-up: ``python -m benchmarks.speed backends`` measures it.
+# The cosine bar int8 variants were once held to (``python -m benchmarks.speed
+# backends`` still reports it): none passes. int8 is offered on its ranking
+# instead (:mod:`mdseek.index.onnx_int8`, ``python -m benchmarks.precision``).
 MIN_COSINE_INT8 = 0.999
 
 # Short and long, prose and code, markdown syntax, non-Latin text, empty, and
