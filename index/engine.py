@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,6 +35,7 @@ from .model import (
     minus_prompt,
 )
 from .parse import ParsedDocument, parse_bytes
+from .query import MAX_DF, Query, QueryTerms
 from .requests import filter_from_spec, filter_spec
 from .rerank import Reranker
 from .snippet import plain_text, snippet
@@ -127,17 +127,6 @@ class SearchResponse:
     note: str | None = None
 
 
-MAX_QUERY_CHARS = 4096  # far beyond the model's window; every word of it is read (see retrieve)
-_UNSEARCHABLE = re.compile("[\x00\ud800-\udfff]")
-
-
-def clean_query(query: str | None) -> str:
-    """Query text anything can search: lone surrogates (pasted text, a non-UTF-8
-    argv) and NUL become spaces, so the rest of the query is still searched;
-    capped at MAX_QUERY_CHARS."""
-    return _UNSEARCHABLE.sub(" ", (query or "")[:MAX_QUERY_CHARS])
-
-
 class Engine:
     def __init__(
         self,
@@ -186,7 +175,7 @@ class Engine:
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
         self.ranking = retrieve.DEFAULT  # fusion and document-context settings
         self.fts_weights = retrieve.FTS_WEIGHTS
-        self.max_df = retrieve.MAX_DF  # lexical: words in more of the chunks are left out
+        self.max_df = MAX_DF  # lexical: words in more of the chunks are left out
         self.emphasise_question = True  # long queries: the question counts twice
         self._rows = 0
         self._count_version: int | None = None  # data_version the chunk count reflects
@@ -692,18 +681,19 @@ class Engine:
                 self.lexical.refresh(touched, self.store.row_postings(touched))
             return True
 
+    def parse_query(self, text: str | None, prefix_last: bool = False) -> Query:
+        """Read a query once (see :class:`query.Query`); a long query's question
+        counts twice unless ``emphasise_question`` is off."""
+        return Query.parse(text, prefix_last, question=self.emphasise_question)
+
     def lexical_terms(
-        self,
-        query: str,
-        prefix_last: bool = False,
-        question: bool = True,
-        word_terms: dict[str, list[str]] | None = None,
-    ) -> retrieve.QueryTerms:
-        """The words the lexical retriever searches for (see :func:`retrieve.analyse_query`):
+        self, query: Query, word_terms: dict[str, list[str]] | None = None
+    ) -> QueryTerms:
+        """The words the lexical retriever searches for (see :meth:`Query.terms_for`):
         stop words out, words in more than half of the chunks out (they cannot
         change a BM25 order), everything else kept however long the query.
         ``word_terms`` (word -> its index terms): count chunks in memory."""
-        words = retrieve.query_words(query)
+        words = list(query.words)
         df: dict[str, int] | None = None
         rows = 0
         if len(words) > 1:
@@ -714,26 +704,17 @@ class Engine:
             else:
                 df = self.store.term_doc_freq(words)
                 rows = self._chunk_count()
-        return retrieve.analyse_query(
-            query,
-            prefix_last=prefix_last,
-            doc_freq=df,
-            rows=rows,
-            max_df=self.max_df,
-            question=question and self.emphasise_question,
-        )
+        return query.terms_for(df, rows, self.max_df)
 
-    def _lexical_hits(
-        self, query: str, prefix_last: bool, question: bool
-    ) -> tuple[retrieve.QueryTerms, list[tuple[int, float]]]:
+    def _lexical_hits(self, query: Query) -> tuple[QueryTerms, list[tuple[int, float]]]:
         """The lexical retriever: terms, then the best chunks by BM25 (from memory
         when it is current and every word is one index term, else FTS5)."""
         k = self.ranking.candidates
         if self._lexical_current():
-            words = retrieve.query_words(query)
+            words = list(query.words)
             word_terms = dict(zip(words, self.store.word_terms(words), strict=True))
-            terms = self.lexical_terms(query, prefix_last, question, word_terms)
-            phrases = [word_terms[w] for w in terms.words + terms.emphasis]
+            terms = self.lexical_terms(query, word_terms)
+            phrases = [word_terms[w] for w in terms.phrases]
             prefix = word_terms.get(terms.prefix, []) if terms.prefix else None
             if all(len(p) == 1 for p in phrases) and (prefix is None or len(prefix) == 1):
                 match = [Phrase(p[0]) for p in phrases] + (
@@ -741,7 +722,7 @@ class Engine:
                 )
                 return terms, self.lexical.search(match, k, self.fts_weights)
         else:
-            terms = self.lexical_terms(query, prefix_last, question)
+            terms = self.lexical_terms(query)
         return terms, self.store.fts_search(terms.match(), k, self.fts_weights)
 
     def _prefetch(self) -> None:
@@ -765,14 +746,13 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - the search reports it
             log.debug("warm-up skipped: %s", exc)
 
-    def query_vector(self, query: str) -> np.ndarray:
+    def query_vector(self, query: Query) -> np.ndarray:
         """The query's unit vector; for a long query with a question
-        (:func:`retrieve.question_of`), the mean of the whole text's and the
+        (:attr:`Query.question`), the mean of the whole text's and the
         question's vectors, so the context cannot drown what is asked."""
-        qv = self.embedder.encode_query(query)
-        q = retrieve.question_of(query) if self.emphasise_question else None
-        if q:
-            m = qv + self.embedder.encode_query(q)
+        qv = self.embedder.encode_query(query.text)
+        if query.question:
+            m = qv + self.embedder.encode_query(query.question)
             qv = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
         return qv
 
@@ -786,56 +766,53 @@ class Engine:
 
     def candidates(
         self,
-        query: str,
+        query: Query,
         mode: str,
-        prefix_last: bool = False,
-        query_vector: np.ndarray | None = None,
-        question: bool = True,
-        lexical: tuple[retrieve.QueryTerms, list[tuple[int, float]]] | None = None,
-    ) -> tuple[
-        dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], retrieve.QueryTerms | None
-    ]:
-        """Each retriever's best chunks, (chunk id, score) best first, and the
-        dense score of every lexical candidate (exact: one row each).
+        lexical: tuple[QueryTerms, list[tuple[int, float]]] | None = None,
+    ) -> tuple[dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], Query]:
+        """Each retriever's best chunks, (chunk id, score) best first, the dense
+        score of every lexical candidate (exact: one row each), and the query
+        with its lexical terms. Dense runs when the query has a vector.
         ``lexical``: the lexical side's answer, when already computed."""
         lists: dict[str, list[tuple[int, float]]] = {}
         extra: dict[str, dict[int, float]] = {}
-        terms = None
         k = self.ranking.candidates
         if mode in ("hybrid", "lexical"):
-            terms, lists["lexical"] = lexical or self._lexical_hits(query, prefix_last, question)
-        if mode in ("hybrid", "dense") and query_vector is not None:
+            terms, lists["lexical"] = lexical or self._lexical_hits(query)
+            query = query.with_terms(terms)
+        qv = query.vector
+        if mode in ("hybrid", "dense") and qv is not None:
             self._sync_dense()
-            lists["dense"] = self.dense.search(query_vector, k)
+            lists["dense"] = self.dense.search(qv, k)
             if "lexical" in lists:
                 seen = {cid for cid, _ in lists["dense"]}
                 ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
-                extra["dense"] = self.dense.scores(query_vector, ids)
-        return lists, extra, terms
+                extra["dense"] = self.dense.scores(qv, ids)
+        return lists, extra, query
 
     def search(
         self,
-        query: str,
+        query: str | Query,
         limit: int = 10,
         mode: str = "hybrid",
         prefix_last: bool = False,
         wait_for_model: bool = True,
         exclude_path: str | None = None,
-        seed_vector: np.ndarray | None = None,
         explain: bool = False,
     ) -> SearchResponse:
-        """Sections ranked for ``query``; ``explain`` adds each result's score parts."""
-        query = clean_query(query)
-        if seed_vector is None and not prefix_last and query.strip():
-            weak = retrieve.unsearchable(query)
+        """Sections ranked for ``query`` (text, read by :meth:`parse_query`, or a
+        :class:`Query`); ``explain`` adds each result's score parts."""
+        q = query if isinstance(query, Query) else self.parse_query(query, prefix_last)
+        if not q.seeded and not q.prefix_last and not q.blank:
+            weak = q.unsearchable()
             if weak is not None:  # nothing to rank by: say so instead of confident scores
                 return SearchResponse([], "lexical" if mode == "lexical" else mode, weak)
         note = None
-        use_dense = mode in ("hybrid", "dense") and (query.strip() or seed_vector is not None)
+        use_dense = mode in ("hybrid", "dense") and (not q.blank or q.seeded)
         lexical: Future | None = None
-        if use_dense and mode == "hybrid" and seed_vector is None:
+        if use_dense and mode == "hybrid" and not q.seeded:
             # The lexical side runs while the model loads (a cold start) and embeds the query.
-            lexical = self._pool().submit(self._lexical_hits, query, prefix_last, True)
+            lexical = self._pool().submit(self._lexical_hits, q)
         if use_dense and not self.embedder.loaded:
             if wait_for_model and self.embedder.error is None:
                 self._pool().submit(self._prefetch)
@@ -851,17 +828,16 @@ class Engine:
                 if err and not self._warned_lexical:
                     log.warning("%s", note)
                     self._warned_lexical = True
-        qv = None
-        if use_dense:
-            qv = seed_vector if seed_vector is not None else self.query_vector(query)
+        if not use_dense:
+            q = q.with_vector(None)
+        elif not q.seeded:
+            q = q.with_vector(self.query_vector(q))
         lexical_mode = "hybrid" if mode == "hybrid" else mode
-        if mode == "hybrid" and qv is None:
+        if mode == "hybrid" and q.vector is None:
             lexical_mode = "lexical"
-        # A section's own text (related sections) has no question to emphasise.
-        lists, extra, terms = self.candidates(
-            query, lexical_mode, prefix_last, qv, question=seed_vector is None,
-            lexical=lexical.result() if lexical is not None else None,
-        )  # fmt: skip
+        lists, extra, q = self.candidates(
+            q, lexical_mode, lexical.result() if lexical is not None else None
+        )
         all_ids = {cid for hits in lists.values() for cid, _ in hits} | {
             cid for e in extra.values() for cid in e
         }
@@ -876,31 +852,25 @@ class Engine:
             have = {cid for cid, _ in lists["dense"]} | set(extra.get("dense", {}))
             unscored = {"dense": {cid for cid, _ in lists["lexical"] if cid not in have}}
         ranked = retrieve.rank_sections(
-            lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None, unscored
+            lists, chunk_info, self.ranking, extra, q.bm25_max, unscored
         )
         reranked: dict[int, float] = {}
-        if self.reranker is not None and seed_vector is None and query.strip() and ranked:
-            ranked, reranked = self.reranker.reorder(query, ranked, self._passages)
+        if self.reranker is not None and not q.seeded and not q.blank and ranked:
+            ranked, reranked = self.reranker.reorder(q.text, ranked, self._passages)
         ranked = ranked[: max(0, limit)]
         sections = self.store.sections([f.key for f in ranked])
         texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
-        words = retrieve.query_terms(query)
         results = []
         for f in ranked:
             s = sections.get(f.key)
             if s is None:
                 continue
             cid = f.best_chunk
-            r = self._result(s, f, texts.get(cid, "") if cid is not None else "", words)
+            r = self._result(s, f, texts.get(cid, "") if cid is not None else "", q.highlight)
             if explain:
                 r.explain = f.explain(self.ranking)
-                if terms is not None:
-                    r.explain["query_terms"] = terms.words + (
-                        [terms.prefix + "*"] if terms.prefix else []
-                    )
-                    r.explain["dropped_terms"] = terms.dropped
-                    if terms.emphasis:
-                        r.explain["question_terms"] = terms.emphasis
+                if q.terms is not None:
+                    r.explain.update(q.terms.explain())
                 if reranked and self.reranker is not None:
                     r.explain["rerank"] = {
                         "score": None if id(f) not in reranked else round(reranked[id(f)], 6),
@@ -960,10 +930,11 @@ class Engine:
             if vecs:
                 m = np.mean(vecs, axis=0)
                 seed = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
-        mode = "hybrid" if seed is not None else "lexical"
-        return self.search(
-            text, limit=limit, mode=mode, wait_for_model=False, exclude_path=rel, seed_vector=seed
-        )
+        if seed is None:  # lexical only, the text read as any query's
+            query, mode = self.parse_query(text), "lexical"
+        else:
+            query, mode = Query.seed(text, seed), "hybrid"
+        return self.search(query, limit=limit, mode=mode, wait_for_model=False, exclude_path=rel)
 
     # -- reporting --------------------------------------------------------------
 

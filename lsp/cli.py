@@ -569,11 +569,12 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
     )
     done = facade.completeness(eng, resp.mode, reading=False)
     if args.highlight:
-        from mdseek.index.retrieve import query_terms
+        from mdseek.index.query import Query
         from mdseek.index.snippet import mark
 
+        words = Query.parse(args.query).highlight
         for r in resp.results:
-            r.snippet = mark(r.snippet, query_terms(args.query))
+            r.snippet = mark(r.snippet, words)
     notes = [n for n in (resp.note, done.note) if n]
     if args.json:
         out = {

@@ -41,7 +41,7 @@ from mdseek.index.engine import Engine, SearchResult
 from mdseek.index.files import FileFilter
 from mdseek.index.model import ModelUnavailable
 from mdseek.index.parse import ParsedDocument, Section
-from mdseek.index.retrieve import query_terms
+from mdseek.index.query import Query
 from mdseek.index.snippet import mark
 from mdseek.index.store import IndexFileError
 
@@ -393,7 +393,7 @@ def build_server(folders: Folders) -> MCPServer:
             complete = complete and done.complete
             notes += [n for n in (resp.note, done.note) if n]
         rows.sort(key=lambda t: -t[1].score)
-        marked = query_terms(query) if highlight else []
+        marked = Query.parse(query).highlight if highlight else []
         return SearchAnswer(
             mode=(modes.pop() if len(modes) == 1 else "lexical") if modes else mode,
             complete=complete,
