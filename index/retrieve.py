@@ -2,7 +2,7 @@
 document-context term, and why each result ranks where it does (what a query
 searches for is :mod:`mdseek.index.query`).
 
-Pure functions over ranked lists; :mod:`mdseek.index.engine` feeds them from
+Pure functions over ranked lists; :mod:`mdseek.index.search` feeds them from
 the store (BM25) and the dense matrix (cosine). The benchmark replays the same
 functions from cached candidate lists (``benchmarks/quality.py``).
 
