@@ -45,6 +45,7 @@ from .rerank import Reranker
 log = logging.getLogger(__name__)
 
 EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one batch, 2-5 s)
+READ_SLICE = 64  # files per writer job while a folder is first read (about 0.3 s idle)
 FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.catch_up`) is skipped for
 SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
@@ -231,7 +232,7 @@ class Folder:
             return None
         self.state, self.message, self.chunked = "indexing", None, False
         try:
-            rep = self.write(eng.index, progress, False)
+            rep = self._read_all(progress)
             self.chunked = True
             self._embed_all(progress, rep)
             # Vectors of other models are swept only once this one has proven to
@@ -253,6 +254,21 @@ class Folder:
             return None
         self.last_report = rep
         self.settle(rep)
+        return rep
+
+    def _read_all(self, progress: Progress | None) -> IndexReport:
+        """Every file read, chunked and written, :data:`READ_SLICE` files per job
+        on the writer (the files open in an editor first): a save waits for one
+        slice, and keyword search covers each slice as it lands."""
+        eng = self.engine
+        assert eng is not None
+        t0 = time.perf_counter()
+        rep = IndexReport()
+        reading = self.write(eng.start_reading, rep, self.first_files())
+        while self.write(eng.read_next, reading, READ_SLICE, rep, progress):
+            pass
+        self.write(eng.finish_reading, rep)
+        rep.seconds = time.perf_counter() - t0
         return rep
 
     def _ensure_model(self, progress: Progress | None) -> None:

@@ -9,6 +9,8 @@ import hashlib
 import json
 import logging
 import time
+from collections import deque
+from collections.abc import Iterable
 from pathlib import Path
 
 from .chunk import Chunk
@@ -47,25 +49,9 @@ class Reconcile(EmbedQueue, LexicalSide):
         t0 = time.perf_counter()
         rep = IndexReport()
         with self._write:
-            known = self.store.documents()
-            found = list(scan(self.root, self.filter, rep.skipped))
-            rep.files = len(found)
-            seen = {f.rel for f in found}
-            gone = [p for p in known if p not in seen]
-            if gone:
-                self._delete(gone)
-                rep.removed = len(gone)
-            for n, f in enumerate(found, 1):
-                if self.cancelled.is_set():
-                    rep.interrupted = True
-                    break
-                if progress:
-                    progress("parse", n, len(found))
-                self._index_found(f, known.get(f.rel), rep)
-            self.store.set_meta("root", str(self.root))
-            self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
-            self._queue = None  # embed_next reads what is pending now
-            self._lexical_current()  # patched, or (re)built in the background
+            reading = self.start_reading(rep)
+            self.read_next(reading, None, rep, progress)
+            self.finish_reading(rep)
             if vectors is not None:
                 rep.vectors_taken = self.seed_vectors(vectors).taken
             if embed:
@@ -80,6 +66,64 @@ class Reconcile(EmbedQueue, LexicalSide):
             rep.chunks = self.store.counts()["chunks"]
         rep.seconds = time.perf_counter() - t0
         return rep
+
+    # The reading pass in slices: a long first index runs start_reading, then
+    # read_next until nothing remains (each call its own job on the folder's
+    # writer, so a save waits for one slice, not for every file), then
+    # finish_reading; index() runs the three at once.
+
+    def start_reading(self, rep: IndexReport, first: Iterable[str] = ()) -> deque[FoundFile]:
+        """Find the folder's files and drop the documents whose files are gone;
+        returns the files to read, those in ``first`` (open in an editor) first."""
+        with self._write:
+            known = self.store.documents()
+            found = list(scan(self.root, self.filter, rep.skipped))
+            rep.files = len(found)
+            seen = {f.rel for f in found}
+            gone = [p for p in known if p not in seen]
+            if gone:
+                self._delete(gone)
+                rep.removed = len(gone)
+            opened = set(first)
+            found.sort(key=lambda f: f.rel not in opened)  # stable: scan order otherwise
+            return deque(found)
+
+    def read_next(
+        self,
+        reading: deque[FoundFile],
+        limit: int | None,
+        rep: IndexReport,
+        progress: Progress | None = None,
+    ) -> int:
+        """Read, chunk and write up to ``limit`` (None: all) of ``reading``'s
+        files; returns how many are left (0 once cancelled). Each file is
+        compared with what the index holds now, so one a save indexed
+        meanwhile is not written twice."""
+        with self._write:
+            done = rep.indexed + rep.unchanged + len(rep.errors)
+            total = done + len(reading)
+            n = 0
+            while reading and (limit is None or n < limit):
+                if self.cancelled.is_set():
+                    rep.interrupted = True
+                    return 0
+                f = reading.popleft()
+                n += 1
+                if progress:
+                    progress("parse", total - len(reading), total)
+                self._index_found(f, self.store.document(f.rel), rep)
+            if reading:
+                self._lexical_current()  # searchable by keywords slice by slice
+            return len(reading)
+
+    def finish_reading(self, rep: IndexReport) -> None:
+        """After the last slice: the folder's settings recorded, the embedding
+        order re-read, the keyword side brought up to date."""
+        with self._write:
+            self.store.set_meta("root", str(self.root))
+            self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
+            self._queue = None  # embed_next reads what is pending now
+            self._lexical_current()  # patched, or (re)built in the background
 
     def _index_found(self, f: FoundFile, old, rep: IndexReport, data: bytes | None = None) -> bool:
         chunker = self.chunker

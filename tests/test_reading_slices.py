@@ -1,0 +1,59 @@
+"""The first reading pass runs in slices (issue 23: a 10,000-note folder read
+as one job made a save wait ~20 min): the files open in an editor are read
+first, a save between two slices is searchable at once, and the files a save
+already indexed are not written twice. Engine level, real SQLite, no model."""
+
+from __future__ import annotations
+
+import os
+
+from mdseek.index.engine import Engine, IndexReport
+
+
+def _note(path, title: str, word: str) -> None:
+    path.write_text(f"# {title}\n\nThis note mentions {word} once.\n", encoding="utf-8")
+
+
+def test_open_files_first_and_a_save_between_slices(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name, word in [("a", "anemone"), ("b", "bramble"), ("c", "cormorant"), ("d", "dunlin")]:
+        _note(ws / f"{name}.md", name.upper(), word)
+    eng = Engine(ws, index_path=tmp_path / "index.sqlite")
+    rep = IndexReport()
+
+    reading = eng.start_reading(rep, first=["c.md"])
+    assert rep.files == 4
+    assert eng.read_next(reading, 1, rep) == 3
+    assert sorted(eng.store.documents()) == ["c.md"]  # the open file, not scan order's a.md
+    assert eng.search("cormorant", limit=3, mode="lexical").results[0].path == "c.md"
+
+    # A save of a file not read yet, between two slices: searchable at once.
+    _note(ws / "d.md", "D", "sanderling")
+    st = os.stat(ws / "d.md")
+    os.utime(ws / "d.md", ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    eng.index_file(ws / "d.md", embed=False)
+    hits = eng.search("sanderling", limit=3, mode="lexical").results
+    assert [h.path for h in hits] == ["d.md"]
+
+    assert eng.read_next(reading, 2, rep) == 1
+    assert eng.read_next(reading, None, rep) == 0
+    eng.finish_reading(rep)
+    assert sorted(eng.store.documents()) == ["a.md", "b.md", "c.md", "d.md"]
+    assert (rep.indexed, rep.unchanged) == (3, 1)  # d.md, saved meanwhile, was not written again
+    assert [h.path for h in eng.search("bramble", limit=3, mode="lexical").results] == ["b.md"]
+    assert eng.search("dunlin", limit=3, mode="lexical").results == []
+
+
+def test_index_reads_every_file_in_one_call(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    for name, word in [("a", "anemone"), ("b", "bramble")]:
+        _note(ws / f"{name}.md", name.upper(), word)
+    eng = Engine(ws, index_path=tmp_path / "index.sqlite")
+    rep = eng.index(embed=False)
+    assert (rep.files, rep.indexed, rep.unchanged) == (2, 2, 0)
+    (ws / "a.md").unlink()
+    rep = eng.index(embed=False)
+    assert (rep.files, rep.indexed, rep.unchanged, rep.removed) == (1, 0, 1, 1)
+    assert sorted(eng.store.documents()) == ["b.md"]
