@@ -190,8 +190,8 @@ class Folder:
     # -- life ----------------------------------------------------------------------
 
     def open(self, options: EngineOptions) -> list[str]:
-        """Open the engine (blocking: call it off an event loop); the model loads
-        in the background. Returns what the user should hear; an index that
+        """Open the engine (blocking: call it off an event loop). Returns what
+        the user should hear; an index that
         cannot be opened leaves the folder in ``error`` with the one-line message."""
         self.model_setting = options.model
         try:
@@ -202,9 +202,6 @@ class Folder:
             self.state, self.message = "error", str(exc)
             log.error("%s", self.message)
             return [self.message]
-        threading.Thread(
-            target=_load_model, args=(self.engine,), name="mdseek-model-load", daemon=True
-        ).start()
         return notes
 
     def close(self) -> None:
@@ -230,6 +227,10 @@ class Folder:
         if eng is None or self.closed:
             return None
         self.state, self.message, self.chunked = "indexing", None, False
+        if not eng.embedder.loaded and eng.embedder.error is None:  # while the files are read
+            threading.Thread(
+                target=_load_model, args=(eng,), name="mdseek-model-load", daemon=True
+            ).start()
         try:
             rep = self.write(eng.index, progress, False)
             self.chunked = True
