@@ -227,10 +227,7 @@ class Folder:
         if eng is None or self.closed:
             return None
         self.state, self.message, self.chunked = "indexing", None, False
-        if not eng.embedder.loaded and eng.embedder.error is None:  # while the files are read
-            threading.Thread(
-                target=_load_model, args=(eng,), name="mdseek-model-load", daemon=True
-            ).start()
+        self._preload()
         try:
             rep = self.write(eng.index, progress, False)
             self.chunked = True
@@ -255,6 +252,14 @@ class Folder:
         self.last_report = rep
         self.settle(rep)
         return rep
+
+    def _preload(self) -> None:
+        """Start loading the model in the background, while the files are read."""
+        eng = self.engine
+        if eng is not None and not eng.embedder.loaded and eng.embedder.error is None:
+            threading.Thread(
+                target=_load_model, args=(eng,), name="mdseek-model-load", daemon=True
+            ).start()
 
     def _ensure_model(self, progress: Progress | None) -> None:
         eng = self.engine
