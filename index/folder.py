@@ -191,8 +191,8 @@ class Folder:
     # -- life ----------------------------------------------------------------------
 
     def open(self, options: EngineOptions) -> list[str]:
-        """Open the engine (blocking: call it off an event loop); the model loads
-        in the background. Returns what the user should hear; an index that
+        """Open the engine (blocking: call it off an event loop). Returns what
+        the user should hear; an index that
         cannot be opened leaves the folder in ``error`` with the one-line message."""
         self.model_setting = options.model
         try:
@@ -203,9 +203,6 @@ class Folder:
             self.state, self.message = "error", str(exc)
             log.error("%s", self.message)
             return [self.message]
-        threading.Thread(
-            target=_load_model, args=(self.engine,), name="mdseek-model-load", daemon=True
-        ).start()
         return notes
 
     def close(self) -> None:
@@ -231,6 +228,7 @@ class Folder:
         if eng is None or self.closed:
             return None
         self.state, self.message, self.chunked = "indexing", None, False
+        self._preload()
         try:
             rep = self._read_all(progress)
             self.chunked = True
@@ -270,6 +268,14 @@ class Folder:
         self.write(eng.finish_reading, rep)
         rep.seconds = time.perf_counter() - t0
         return rep
+
+    def _preload(self) -> None:
+        """Start loading the model in the background, while the files are read."""
+        eng = self.engine
+        if eng is not None and not eng.embedder.loaded and eng.embedder.error is None:
+            threading.Thread(
+                target=_load_model, args=(eng,), name="mdseek-model-load", daemon=True
+            ).start()
 
     def _ensure_model(self, progress: Progress | None) -> None:
         eng = self.engine

@@ -184,17 +184,17 @@ def _add_other_model(index: Path, model: str) -> None:
 
 
 def test_other_models_vectors_go_only_once_this_model_has_loaded(
-    tmp_path: Path, ws: Path, golden_index: Path, folders: list[Folder]
+    tmp_path: Path, ws: Path, golden_index: Path, folders: list[Folder], monkeypatch
 ):
     index = ws / ".mdseek" / "index.sqlite"
     _add_other_model(index, "some-older-model")
     ours = {m: n for m, n in _vectors(index).items() if m != "some-older-model"}
-    # nothing to embed at this start, and no model loaded yet (a folder opened
-    # without the background load): reconcile loads it, then sweeps
-    f = Folder(ws)
-    folders.append(f)
-    f.engine, _ = open_engine(ws, EngineOptions())
-    assert not f.engine.embedder.loaded
+    # nothing to embed at this start, and no model loaded yet (without the
+    # background load, which may or may not have finished): reconcile loads it,
+    # then sweeps
+    monkeypatch.setattr(Folder, "_preload", lambda self: None)
+    f = _open(folders, ws)
+    assert f.engine is not None and not f.engine.embedder.loaded
     rep = f.reconcile()
     assert rep is not None and rep.embedded == 0 and f.state == "ready"
     assert _vectors(index) == ours
