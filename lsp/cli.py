@@ -406,14 +406,17 @@ def shown(path: Path | str) -> str:
 
 class _Progress:
     """Indexing progress on stderr: a tqdm bar per stage on a terminal, else a
-    plain line at most every ``every`` seconds (and when a stage ends)."""
+    plain line once a stage has run ``first`` seconds, then at most every
+    ``every`` seconds (and when a stage ends): a first run says what it is
+    doing within a second or two of the start."""
 
     LABELS = {"parse": ("chunking", "files"), "embed": ("embedding", "chunks")}
 
-    def __init__(self, enabled: bool, every: float = 5.0):
+    def __init__(self, enabled: bool, every: float = 5.0, first: float = 1.0):
         self.enabled = enabled
         self.tty = sys.stderr.isatty()
         self.every = every
+        self.first = first
         self.bars: dict[str, object] = {}
         self.last: dict[str, tuple[float, float]] = {}  # stage -> (started, last printed)
 
@@ -458,7 +461,7 @@ class _Progress:
                     flush=True,
                 )
             self.last[stage] = (now + 1e9, now + 1e9)  # once per stage
-        elif now - printed >= self.every:
+        elif now - printed >= (self.first if printed == start else self.every):
             self.last[stage] = (start, now)
             print(
                 f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)",
