@@ -22,7 +22,9 @@ export, no index) -- ``mdseek search fixtures "what do I do when the main
 database machine dies" --limit 3``, which indexes the handbook's 24 files (294
 chunks) first -- timing the first line it prints (stdout or stderr) and the
 whole run, with the process's peak RSS (``wait4``'s ``ru_maxrss``); then the
-same search again (index and caches warm).
+same search again (index and caches warm); then ``mdseek serve`` (LSP over
+stdio) and ``mdseek mcp`` of that install each answer the query (their mode,
+``hybrid`` when the model answered, and top heading are in the JSON).
 
 The wheels come from ``--dist`` (default ``dist/``, as ``bash
 scripts/package.sh`` leaves them); missing ones are built first (``python -m
@@ -35,6 +37,7 @@ default, removed at the end).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import selectors
@@ -107,9 +110,7 @@ def install(kind: str, venv: Path, tool: Path, model: Path) -> float:
     return time.perf_counter() - t0
 
 
-def first_run(mdseek: Path, cache: Path) -> dict:
-    """One ``mdseek search fixtures QUERY`` with ``cache`` as the user cache:
-    seconds to the first line printed, to the end, peak RSS, the lines."""
+def run_env(cache: Path) -> dict[str, str]:
     env = {
         **os.environ,
         "MDSEEK_CACHE_DIR": str(cache),
@@ -117,6 +118,13 @@ def first_run(mdseek: Path, cache: Path) -> dict:
         "HF_HUB_OFFLINE": "1",
     }
     env.pop("PYTHONPATH", None)
+    return env
+
+
+def first_run(mdseek: Path, cache: Path) -> dict:
+    """One ``mdseek search fixtures QUERY`` with ``cache`` as the user cache:
+    seconds to the first line printed, to the end, peak RSS, the lines."""
+    env = run_env(cache)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         [str(mdseek), "search", "fixtures", QUERY, "--limit", "3"],
@@ -161,6 +169,43 @@ def first_run(mdseek: Path, cache: Path) -> dict:
     }
 
 
+async def _protocols(mdseek: Path, env: dict) -> dict:
+    """``mdseek serve`` (LSP over stdio) and ``mdseek mcp`` of the installed
+    tool each answer a search on fixtures/: their mode (hybrid when the model
+    answered) and top heading."""
+    from lsprotocol import types
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    from .lsp_latency import caps, make_client, plain, wait_state
+
+    out = {}
+    client = make_client()
+    await client.start_io(str(mdseek), "serve", "--stdio", env=env)
+    uri = (REPO / "fixtures").as_uri()
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=caps(),
+            root_uri=uri,
+            workspace_folders=[types.WorkspaceFolder(uri=uri, name="fixtures")],
+        )
+    )
+    client.initialized(types.InitializedParams())
+    await wait_state(client, ("ready", "lexical-only"), timeout=300)
+    res = plain(await client.protocol.send_request_async("mdseek/search", {"query": QUERY}))
+    out["serve"] = f"{res['mode']}: {res['results'][0]['heading'] if res['results'] else '-'}"
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    params = StdioServerParameters(command=str(mdseek), args=["mcp", "fixtures"], env=env, cwd=REPO)
+    async with Client(params, read_timeout_seconds=300) as mcp:
+        r = await mcp.call_tool("search", {"query": QUERY, "limit": 3})
+        got = r.structured_content or {}
+        top = got.get("results") or [{}]
+        out["mcp"] = f"{got.get('mode')}: {top[0].get('heading', '-')}"
+    return out
+
+
 def measure(kind: str, work: Path, tool: Path | None, model: Path | None) -> dict:
     if kind == "checkout":
         venv, seconds = REPO / ".venv", None
@@ -177,6 +222,8 @@ def measure(kind: str, work: Path, tool: Path | None, model: Path | None) -> dic
     cache = Path(tempfile.mkdtemp(prefix=f"mdseek-install-{kind}-cache-", dir=work))
     first = first_run(venv / "bin" / "mdseek", cache)
     again = first_run(venv / "bin" / "mdseek", cache)
+    env = {**run_env(cache)}
+    protocols = asyncio.run(_protocols(venv / "bin" / "mdseek", env))
     return {
         "kind": kind,
         "install_s": seconds,
@@ -185,6 +232,7 @@ def measure(kind: str, work: Path, tool: Path | None, model: Path | None) -> dic
         "model_wheel": (site / "mdseek_all_minilm_l6_v2_onnx").is_dir(),
         "first": first,
         "again": again,
+        **protocols,
     }
 
 
@@ -227,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{kind}: {r['size_mb']} MB, first line {r['first']['first_line_s']} s "
                 f"({r['first']['first_line']!r}), peak {r['first']['peak_rss_mb']} MB, "
-                f"top {r['first']['top']!r}",
+                f"top {r['first']['top']!r}; serve {r['serve']!r}, mcp {r['mcp']!r}",
                 file=sys.stderr,
             )
     finally:

@@ -260,13 +260,17 @@ def test_models_needing_torch_say_which_extra(tmp_path: Path, light_env):
     extra = "pip install 'mdseek[torch]'"
     for args in (["--model", str(other)], ["--backend", "torch"]):
         db = str(tmp_path / f"{args[0]}.sqlite")
-        r = light(light_env, "search", str(ws), "what do cats eat", "--db", db, *args)
+        r = light(
+            light_env, "search", str(ws), "what do cats eat", "--db", db, "--no-progress", *args
+        )
         assert r.returncode == 0 and "Cats" in r.stdout, r.stderr  # lexical still answers
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and extra in lines[0] and "torch" in lines[0], r.stderr
         assert "Traceback" not in r.stderr
     db = str(tmp_path / "rerank.sqlite")
-    r = light(light_env, "search", str(ws), "cats", "--db", db, "--rerank", str(reranker))
+    r = light(
+        light_env, "search", str(ws), "cats", "--db", db, "--no-progress", "--rerank", str(reranker)
+    )
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("mdseek: error:") and extra in lines[0], r.stderr
