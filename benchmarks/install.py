@@ -199,6 +199,12 @@ async def _protocols(mdseek: Path, env: dict) -> dict:
     await client.stop()
     params = StdioServerParameters(command=str(mdseek), args=["mcp", "fixtures"], env=env, cwd=REPO)
     async with Client(params, read_timeout_seconds=300) as mcp:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:  # it answers lexically while it reconciles
+            st = (await mcp.call_tool("status", {})).structured_content or {}
+            if st.get("state") in ("ready", "lexical-only"):
+                break
+            await asyncio.sleep(0.1)
         r = await mcp.call_tool("search", {"query": QUERY, "limit": 3})
         got = r.structured_content or {}
         top = got.get("results") or [{}]

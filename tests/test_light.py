@@ -26,6 +26,7 @@ from lsp_support import SERVER_CMD, initialize, make_client, request, wait_ready
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pytest_lsp import ClientServerConfig
+from waiting import until
 
 from mdseek.index import packaged
 from mdseek.index.embed import Embedder, EmbedSettings
@@ -300,6 +301,12 @@ async def test_mcp_without_torch(tmp_path: Path, golden_index: Path, light_env):
         command=sys.executable, args=["-m", "mdseek", "mcp", str(ws)], env=light_env
     )
     async with Client(params, read_timeout_seconds=120) as client:
+
+        async def state() -> str:
+            st = await client.call_tool("status", {})
+            return (st.structured_content or {}).get("state", "")
+
+        assert await until(state, lambda s: s in ("ready", "lexical-only"), timeout=120) == "ready"
         res = await client.call_tool("search", {"query": "rotate the TLS certificate"})
         assert not res.is_error, res.content
         out = res.structured_content
