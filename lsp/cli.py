@@ -408,13 +408,16 @@ class _Progress:
     """Indexing progress on stderr: a tqdm bar per stage on a terminal, else a
     plain line once a stage has run ``first`` seconds, then at most every
     ``every`` seconds (and when a stage ends). If indexing still runs after
-    ``first`` seconds with nothing said, ``what`` is said: a first run (which
+    ``opening`` seconds with nothing said, ``what`` is said: a first run (which
     embeds everything, and reports only after a batch) speaks within a second
-    or two; an unchanged index is done before and prints nothing."""
+    or two; an unchanged index is usually done before and prints nothing."""
 
     LABELS = {"parse": ("chunking", "files"), "embed": ("embedding", "chunks")}
 
-    def __init__(self, enabled: bool, every: float = 5.0, first: float = 1.0, what: str = ""):
+    def __init__(
+        self, enabled: bool, every: float = 5.0, first: float = 1.0, what: str = "",
+        opening: float = 0.5,
+    ):  # fmt: skip
         self.enabled = enabled
         self.tty = sys.stderr.isatty()
         self.every = every
@@ -425,7 +428,7 @@ class _Progress:
         self._said = False
         self._timer: threading.Timer | None = None
         if enabled and what:
-            self._timer = threading.Timer(first, self._say, args=(f"mdseek: {what} ...", True))
+            self._timer = threading.Timer(opening, self._say, args=(f"mdseek: {what} ...", True))
             self._timer.daemon = True
             self._timer.start()
 
