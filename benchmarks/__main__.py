@@ -170,6 +170,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     from mdseek.index import retrieve
     from mdseek.index.chunk import DEFAULT_FLOOR
     from mdseek.index.engine import Engine
+    from mdseek.index.query import MAX_DF
 
     from . import lsp_speed, quality, save_latency, speed
 
@@ -328,7 +329,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     res["config"] = {
         "ranking": retrieve.DEFAULT.to_dict(),
         "fts_weights": list(retrieve.FTS_WEIGHTS),
-        "max_df": retrieve.MAX_DF,
+        "max_df": MAX_DF,
         "chunk_floor": DEFAULT_FLOOR,
     }
     return res

@@ -33,6 +33,7 @@ from mdseek.index.coverage import Coverage, window_coverage
 from mdseek.index.engine import Engine
 from mdseek.index.files import FileFilter, scan
 from mdseek.index.parse import parse_bytes
+from mdseek.index.query import MAX_DF, STOP_WORDS, Query, QueryTerms, question_of, words_of
 
 from .data import QrelSet, split_qids
 
@@ -200,7 +201,7 @@ def evaluate_baseline(c: Corpus, baseline, log: Log) -> dict:
     every query of SciFact and the short forms, have the same vector)."""
     assert c.engine is not None
     plain = {
-        q: c.qvecs[q] if retrieve.question_of(t) is None else c.engine.embedder.encode_query(t)
+        q: c.qvecs[q] if question_of(t) is None else c.engine.embedder.encode_query(t)
         for q, t in c.qrels.queries.items()
     }
     out = {}
@@ -220,7 +221,7 @@ class Lexical:
     """How the lexical query is made (the product: stop words out, IDF pruning)."""
 
     stop_words: bool = True
-    max_df: float = retrieve.MAX_DF
+    max_df: float = MAX_DF
     first_words: int | None = None  # mdseek before: the first 32 distinct words only
     weights: tuple[float, float, float] = retrieve.FTS_WEIGHTS
     question: bool = True  # a long query's question counts twice (lexical and dense)
@@ -287,20 +288,19 @@ class Replay:
         self._plain: dict[str, np.ndarray] = {}
         self._prf: dict[tuple, np.ndarray] = {}
 
-    def terms(self, text: str, lx: Lexical) -> retrieve.QueryTerms:
+    def terms(self, text: str, lx: Lexical) -> QueryTerms:
         if lx == Lexical(weights=lx.weights):
-            return self.engine.lexical_terms(text)  # the product's own analysis
+            return self.engine.lexical_terms(self.engine.parse_query(text))  # the product's own
         if lx.first_words is not None:
-            text = " ".join(retrieve.query_words(text)[: lx.first_words])
-        words = retrieve.query_words(text)
+            text = " ".join(words_of(text)[: lx.first_words])
+        query = Query.parse(text, question=lx.question)
+        words = list(query.words)
         df = self.engine.store.term_doc_freq(words) if len(words) > 1 else None
-        return retrieve.analyse_query(
-            text,
+        return query.terms_for(
             doc_freq=df,
             rows=self.engine._chunk_count(),
             max_df=lx.max_df,
-            stop_words=retrieve.STOP_WORDS if lx.stop_words else frozenset(),
-            question=lx.question,
+            stop_words=STOP_WORDS if lx.stop_words else frozenset(),
         )
 
     def lexical(self, lx: Lexical) -> dict[str, tuple[list, float | None]]:
@@ -318,7 +318,7 @@ class Replay:
         """The query vector (``question``: as the engine makes it, else the whole
         text's only; ``prf``: moved towards its best dense chunks, see :class:`Config`)."""
         text = self.qrels.queries[qid]
-        if question or retrieve.question_of(text) is None:
+        if question or question_of(text) is None:
             q = self.qvecs[qid]
         else:
             if qid not in self._plain:
@@ -441,7 +441,7 @@ CHAIN: list[tuple[str, dict]] = [
     ("+ merged chunk credits its first section only", {"merged": "first"}),
     ("+ floor 0: every section its own vector", {"floor": None}),
     ("+ stop words left out", {"stop_words": True}),
-    ("+ words in over half the chunks left out", {"max_df": retrieve.MAX_DF}),
+    ("+ words in over half the chunks left out", {"max_df": MAX_DF}),
     ("+ a long query's question counts twice", {"question": True}),
     ("+ convex fusion of normalised scores", {
         "fusion": "convex", "dense_weight": _D.dense_weight, "lexical_norm": _D.lexical_norm,
@@ -700,7 +700,7 @@ def query_vectors(engine: Engine, qrels: QrelSet) -> tuple[dict[str, np.ndarray]
     times = []
     for qid, text in qrels.queries.items():
         t0 = time.perf_counter()
-        out[qid] = engine.query_vector(text)
+        out[qid] = engine.query_vector(engine.parse_query(text))
         times.append(time.perf_counter() - t0)
     return out, times
 

@@ -696,7 +696,7 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
         qv = eng.embedder.encode_query(q)
         emb.append(time.perf_counter() - t)
         t = time.perf_counter()
-        terms, hits = eng._lexical_hits(q, False, True)
+        terms, hits = eng._lexical_hits(eng.parse_query(q))
         lex.append(time.perf_counter() - t)
         t = time.perf_counter()
         sql = eng.store.fts_search(terms.match(), retrieve.CANDIDATES, eng.fts_weights)

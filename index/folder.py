@@ -523,7 +523,8 @@ def search_folders(
     **how: bool,
 ) -> Answer:
     """``query`` over each folder (with the path globs it applies), on the
-    folders' reader threads at once; results merged by score. ``how``: see
+    folders' reader threads at once; one folder's results keep the engine's order,
+    several folders' are merged by score. ``how``: see
     :meth:`Folder.search`."""
 
     def one(folder: Folder, paths: Sequence[str]) -> tuple[SearchResponse, facade.Completeness]:
@@ -539,6 +540,7 @@ def search_folders(
     for (folder, _), (resp, done) in zip(asked, answers, strict=True):
         out.hits += [(folder, r) for r in resp.results]
         out.notes += [n for n in (resp.note, done.note) if n]
-    out.hits.sort(key=lambda t: -t[1].score)
+    if len(answers) > 1:  # one folder keeps its engine's order (a reranker's, say)
+        out.hits.sort(key=lambda t: -t[1].score)
     del out.hits[limit:]
     return out

@@ -30,8 +30,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .retrieve import BM25_B as B
-from .retrieve import BM25_K1 as K1
+BM25_K1 = 1.2  # FTS5's bm25() constants
+BM25_B = 0.75
+
+
+def bm25_idf(df: int, rows: int) -> float:
+    """FTS5's IDF of a term in ``df`` of ``rows`` rows (floored at 1e-6 as FTS5 does)."""
+    return max(1e-6, math.log((rows - df + 0.5) / (df + 0.5)))
+
 
 # One term's occurrences as FTS5 reports them: the term, then for each occurrence
 # its row id and its column (0 title, 1 headings, 2 body), comma-separated.
@@ -248,7 +254,7 @@ class LexicalIndex:
                 return []
             if self._norm is None:
                 avgdl = self._tokens / n_rows if self._tokens > 0 else 1.0
-                self._norm = K1 * (1.0 - B + B * self.dl / avgdl)
+                self._norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self.dl / avgdl)
             w = (float(weights[0]), float(weights[1]), float(weights[2]))
             total = np.zeros(len(self.ids), dtype=np.float64)
             hit = np.zeros(len(self.ids), dtype=bool)
@@ -259,9 +265,9 @@ class LexicalIndex:
                 rows, f = cache[p]
                 if len(rows) == 0:
                     continue
-                idf = max(1e-6, math.log((n_rows - len(rows) + 0.5) / (len(rows) + 0.5)))
+                idf = bm25_idf(len(rows), n_rows)
                 f = f.astype(np.float64)
-                total[rows] += idf * (f * (K1 + 1.0)) / (f + self._norm[rows])
+                total[rows] += idf * (f * (BM25_K1 + 1.0)) / (f + self._norm[rows])
                 hit[rows] = True
             cand = np.flatnonzero(hit)
             if len(cand) == 0:

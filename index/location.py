@@ -239,7 +239,7 @@ class CachedIndex:
 
 def cached_indexes() -> list[CachedIndex]:
     """Every index in the user cache, with the folder it indexes and its size."""
-    from .store import read_meta  # the store imports this module
+    from .store_file import read_meta  # the store imports this module
 
     top = cache_root()
     out = []

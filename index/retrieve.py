@@ -1,8 +1,8 @@
-"""Hybrid retrieval: safe FTS5 queries read whole, chunk scores pooled to
-sections, score fusion with a document-context term, and why each result ranks
-where it does.
+"""Hybrid ranking: chunk scores pooled to sections, score fusion with a
+document-context term, and why each result ranks where it does (what a query
+searches for is :mod:`mdseek.index.query`).
 
-Pure functions over ranked lists; :mod:`mdseek.index.engine` feeds them from
+Pure functions over ranked lists; :mod:`mdseek.index.search` feeds them from
 the store (BM25) and the dense matrix (cosine). The benchmark replays the same
 functions from cached candidate lists (``benchmarks/quality.py``).
 
@@ -29,184 +29,15 @@ halves, see benchmarks/README.md):
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-
-_WORD = re.compile(r"\w+", re.UNICODE)
 
 RRF_K = 60
 FTS_WEIGHTS = (2.0, 4.0, 1.0)  # title, headings (breadcrumb), body
 CANDIDATES = 100  # chunks taken from each retriever before pooling
-MAX_DF = 0.5  # lexical: words in more than this share of the chunks are left out
-QUESTION_MIN_WORDS = 20  # a query this long with several sentences: its question counts twice
 
 SectionKey = tuple[int, int]  # (doc id, section ordinal)
 ChunkSpan = tuple[int, int, int]  # (doc id, first section ordinal, last section ordinal)
-
-# English function words: they carry no topic, and OR-ed into a MATCH they make
-# it match nearly every row (slow at scale, and noise in the candidate list).
-STOP_WORDS = frozenset(
-    """
-    a about above after again against all am an and any are aren as at be because been before
-    being below between both but by can cannot could couldn did didn do does doesn doing don
-    down during each few for from further had hadn has hasn have haven having he her here hers
-    herself him himself his how i if in into is isn it its itself just let me more most mustn my
-    myself no nor not now of off on once only or other ought our ours ourselves out over own
-    same shan she should shouldn so some such than that the their theirs them themselves then
-    there these they this those through to too under until up very was wasn we were weren what
-    when where which while who whom why will with won would wouldn you your yours yourself
-    yourselves s t d ll m re ve y also get got getting
-    """.split()
-)
-
-
-# -- query analysis -------------------------------------------------------------
-
-
-BM25_K1 = 1.2  # FTS5's bm25() constants
-BM25_B = 0.75
-
-
-def bm25_idf(df: int, rows: int) -> float:
-    """FTS5's IDF of a term in ``df`` of ``rows`` rows (floored at 1e-6 as FTS5 does)."""
-    return max(1e-6, math.log((rows - df + 0.5) / (df + 0.5)))
-
-
-@dataclass
-class QueryTerms:
-    """What the lexical side searches for, and what it left out and why."""
-
-    words: list[str]  # distinct words searched, in query order
-    prefix: str | None = None  # the last word, matched as a prefix (as-you-type)
-    dropped: dict[str, str] = field(default_factory=dict)  # word -> reason
-    idf: dict[str, float] = field(default_factory=dict)  # word -> BM25 IDF, when known
-    emphasis: list[str] = field(default_factory=list)  # words of the question, counted twice
-
-    @property
-    def bm25_max(self) -> float | None:
-        """An upper bound of any row's BM25 for these words: each term's frequency
-        part f * (k1 + 1) / (f + k1 * norm) stays below k1 + 1 whatever the column
-        weights make of f, so no row scores (k1 + 1) * sum(IDF). None when the
-        document frequencies are unknown."""
-        if not self.idf or self.prefix:
-            return None
-        return (BM25_K1 + 1.0) * sum(self.idf.get(w, 0.0) for w in self.words + self.emphasis)
-
-    def match(self) -> str:
-        """The FTS5 MATCH expression: every word quoted (so ``AND``, ``NEAR``, ``-``,
-        ``:``, ``*``, parentheses and quotes are plain text), OR-ed so BM25 ranks
-        partial matches. Empty when there is nothing to search."""
-        # A phrase repeated in the MATCH counts twice in FTS5's bm25().
-        parts = ['"' + w.replace('"', '""') + '"' for w in self.words + self.emphasis]
-        if self.prefix:
-            parts.append('"' + self.prefix.replace('"', '""') + '"*')
-        return " OR ".join(parts)
-
-
-_SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
-
-
-def question_of(text: str) -> str | None:
-    """The question inside a long query (a scenario or a pasted paragraph, then
-    what is asked): the last sentence that ends in ``?``, else the last sentence.
-    None for a query of one sentence or under :data:`QUESTION_MIN_WORDS` words."""
-    text = text.strip()
-    if len(text.split()) < QUESTION_MIN_WORDS:
-        return None
-    sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
-    if len(sentences) < 2:
-        return None
-    asked = [s for s in sentences if s.rstrip().endswith("?")]
-    return (asked or sentences)[-1].strip()
-
-
-def query_words(text: str) -> list[str]:
-    """Distinct lower-cased words of ``text`` in order (every word, no cap)."""
-    seen: set[str] = set()
-    out: list[str] = []
-    for w in _WORD.findall(text.lower()):
-        if w not in seen:
-            seen.add(w)
-            out.append(w)
-    return out
-
-
-def analyse_query(
-    text: str,
-    prefix_last: bool = False,
-    doc_freq: Mapping[str, int] | None = None,
-    rows: int = 0,
-    max_df: float = MAX_DF,
-    stop_words: frozenset[str] = STOP_WORDS,
-    question: bool = True,
-) -> QueryTerms:
-    """The words the lexical retriever searches for: all of them, read whole
-    (no cap on length), minus
-
-    * stop words (unless the query has nothing else), and
-    * words in more than ``max_df`` of the ``rows`` indexed chunks (``doc_freq``:
-      word -> number of chunks holding it). BM25 gives such a word an IDF of
-      about zero, so it cannot change the order; it would only make the MATCH
-      visit nearly every row. The rarest word is always kept.
-
-    ``prefix_last`` matches the last word as a prefix when the text does not end
-    in a space (search as you type). ``question``: in a long query, the words of
-    its question (:func:`question_of`) count twice, so the context before it
-    cannot outvote what is asked."""
-    words = query_words(text)
-    prefix = None
-    if prefix_last and words and text and not text[-1].isspace() and len(words[-1]) >= 2:
-        if words[-1] not in stop_words or len(words) == 1:
-            prefix = words.pop()
-            if prefix in words:
-                prefix = None
-    dropped: dict[str, str] = {}
-    kept = [w for w in words if w not in stop_words]
-    if kept or prefix:
-        dropped.update({w: "stop word" for w in words if w in stop_words})
-    else:
-        kept = words
-    if doc_freq is not None and rows > 0 and max_df < 1.0 and kept:
-        common = [w for w in kept if doc_freq.get(w, 0) > max_df * rows]
-        if common:
-            if len(common) == len(kept) and not prefix:
-                common.remove(min(common, key=lambda w: doc_freq.get(w, 0)))
-            for w in common:
-                dropped[w] = f"in {doc_freq.get(w, 0) / rows:.0%} of chunks"
-            gone = set(common)
-            kept = [w for w in kept if w not in gone]
-    idf = {}
-    if doc_freq is not None and rows > 0:
-        idf = {w: bm25_idf(doc_freq.get(w, 0), rows) for w in kept}
-    emphasis: list[str] = []
-    q = question_of(text) if question and not prefix else None
-    if q:
-        asked = set(query_words(q))
-        emphasis = [w for w in kept if w in asked]
-    return QueryTerms(kept, prefix, dropped, idf, emphasis)
-
-
-def unsearchable(text: str) -> str | None:
-    """The note for a query with no word worth searching (only stop words, or no
-    word at all), else None. Ranking such a query would still put some section
-    first with a normalised score of 1.0, which looks confident and means nothing."""
-    words = query_words(text)
-    if any(w not in STOP_WORDS for w in words):
-        return None
-    if not words:
-        return "the query has no searchable words: name what you are looking for"
-    shown = ", ".join(words[:8]) + (", ..." if len(words) > 8 else "")
-    return (
-        f"the query has no searchable words ({shown}: too common to search by):"
-        " name what you are looking for"
-    )
-
-
-def query_terms(text: str) -> list[str]:
-    """Words worth highlighting in a snippet."""
-    return [w for w in query_words(text) if len(w) > 2 and w not in STOP_WORDS]
 
 
 # -- ranking --------------------------------------------------------------------
@@ -356,7 +187,7 @@ def rank_sections(
     ``extra``: retriever -> chunk id -> score for chunks outside that retriever's
     list (the dense score of a lexical candidate is exact and cheap): they fill
     in a section's score without giving it a rank. ``lexical_max``: the query's
-    BM25 upper bound (:attr:`QueryTerms.bm25_max`) for ``lexical_norm="bm25"``.
+    BM25 upper bound (:attr:`query.QueryTerms.bm25_max`) for ``lexical_norm="bm25"``.
     ``unscored``: retriever -> chunk ids it cannot score at all (no vector yet,
     while a folder's first index runs): a section known only through such
     chunks is ranked by the other retrievers' weights alone, as if that

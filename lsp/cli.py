@@ -588,11 +588,12 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
     )  # fmt: skip
     results = [r for _, r in answer.hits]
     if args.highlight:
-        from mdseek.index.retrieve import query_terms
+        from mdseek.index.query import Query
         from mdseek.index.snippet import mark
 
+        words = Query.parse(args.query).highlight
         for r in results:
-            r.snippet = mark(r.snippet, query_terms(args.query))
+            r.snippet = mark(r.snippet, words)
     if args.json:
         out = {
             "mode": answer.mode,

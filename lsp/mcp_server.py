@@ -41,8 +41,8 @@ from mdseek.index.engine import Engine, SearchResult
 from mdseek.index.files import FileFilter
 from mdseek.index.folder import Answer, EngineOptions, Folder, search_folders, summary
 from mdseek.index.parse import ParsedDocument, Section
+from mdseek.index.query import Query
 from mdseek.index.rerank import Reranker
-from mdseek.index.retrieve import query_terms
 from mdseek.index.snippet import mark
 
 log = logging.getLogger("mdseek.mcp")
@@ -340,7 +340,7 @@ def build_server(folders: Folders) -> MCPServer:
         for f, _ in asked:
             f.catch_up()
         answer = search_folders(asked, query, limit, mode) if asked else Answer(mode, True)
-        marked = query_terms(query) if highlight else []
+        marked = Query.parse(query).highlight if highlight else []
         return SearchAnswer(
             mode=answer.mode,
             complete=answer.complete,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index import store as store_mod
+from mdseek.index import store_file as store_mod
 from mdseek.index.engine import Engine
 from mdseek.index.location import IndexLocationError
 from mdseek.index.store import APPLICATION_ID, IndexFileError, Store

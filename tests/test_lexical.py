@@ -15,10 +15,11 @@ from conftest import grown_workspace
 def both(eng: Engine, query: str, prefix: bool = False):
     """(in memory, FTS5): each (query terms, hits) for one query."""
     assert eng._lexical_current()
-    mem = eng._lexical_hits(query, prefix, True)
+    q = eng.parse_query(query, prefix)
+    mem = eng._lexical_hits(q)
     eng.lexical_in_memory = False
     try:
-        sql = eng._lexical_hits(query, prefix, True)
+        sql = eng._lexical_hits(q)
     finally:
         eng.lexical_in_memory = True
     return mem, sql
@@ -99,7 +100,7 @@ def test_edits_are_patched_in_place(engine, fixture_queries):
         mem, sql = both(engine, q, prefix)
         assert_same(mem, sql, q)
     assert engine._lexical_version == version  # patched, not rebuilt
-    assert dict(engine._lexical_hits("quokka zebra", False, True)[1])
+    assert dict(engine._lexical_hits(engine.parse_query("quokka zebra"))[1])
 
 
 def test_compaction_keeps_the_ranking(tmp_path, fixture_queries):
@@ -129,7 +130,7 @@ def test_another_process_write_rebuilds(engine, fixture_queries):
     other.index_file(note, embed=False)
     other.close()
     assert not engine._lexical_current()  # stale: FTS5 answers, a rebuild starts
-    assert engine._lexical_hits("pelican migration", False, True)[1]
+    assert engine._lexical_hits(engine.parse_query("pelican migration"))[1]
     engine._lexical_thread.join(timeout=60)
     assert engine._lexical_current()
     for q, prefix in queries(fixture_queries)[:20] + [("pelican quay", False)]:

@@ -11,42 +11,49 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index import retrieve
-from mdseek.index.retrieve import Ranking, analyse_query, question_of, rank_sections
+from mdseek.index import query, retrieve
+from mdseek.index.query import Query, question_of
+from mdseek.index.retrieve import Ranking, rank_sections
+
+
+def terms_of(text: str, prefix_last: bool = False, **kw) -> query.QueryTerms:
+    """The lexical terms of ``text``, read as the engine reads a query."""
+    return Query.parse(text, prefix_last).terms_for(**kw)
+
 
 # -- the lexical query ------------------------------------------------------------
 
 
 def test_every_word_is_read_however_long_the_query():
     words = [f"word{i}" for i in range(300)]
-    terms = analyse_query(" ".join(words))
+    terms = terms_of(" ".join(words))
     assert terms.words == words  # nothing cut: the 300th word is searched too
     assert terms.match().count(" OR ") == 299
 
 
 def test_stop_words_are_left_out_and_said_so():
-    terms = analyse_query("what do I do when the primary database dies")
+    terms = terms_of("what do I do when the primary database dies")
     assert terms.words == ["primary", "database", "dies"]
     assert terms.dropped["the"] == "stop word" and "when" in terms.dropped
 
 
 def test_a_query_of_stop_words_only_still_searches():
-    assert analyse_query("to be or not to be").words == ["to", "be", "or", "not"]
+    assert terms_of("to be or not to be").words == ["to", "be", "or", "not"]
 
 
 def test_words_in_most_chunks_are_pruned_but_the_rarest_stays():
     df = {"kubernetes": 90, "plugin": 70, "keycloak": 3}
-    terms = analyse_query("kubernetes plugin keycloak", doc_freq=df, rows=100, max_df=0.5)
+    terms = terms_of("kubernetes plugin keycloak", doc_freq=df, rows=100, max_df=0.5)
     assert terms.words == ["keycloak"]
     assert terms.dropped == {"kubernetes": "in 90% of chunks", "plugin": "in 70% of chunks"}
     # every word common: the rarest one is still searched (never an empty query)
-    terms = analyse_query("kubernetes plugin", doc_freq=df, rows=100, max_df=0.5)
+    terms = terms_of("kubernetes plugin", doc_freq=df, rows=100, max_df=0.5)
     assert terms.words == ["plugin"]
 
 
 def test_prefix_for_search_as_you_type():
-    assert analyse_query("database fail", prefix_last=True).match() == '"database" OR "fail"*'
-    assert analyse_query("database fail ", prefix_last=True).prefix is None
+    assert terms_of("database fail", prefix_last=True).match() == '"database" OR "fail"*'
+    assert terms_of("database fail ", prefix_last=True).prefix is None
 
 
 # Rows of a tiny FTS5 table, and for each hostile query the rows its MATCH must
@@ -75,7 +82,7 @@ def test_match_expression_is_injection_proof(q, rows):
         "INSERT INTO t(rowid, title, body) VALUES (?, ?, ?)", [(k, *v) for k, v in ROWS.items()]
     )
     for prefix in (False, True):
-        match = analyse_query(q, prefix_last=prefix).match()
+        match = terms_of(q, prefix_last=prefix).match()
         found = (
             {r[0] for r in db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,))}
             if match
@@ -88,7 +95,7 @@ def test_match_expression_is_injection_proof(q, rows):
 def test_the_question_of_a_long_query_counts_twice():
     q = question_of(LONG_QUESTION)
     assert q is not None and q.startswith("So my actual question") and q.endswith("new primary?")
-    terms = analyse_query(LONG_QUESTION)
+    terms = terms_of(LONG_QUESTION)
     assert {"promote", "replica", "standby"} <= set(terms.emphasis)
     assert "pager" in terms.words and "pager" not in terms.emphasis
     assert terms.match().count('"replica"') == 2 and terms.match().count('"pager"') == 1
@@ -98,6 +105,24 @@ def test_the_question_of_a_long_query_counts_twice():
     # without a question mark, the last sentence is the question
     long = "I was reading the runbook last night. " * 4 + "Tell me which replica to promote."
     assert question_of(long) == "Tell me which replica to promote."
+
+
+def test_a_query_is_read_once_into_one_value():
+    q = Query.parse("How do I rotate the TLS certificate?\x00\ud800 ok")
+    assert q.text == "How do I rotate the TLS certificate?   ok"  # NUL, lone surrogate: spaces
+    assert q.words == ("how", "do", "i", "rotate", "the", "tls", "certificate", "ok")
+    assert q.highlight == ["rotate", "tls", "certificate"]  # no stop word, nothing under 3
+    assert q.question is None and q.terms is None and q.vector is None
+    assert Query.parse("x" * 5000).text == "x" * 4096
+    # A long query typed: the dense side still reads its question, while the
+    # lexical side matches the last word as a prefix and doubles nothing.
+    typed = Query.parse(LONG_QUESTION, prefix_last=True)
+    assert typed.question is not None and typed.question.startswith("So my actual question")
+    terms = typed.terms_for()
+    assert terms.prefix == "new" and terms.emphasis == []  # "primary" came earlier
+    assert Query.parse(LONG_QUESTION, question=False).terms_for().emphasis == []
+    assert Query.parse("the of and").unsearchable() is not None
+    assert Query.parse("the replica").unsearchable() is None
 
 
 # -- fusion -------------------------------------------------------------------------
@@ -292,7 +317,7 @@ def test_default_ranking_is_what_the_benchmark_measured():
     }
     for ranking in (retrieve.DEFAULT, quality.DEFAULT.ranking):
         assert {k: getattr(ranking, k) for k in measured} == measured
-    assert retrieve.MAX_DF == quality.DEFAULT.lexical.max_df == 0.5
+    assert query.MAX_DF == quality.DEFAULT.lexical.max_df == 0.5
     assert retrieve.FTS_WEIGHTS == quality.DEFAULT.lexical.weights == (2.0, 4.0, 1.0)
     readme = (Path(__file__).resolve().parent.parent / "benchmarks/README.md").read_text()
     assert "convex fusion, dense weight 0.8, lexical / dense normalisation minmax / max" in readme

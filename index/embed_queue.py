@@ -1,0 +1,189 @@
+"""The chunks that wait for a vector: embedded in batches (similar lengths
+together), all at once or in slices (the open files' first, then shortest
+first), one process at a time (:mod:`embed_lock`); or taken from a team's
+vectors file."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from .dense_side import DenseSide
+from .embed_lock import EmbedLock
+from .engine_base import IndexReport, Progress
+from .model import ModelUnavailable
+from .vectors_file import (
+    ImportReport,
+    VectorsFileError,
+    export_vectors,
+    import_vectors,
+    read_vectors,
+)
+
+log = logging.getLogger(__name__)
+
+EMBED_BATCH = 64
+
+
+class EmbedQueue(DenseSide):
+    """Making the vectors an :class:`engine.Engine`'s index lacks (see the module)."""
+
+    def _init_parts(self) -> None:
+        super()._init_parts()
+        self._embed_lock = EmbedLock(self.index_path)
+        self._queue: list[str] | None = None  # pending text hashes for embed_next, longest first
+        self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
+
+    def embed_pending(
+        self,
+        progress: Progress | None = None,
+        rep: IndexReport | None = None,
+        only: set[str] | None = None,
+    ) -> int:
+        """Embed every chunk that has no vector for the current model (given
+        ``only``, the chunks of those text hashes: a saved file's, which is
+        quicker to find than all pending chunks of a big index).
+
+        One process embeds into an index at a time (a lock file beside it): a
+        second one waits, then embeds only what is still missing, so chunks the
+        first one embedded are reused, never embedded twice. :meth:`cancel`
+        stops the run between batches (what is committed stays)."""
+        return self._embed(progress, rep or IndexReport(), only)[0]
+
+    def _embed(
+        self, progress: Progress | None, rep: IndexReport, only: set[str] | None
+    ) -> tuple[int, bool]:
+        """(texts embedded, whether nothing was left pending)."""
+        if self.cancelled.is_set():
+            return 0, False
+        pending = self._pending(only)
+        if not pending:
+            return 0, True
+        try:
+            self.embedder.load()
+        except ModelUnavailable as exc:
+            rep.lexical_only_reason = str(exc)
+            return 0, False
+
+        def waited_for(seconds: float) -> None:
+            rep.lock_wait_seconds = seconds
+
+        with self._embed_lock.turn(self.cancelled, progress, waited_for) as turn:
+            if not turn:
+                rep.interrupted = True
+                return 0, False
+            # Not kept waiting: nobody embedded meanwhile (a race costs one duplicate vector).
+            done = self._embed_batches(
+                progress, rep, only, None if rep.lock_wait_seconds else pending
+            )
+            return done, done == len(pending) and not rep.interrupted
+
+    def seed_vectors(self, path: str | Path) -> ImportReport:
+        """Take the vectors of a file made by ``export_vectors`` (see
+        :mod:`vectors_file`) for the chunks still waiting for one: same model
+        id, same dimension, finite, unit length; never any text. Raises
+        VectorsFileError (one line) for a file that is not one."""
+        data = read_vectors(Path(path))  # a file that is not one fails before the model loads
+        dim = self.embedder.dim if self.embedder.available() else None
+        if dim is None:
+            raise VectorsFileError(
+                f"cannot check the vectors' size without the model ({self.embedder.error})"
+            )
+        with self._write:
+            rep = import_vectors(self.store, self.model_id, dim, data)
+        self._queue = None
+        if rep.model_in_file != self.model_id:
+            log.warning(
+                "%s holds vectors of %s, not %s: none taken", path, rep.model_in_file, self.model_id
+            )
+        elif rep.rejected:
+            log.warning(
+                "%s: %d vectors rejected (wrong size, not finite or not unit length)",
+                path,
+                rep.rejected,
+            )
+        return rep
+
+    def export_vectors(self, path: str | Path) -> int:
+        """Write the vectors the index uses (for ``seed_vectors`` elsewhere); returns how many."""
+        return export_vectors(self.store, self.model_id, Path(path))
+
+    def embed_next(
+        self,
+        limit: int,
+        first: Iterable[str] = (),
+        progress: Progress | None = None,
+        rep: IndexReport | None = None,
+    ) -> int:
+        """Embed up to ``limit`` of the pending chunk texts and return how many
+        are still pending: those of the files ``first`` (open in the editor)
+        before the rest, the rest shortest first (a heading or a short section
+        is searchable by meaning soonest, and similar lengths pad least).
+
+        A long first index runs as a series of these calls, so that a save, a
+        search or a folder change waits for one slice, not for the whole
+        index. The order is read from the index once and kept until the next
+        reconcile; each slice re-checks what is still missing, so vectors made
+        meanwhile (a save, another process) are never made twice."""
+        rep = rep or IndexReport()
+        if self.cancelled.is_set():
+            return self.store.pending_count(self.model_id)
+        take: dict[str, None] = {}
+        for rel in first:
+            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
+                if len(take) < limit:
+                    take[h] = None
+        if self._queue is None:
+            pending = self.store.pending_chunks(self.model_id)
+            counts = self.embedder.token_counts([t for _, t in pending])
+            self._queue = [
+                pending[i][0] for i in sorted(range(len(pending)), key=counts.__getitem__)
+            ]
+            self._queue.reverse()  # popped from the end: shortest first
+        queue = self._queue
+        while len(take) < limit and queue:
+            want = [queue.pop() for _ in range(min(limit - len(take), len(queue)))]
+            still = {h for h, _ in self.store.pending_for(self.model_id, want)}
+            take.update((h, None) for h in want if h in still)
+        if take:
+            self._embed(progress, rep, set(take))
+        if queue or rep.interrupted:
+            return len(queue) + (len(take) if rep.interrupted else 0)
+        self._queue = None  # the slices are done: count what a change made meanwhile
+        return self.store.pending_count(self.model_id)
+
+    def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
+        if only is None:
+            return self.store.pending_chunks(self.model_id)
+        return self.store.pending_for(self.model_id, only)
+
+    def _embed_batches(
+        self, progress: Progress | None, rep: IndexReport, only: set[str] | None,
+        pending: list[tuple[str, str]] | None = None,
+    ) -> int:  # fmt: skip
+        if pending is None:
+            pending = self._pending(only)  # after a wait: what is left
+        # Similar token counts in one batch pad less (the store returns hash order).
+        counts = self.embedder.token_counts([t for _, t in pending])
+        pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]
+        t0 = time.perf_counter()
+        done = 0
+        for i in range(0, len(pending), self.embed_batch):
+            if self.cancelled.is_set():
+                rep.interrupted = True
+                log.info("embedding stopped with %d chunks left", len(pending) - done)
+                break
+            batch = pending[i : i + self.embed_batch]
+            hashes = [h for h, _ in batch]
+            vecs = self.embedder.encode([t for _, t in batch])
+            with self._write:
+                self.store.put_vectors(self.model_id, hashes, vecs)
+                self._dense_add(hashes=hashes)
+            done += len(batch)
+            if progress:
+                progress("embed", done, len(pending))
+        rep.embedded += done
+        rep.embed_seconds += time.perf_counter() - t0
+        return done

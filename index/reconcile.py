@@ -1,0 +1,194 @@
+"""Reconciling the index with the folder: new and changed files parsed,
+chunked and written (a saved file re-parsed only around its edit), deleted
+ones swept, a file that fails skipped until it changes; then the vectors
+made (:mod:`embed_queue`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from pathlib import Path
+
+from .chunk import Chunk
+from .embed_queue import EmbedQueue
+from .engine_base import IndexReport, Progress
+from .files import FoundFile, check_file, display_path, scan
+from .lexical_side import LexicalSide
+from .parse import ParsedDocument, parse_bytes
+from .requests import filter_spec
+
+log = logging.getLogger(__name__)
+
+PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
+
+
+class Reconcile(EmbedQueue, LexicalSide):
+    """Keeping an :class:`engine.Engine`'s index in line with its folder (see the module)."""
+
+    def _init_parts(self) -> None:
+        super()._init_parts()
+        self._failed: dict[
+            str, tuple[int, int, int]
+        ] = {}  # rel -> (size, mtime, ctime) that failed
+        self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
+        self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
+
+    def index(
+        self,
+        progress: Progress | None = None,
+        embed: bool = True,
+        vectors: str | Path | None = None,
+    ) -> IndexReport:
+        """Reconcile the index with the folder: new and changed files are chunked,
+        deleted (and renamed-away) files swept, then missing vectors taken from
+        the ``vectors`` file if given (:meth:`seed_vectors`), the rest embedded."""
+        t0 = time.perf_counter()
+        rep = IndexReport()
+        with self._write:
+            known = self.store.documents()
+            found = list(scan(self.root, self.filter, rep.skipped))
+            rep.files = len(found)
+            seen = {f.rel for f in found}
+            gone = [p for p in known if p not in seen]
+            if gone:
+                self._delete(gone)
+                rep.removed = len(gone)
+            for n, f in enumerate(found, 1):
+                if self.cancelled.is_set():
+                    rep.interrupted = True
+                    break
+                if progress:
+                    progress("parse", n, len(found))
+                self._index_found(f, known.get(f.rel), rep)
+            self.store.set_meta("root", str(self.root))
+            self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
+            self._queue = None  # embed_next reads what is pending now
+            self._lexical_current()  # patched, or (re)built in the background
+            if vectors is not None:
+                rep.vectors_taken = self.seed_vectors(vectors).taken
+            if embed:
+                self.embed_pending(progress, rep)
+                # The sweep reads every vector row: only after a run that changed
+                # something (a write, a removal, new vectors, another model's).
+                changed = rep.removed or rep.chunks_written or rep.embedded or self._orphans
+                if rep.lexical_only_reason is None and changed:
+                    self.store.sweep_vectors(self.model_id)
+                    self._orphans.clear()
+            rep.pending = self.store.pending_count(self.model_id)
+            rep.chunks = self.store.counts()["chunks"]
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def _index_found(self, f: FoundFile, old, rep: IndexReport, data: bytes | None = None) -> bool:
+        chunker = self.chunker
+        if (
+            data is None
+            and old is not None
+            and old.size == f.size
+            and old.mtime_ns == f.mtime_ns
+            and old.chunker == chunker.signature
+        ):
+            rep.unchanged += 1
+            return False
+        if data is None and self._failed.get(f.rel) == (f.size, f.mtime_ns, f.ctime_ns):
+            rep.errors.append((f.rel, "unchanged since it failed (retried when it changes)"))
+            return False
+        try:
+            if data is None:
+                data = f.path.read_bytes()
+            digest = hashlib.sha1(data).hexdigest()
+            if old is not None and old.hash == digest and old.chunker == chunker.signature:
+                self.store.touch_document(old.id, f.size, f.mtime_ns)
+                rep.unchanged += 1
+                return False
+            t0 = time.perf_counter()
+            parsed = parse_bytes(data, f.rel, previous=self._parsed.pop(f.rel, None))
+            chunks = chunker.chunk(parsed)
+            rep.chunk_seconds += time.perf_counter() - t0
+        except Exception as exc:  # one bad file costs only itself
+            self._file_failed(f, exc, rep)
+            return False
+        self._failed.pop(f.rel, None)
+        self._parsed[f.rel] = parsed  # the next save of this file parses only around its edit
+        while len(self._parsed) > PARSED_KEPT:
+            self._parsed.pop(next(iter(self._parsed)))
+        t0 = time.perf_counter()
+        written = self._write_doc(parsed, chunks, f.size, f.mtime_ns, digest)
+        rep.write_seconds += time.perf_counter() - t0
+        rep.indexed += 1
+        rep.chunks_written += written
+        return True
+
+    def _file_failed(self, f: FoundFile, exc: BaseException, rep: IndexReport) -> None:
+        """One log line (path and reason; the traceback only at debug level); the
+        file keeps its last indexed version and is retried when it changes."""
+        reason = (
+            f"cannot read: {exc.strerror or exc}"
+            if isinstance(exc, OSError)
+            else f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}".rstrip(
+                ": "
+            )
+        )
+        shown = display_path(f.rel)
+        log.warning("skipping %s: %s", shown, reason)
+        log.debug("skipping %s", shown, exc_info=exc)
+        self._failed[f.rel] = (f.size, f.mtime_ns, f.ctime_ns)
+        rep.errors.append((f.rel, reason))
+
+    def _write_doc(
+        self, parsed: ParsedDocument, chunks: list[Chunk], size: int, mtime_ns: int, digest: str
+    ) -> int:
+        """Write one document (its unchanged chunks keep their rows); returns the
+        number of chunk rows inserted."""
+        removed, new_ids = self.store.replace_document(
+            parsed, chunks, size, mtime_ns, digest, self.chunker.signature
+        )
+        self._count_version = None
+        self._forget(removed)
+        if new_ids:
+            self._dense_add(new_ids)
+        return len(new_ids)
+
+    def _forget(self, chunk_ids: list[int]) -> None:
+        self._count_version = None
+        self._dense_remove(chunk_ids)
+
+    def _delete(self, paths: list[str]) -> None:
+        """Drop documents; their vectors stay until the next write or sweep (a
+        renamed file's new name finds them), then go if no chunk uses them."""
+        removed = self.store.delete_documents(paths)
+        self._forget([i for i, _ in removed])
+        self._orphans.update(h for _, h in removed)
+
+    def index_file(self, path: str | Path, embed: bool = True) -> IndexReport:
+        """Reindex one file (e.g. on save); a file that is gone or excluded is removed.
+        Vectors no chunk uses any more are dropped (those of this file's old
+        version at once, those of deleted files at the next write)."""
+        t0 = time.perf_counter()
+        rep = IndexReport()
+        p = Path(path)
+        if not p.is_absolute():
+            p = self.root / p
+        with self._write:
+            orphans, self._orphans = self._orphans, set()
+            rel = self.rel(p)
+            old = self.store.document(rel)
+            found = check_file(
+                self.root, p, self.filter, lambda r, why: rep.skipped.append((r, why))
+            )
+            if found is None or not self.filter.wants(rel):
+                if old is not None:
+                    self._delete([rel])
+                    rep.removed = 1
+            else:
+                rep.files = 1
+                self._index_found(found, old, rep)
+            self.store.drop_orphan_vectors(orphans)
+            self._lexical_current()  # searchable by its words now, before embedding
+            hashes = self.store.document_hashes(rel)
+            cleared = embed and self._embed(None, rep, hashes)[1]
+            rep.pending = 0 if cleared else len(self.store.pending_for(self.model_id, hashes))
+        rep.seconds = time.perf_counter() - t0
+        return rep

@@ -1,0 +1,168 @@
+"""Reading the index: documents, sections and chunks as rows, what ranking
+needs of a candidate, counts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from .store_file import IndexFile, path_in, path_out, with_path
+
+
+@dataclass(frozen=True)
+class DocRow:
+    id: int
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    title: str
+    chunker: str
+
+
+@dataclass(frozen=True)
+class SectionRow:
+    doc_id: int
+    path: str
+    title: str
+    ordinal: int
+    level: int
+    heading: str
+    slug: str
+    breadcrumb: str
+    start_line: int
+    end_line: int
+    heading_end_line: int
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    id: int
+    doc_id: int
+    path: str
+    ordinal: int
+    heading: str
+    heading_path: tuple[str, ...]
+    start_line: int
+    end_line: int
+    text: str
+    embedding_text: str
+    tokens: int
+    text_hash: str
+    section_first: int
+    section_last: int
+
+
+class IndexReads(IndexFile):
+    """The read side of the index (see :class:`store.Store`)."""
+
+    def documents(self) -> dict[str, DocRow]:
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents"
+            ).fetchall()
+        docs = [DocRow(*with_path(r, 1)) for r in rows]
+        return {d.path: d for d in docs}
+
+    def document(self, path: str) -> DocRow | None:
+        with self.lock:
+            r = self.db.execute(
+                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents WHERE path=?",
+                (path_in(path),),
+            ).fetchone()
+        return DocRow(*with_path(r, 1)) if r else None
+
+    # -- sections and chunks --------------------------------------------------
+
+    _SECTION_SQL = (
+        "SELECT s.doc_id, d.path, d.title, s.ordinal, s.level, s.heading, s.slug, s.breadcrumb,"
+        " s.start_line, s.end_line, s.heading_end_line FROM sections s"
+        " JOIN documents d ON d.id = s.doc_id"
+    )
+
+    def sections(self, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], SectionRow]:
+        keys = list(keys)
+        out: dict[tuple[int, int], SectionRow] = {}
+        with self.lock:
+            for i in range(0, len(keys), 200):
+                part = keys[i : i + 200]
+                cond = " OR ".join("(s.doc_id=? AND s.ordinal=?)" for _ in part)
+                args = [v for k in part for v in k]
+                for r in self.db.execute(self._SECTION_SQL + f" WHERE {cond}", args):
+                    row = SectionRow(*with_path(r, 1))
+                    out[(row.doc_id, row.ordinal)] = row
+        return out
+
+    def document_sections(self, path: str) -> list[SectionRow]:
+        with self.lock:
+            rows = self.db.execute(
+                self._SECTION_SQL + " WHERE d.path=? ORDER BY s.ordinal", (path_in(path),)
+            ).fetchall()
+        return [SectionRow(*with_path(r, 1)) for r in rows]
+
+    _CHUNK_SQL = (
+        "SELECT c.id, c.doc_id, d.path, c.ordinal, c.heading, c.heading_path, c.start_line,"
+        " c.end_line, c.text, c.embedding_text, c.tokens, c.text_hash, c.section_first,"
+        " c.section_last FROM chunks c JOIN documents d ON d.id = c.doc_id"
+    )
+
+    @staticmethod
+    def _chunk(r: tuple) -> ChunkRow:
+        vals = with_path(r, 2)
+        vals[5] = tuple(json.loads(vals[5]))
+        return ChunkRow(*vals)
+
+    def _where_in(self, sql: str, ids: Iterable[int]) -> Iterator[tuple]:
+        """Rows of ``sql`` ending in ``IN`` (the list is appended), 500 ids a query."""
+        ids = list(ids)
+        with self.lock:
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                yield from self.db.execute(f"{sql} ({','.join('?' * len(part))})", part).fetchall()
+
+    def chunk_spans(self, ids: Iterable[int]) -> dict[int, tuple[int, str, int, int]]:
+        """chunk id -> (doc id, path, first section, last section): what ranking
+        needs of a candidate (no text)."""
+        sql = (
+            "SELECT c.id, c.doc_id, d.path, c.section_first, c.section_last FROM chunks c"
+            " JOIN documents d ON d.id = c.doc_id WHERE c.id IN"
+        )
+        return {
+            int(r[0]): (int(r[1]), path_out(r[2]), int(r[3]), int(r[4]))
+            for r in self._where_in(sql, ids)
+        }
+
+    def chunk_texts(self, ids: Iterable[int]) -> dict[int, str]:
+        return {
+            int(a): b for a, b in self._where_in("SELECT id, text FROM chunks WHERE id IN", ids)
+        }
+
+    def document_chunks(self, path: str) -> list[ChunkRow]:
+        with self.lock:
+            rows = self.db.execute(
+                self._CHUNK_SQL + " WHERE d.path=? ORDER BY c.ordinal", (path_in(path),)
+            ).fetchall()
+        return [self._chunk(r) for r in rows]
+
+    def document_hashes(self, path: str) -> set[str]:
+        """Text hashes of one document's chunks."""
+        with self.lock:
+            return {
+                r[0]
+                for r in self.db.execute(
+                    "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path=?",
+                    (path_in(path),),
+                )
+            }
+
+    def counts(self) -> dict[str, int]:
+        with self.lock:
+            docs = self.db.execute("SELECT count(*) FROM documents").fetchone()[0]
+            chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            sections = self.db.execute("SELECT count(*) FROM sections").fetchone()[0]
+        return {"files": docs, "chunks": chunks, "sections": sections}
+
+    def chunk_count(self) -> int:
+        with self.lock:
+            return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])

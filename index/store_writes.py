@@ -1,0 +1,260 @@
+"""Writing the index: one document at a time, in one transaction (a crash
+leaves the old or the new version), rewriting only what changed: a re-indexed
+document keeps the rows of its unchanged chunks (and so their vectors), and a
+vector whose text no chunk uses any more is dropped with it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+
+from .aliases import doc_aliases, search_title
+from .chunk import Chunk
+from .parse import ParsedDocument
+from .store_file import IndexFile, path_in
+
+
+class DocumentWrites(IndexFile):
+    """The write side of the index (see :class:`store.Store`)."""
+
+    def touch_document(self, doc_id: int, size: int, mtime_ns: int) -> None:
+        with self.transaction() as db:
+            db.execute(
+                "UPDATE documents SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, doc_id)
+            )
+
+    def replace_document(
+        self,
+        parsed: ParsedDocument,
+        chunks: list[Chunk],
+        size: int,
+        mtime_ns: int,
+        content_hash: str,
+        chunker: str,
+    ) -> tuple[list[int], list[int]]:
+        """Write one document atomically (one transaction: a crash leaves the old
+        or the new version). Returns (removed chunk ids, new chunk ids).
+
+        A document already in the index is updated in place: a chunk whose
+        embedded text is unchanged keeps its row (and id), and only what
+        changed is written (its position after an edit above it; its FTS row
+        only if its indexed text changed); other rows are deleted or inserted.
+        Vectors whose text no chunk uses any more are dropped in the same
+        transaction."""
+        path = parsed.path
+        title = search_title(parsed.title, doc_aliases(parsed))  # what FTS5 reads as title
+        with self.transaction() as db:
+            old = db.execute(
+                "SELECT id, title FROM documents WHERE path=?", (path_in(path),)
+            ).fetchone()
+            if old is None:
+                cur = db.execute(
+                    "INSERT INTO documents(path, size, mtime_ns, hash, title, chunker, indexed_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        path_in(path),
+                        size,
+                        mtime_ns,
+                        content_hash,
+                        parsed.title,
+                        chunker,
+                        time.time(),
+                    ),
+                )
+                doc_id = int(cur.lastrowid or 0)
+                self._write_sections(db, doc_id, parsed, {})
+                return [], self._insert_chunks(db, doc_id, title, chunks)
+            doc_id = int(old[0])
+            fts = db.execute(  # the title FTS5 holds (aliases included), not the one shown
+                "SELECT title FROM chunks_fts WHERE rowid=(SELECT min(id) FROM chunks WHERE doc_id=?)",
+                (doc_id,),
+            ).fetchone()
+            old_title = fts[0] if fts is not None else old[1]
+            db.execute(
+                "UPDATE documents SET size=?, mtime_ns=?, hash=?, title=?, chunker=?, indexed_at=?"
+                " WHERE id=?",
+                (size, mtime_ns, content_hash, parsed.title, chunker, time.time(), doc_id),
+            )
+            self._write_sections(db, doc_id, parsed, self._section_rows(db, doc_id))
+            removed, new_ids = self._update_chunks(db, doc_id, old_title, title, chunks)
+            self._drop_orphan_vectors(db, [h for _, h in removed])
+        return [i for i, _ in removed], new_ids
+
+    @staticmethod
+    def _section_values(doc_id: int, s) -> tuple:
+        return (
+            doc_id,
+            s.ordinal,
+            s.heading.level if s.heading else 0,
+            s.title,
+            s.heading.slug if s.heading else "",
+            s.breadcrumb,
+            s.start_line,
+            s.end_line,
+            s.heading.end_line if s.heading else s.start_line,
+        )
+
+    @staticmethod
+    def _section_rows(db: sqlite3.Connection, doc_id: int) -> dict[int, tuple]:
+        return {
+            r[1]: tuple(r) for r in db.execute("SELECT * FROM sections WHERE doc_id=?", (doc_id,))
+        }
+
+    def _write_sections(
+        self, db: sqlite3.Connection, doc_id: int, parsed: ParsedDocument, old: dict[int, tuple]
+    ) -> None:
+        rows = [self._section_values(doc_id, s) for s in parsed.sections]
+        changed = [r for r in rows if old.get(r[1]) != r]
+        if len(old) > len(rows):
+            db.execute("DELETE FROM sections WHERE doc_id=? AND ordinal>=?", (doc_id, len(rows)))
+        if changed:
+            db.executemany(
+                "INSERT OR REPLACE INTO sections VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", changed
+            )
+
+    @staticmethod
+    def _chunk_values(c: Chunk) -> tuple:
+        """The chunks columns after (id, doc_id), in table order."""
+        return (
+            c.ordinal,
+            c.heading,
+            json.dumps(list(c.heading_path), ensure_ascii=False),
+            c.start_line,
+            c.end_line,
+            c.start_offset,
+            c.end_offset,
+            c.text,
+            c.embedding_text,
+            c.tokens,
+            c.text_hash,
+            c.sections[0],
+            c.sections[-1],
+        )
+
+    def _insert_chunks(
+        self, db: sqlite3.Connection, doc_id: int, title: str, chunks: list[Chunk]
+    ) -> list[int]:
+        new_ids: list[int] = []
+        for c in chunks:
+            cur = db.execute(
+                "INSERT INTO chunks(doc_id, ordinal, heading, heading_path, start_line,"
+                " end_line, start_offset, end_offset, text, embedding_text, tokens,"
+                " text_hash, section_first, section_last)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (doc_id, *self._chunk_values(c)),
+            )
+            cid = int(cur.lastrowid or 0)
+            new_ids.append(cid)
+            self._fts_touched.add(cid)
+            db.execute(
+                "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
+                (cid, title, " ".join(c.heading_path[1:]), c.text),
+            )
+        return new_ids
+
+    def _update_chunks(
+        self, db: sqlite3.Connection, doc_id: int, old_title: str, title: str, chunks: list[Chunk]
+    ) -> tuple[list[tuple[int, str]], list[int]]:
+        """Rewrite a document's chunks, keeping the rows whose embedded text is
+        unchanged. Returns ((id, text hash) of deleted rows, ids of inserted rows)."""
+        old: dict[str, list[tuple]] = {}
+        for r in db.execute(
+            "SELECT id, ordinal, heading, heading_path, start_line, end_line, start_offset,"
+            " end_offset, text, embedding_text, tokens, text_hash, section_first, section_last"
+            " FROM chunks WHERE doc_id=? ORDER BY ordinal",
+            (doc_id,),
+        ):
+            old.setdefault(r[11], []).append(tuple(r))
+        fresh: list[Chunk] = []
+        changed: list[tuple] = []
+        moved: list[tuple] = []
+        fts: list[tuple] = []
+        for c in chunks:
+            rows = old.get(c.text_hash)
+            if not rows:
+                fresh.append(c)
+                continue
+            row = rows.pop(0)
+            vals = self._chunk_values(c)
+            if row[1:] != vals:
+                # The usual change: an edit above moved it (offsets, lines, ordinal).
+                same_content = (row[2], row[3], row[8], row[10]) == (
+                    vals[1],
+                    vals[2],
+                    vals[7],
+                    vals[9],
+                )
+                if same_content:
+                    moved.append(
+                        (vals[0], vals[3], vals[4], vals[5], vals[6], vals[11], vals[12], row[0])
+                    )
+                else:
+                    changed.append((*vals, row[0]))
+            if title != old_title or row[3] != vals[2] or row[8] != c.text:
+                fts.append((title, " ".join(c.heading_path[1:]), c.text, row[0]))
+        removed = [(r[0], r[11]) for rows in old.values() for r in rows]
+        self._fts_touched.update(i for i, _ in removed)
+        self._fts_touched.update(f[-1] for f in fts)
+        if removed:
+            db.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i, _ in removed])
+            db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in removed])
+        if changed:
+            db.executemany(
+                "UPDATE chunks SET ordinal=?, heading=?, heading_path=?, start_line=?, end_line=?,"
+                " start_offset=?, end_offset=?, text=?, embedding_text=?, tokens=?, text_hash=?,"
+                " section_first=?, section_last=? WHERE id=?",
+                changed,
+            )
+        if moved:
+            db.executemany(
+                "UPDATE chunks SET ordinal=?, start_line=?, end_line=?, start_offset=?, end_offset=?,"
+                " section_first=?, section_last=? WHERE id=?",
+                moved,
+            )
+        if fts:
+            db.executemany("UPDATE chunks_fts SET title=?, headings=?, body=? WHERE rowid=?", fts)
+        return removed, self._insert_chunks(db, doc_id, title, fresh)
+
+    @staticmethod
+    def _drop_orphan_vectors(db: sqlite3.Connection, hashes: Iterable[str]) -> int:
+        """Delete the vectors (of any model) of texts no chunk uses any more."""
+        n = 0
+        for h in set(hashes):
+            if (
+                db.execute("SELECT 1 FROM chunks WHERE text_hash=? LIMIT 1", (h,)).fetchone()
+                is None
+            ):
+                n += db.execute("DELETE FROM vectors WHERE text_hash=?", (h,)).rowcount
+        return n
+
+    def drop_orphan_vectors(self, hashes: Iterable[str]) -> int:
+        hashes = list(hashes)
+        if not hashes:
+            return 0
+        with self.transaction() as db:
+            return self._drop_orphan_vectors(db, hashes)
+
+    def _delete_doc_rows(self, db: sqlite3.Connection, doc_id: int) -> list[tuple[int, str]]:
+        rows = [
+            (r[0], r[1])
+            for r in db.execute("SELECT id, text_hash FROM chunks WHERE doc_id=?", (doc_id,))
+        ]
+        self._fts_touched.update(i for i, _ in rows)
+        db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in rows])
+        db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
+        db.execute("DELETE FROM sections WHERE doc_id=?", (doc_id,))
+        db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
+        return rows
+
+    def delete_documents(self, paths: Iterable[str]) -> list[tuple[int, str]]:
+        """Delete documents; returns (chunk id, text hash) of their chunks (their
+        vectors stay: a renamed file finds them; sweep them later)."""
+        removed: list[tuple[int, str]] = []
+        with self.transaction() as db:
+            for p in paths:
+                row = db.execute("SELECT id FROM documents WHERE path=?", (path_in(p),)).fetchone()
+                if row:
+                    removed.extend(self._delete_doc_rows(db, row[0]))
+        return removed
