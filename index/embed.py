@@ -3,9 +3,11 @@
 The backend loads on first use (or in the background via :meth:`Embedder.preload`),
 never at import. The default backend is ONNX Runtime
 (:mod:`mdseek.index.onnx_encoder`): a query costs milliseconds and no torch
-import. The first use of a model exports it (:mod:`mdseek.index.onnx_export`,
-the one time torch is imported); a model that cannot be exported, or whose
-export disagrees with torch, is served by torch, and the reason is said once.
+import. The default model comes exported, in its own wheel
+(:mod:`mdseek.index.packaged`); the first use of another model exports it
+(:mod:`mdseek.index.onnx_export`, the one time torch is imported); a model that
+cannot be exported, or whose export disagrees with torch, is served by torch,
+and the reason is said once.
 Both backends give the same fp32 vectors (cosine >= 0.9999, checked on export),
 so they share one model id: switching backends never re-embeds. ``precision``
 "int8" (ONNX Runtime only, opt-in: :mod:`mdseek.index.onnx_int8`) gives other
@@ -41,6 +43,7 @@ from .model import (
     resolve_model,
 )
 from .onnx_encoder import default_threads, token_order
+from .packaged import export_for
 from .private import why_not_private
 
 log = logging.getLogger(__name__)
@@ -74,7 +77,8 @@ def warm_default_session(
     """Open the bundled default model's ONNX session in the background, before
     anyone asks (a server starting: it overlaps the protocol imports; a search:
     the index's opening and the lexical side). Only an
-    export already on disk is opened -- never an export, never torch. The first
+    export already on disk (the model wheel's, or one in the user cache) is
+    opened -- never an export, never torch. The first
     engine that loads another model (or thread count) drops it again."""
 
     def run() -> None:
@@ -87,9 +91,11 @@ def warm_default_session(
                 return  # the int8 copy is opened by the engine that asks for it
             resolved = resolve_model(None)
             mid = model_id(resolved)
-            folder = model_cache_dir(mid)
-            if why_not_private(folder, top=cache_dir()):
-                return  # the real load says why
+            folder = export_for(resolved, mid)  # the model wheel's (its files checked)
+            if folder is None:
+                folder = model_cache_dir(mid)
+                if why_not_private(folder, top=cache_dir()):
+                    return  # the real load says why
             m = read_manifest(folder)
             if (
                 settings.backend != "onnx"
@@ -305,7 +311,8 @@ class Embedder:
             from .onnx_export import ExportRejected, ensure_fp32
 
             try:
-                folder = ensure_fp32(
+                # The model wheel's export when it is this model (ready: no export, no torch)
+                folder = export_for(self.resolved, self.base_id) or ensure_fp32(
                     self.resolved, self.base_id, allow_pickle=self.settings.allow_pickle
                 )
                 _drop_speculative((str(folder), threads))

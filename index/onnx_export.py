@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .model import cache_dir, load_sentence_transformer, model_cache_dir
+from .model import cache_dir, load_sentence_transformer, model_cache_dir, need_torch
 from .onnx_encoder import FORMAT, MANIFEST, OnnxEncoder, read_manifest
 from .private import why_not_private
 
@@ -426,6 +426,7 @@ def ensure_fp32(
                 or m.get("model_id") != model_id
                 or (m.get("status") == "rejected" and not _rejection_is_current(m))
             ):
+                need_torch(resolved)  # the light install: say which extra, announce nothing
                 progress.info(
                     "first use of %s: exporting it to ONNX once (%s s on a 2-core machine;"
                     " later starts load it in under a second)",

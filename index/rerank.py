@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from .model import ModelUnavailable, check_usable, offline_env, resolve_model
+from .model import ModelUnavailable, check_usable, need_torch, offline_env, resolve_model
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +110,7 @@ class Reranker:
 def _load(resolved: str, allow_pickle: bool) -> Any:
     offline_env()
     check_usable(resolved, allow_pickle, what="reranker")
+    need_torch(resolved, what="reranker")
     try:
         from sentence_transformers import CrossEncoder
 

@@ -412,16 +412,38 @@ def shown(path: Path | str) -> str:
 
 class _Progress:
     """Indexing progress on stderr: a tqdm bar per stage on a terminal, else a
-    plain line at most every ``every`` seconds (and when a stage ends)."""
+    plain line once a stage has run ``first`` seconds, then at most every
+    ``every`` seconds (and when a stage ends). If indexing still runs after
+    ``opening`` seconds with nothing said, ``what`` is said: a first run (which
+    embeds everything, and reports only after a batch) speaks within a second
+    or two; an unchanged index is usually done before and prints nothing."""
 
     LABELS = {"parse": ("chunking", "files"), "embed": ("embedding", "chunks")}
 
-    def __init__(self, enabled: bool, every: float = 5.0):
+    def __init__(
+        self, enabled: bool, every: float = 5.0, first: float = 1.0, what: str = "",
+        opening: float = 0.5,
+    ):  # fmt: skip
         self.enabled = enabled
         self.tty = sys.stderr.isatty()
         self.every = every
+        self.first = first
         self.bars: dict[str, object] = {}
         self.last: dict[str, tuple[float, float]] = {}  # stage -> (started, last printed)
+        self._lock = threading.Lock()
+        self._said = False
+        self._timer: threading.Timer | None = None
+        if enabled and what:
+            self._timer = threading.Timer(opening, self._say, args=(f"mdseek: {what} ...", True))
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _say(self, line: str, opening: bool = False) -> None:
+        with self._lock:
+            if opening and self._said:
+                return
+            self._said = True
+            print(line, file=sys.stderr, flush=True)
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if stage == "wait":  # said even without a bar: otherwise the command seems stuck
@@ -435,6 +457,8 @@ class _Progress:
         label, unit = self.LABELS.get(stage, (stage, "items"))
         if self.tty:
             from tqdm import tqdm
+
+            self._said = True
 
             bar = self.bars.get(stage)
             if bar is None:
@@ -458,21 +482,15 @@ class _Progress:
         if done >= total:
             # the end of a stage that took a while (quick ones print nothing)
             if printed != start or now - start >= 1.0:
-                print(
-                    f"mdseek: {label} {done}/{total} {unit} (100%) in {now - start:.1f}s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                self._say(f"mdseek: {label} {done}/{total} {unit} (100%) in {now - start:.1f}s")
             self.last[stage] = (now + 1e9, now + 1e9)  # once per stage
-        elif now - printed >= self.every:
+        elif now - printed >= (self.first if printed == start else self.every):
             self.last[stage] = (start, now)
-            print(
-                f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)",
-                file=sys.stderr,
-                flush=True,
-            )
+            self._say(f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)")
 
     def close(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
         for b in self.bars.values():
             b.close()  # type: ignore[attr-defined]
 
@@ -481,7 +499,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     from mdseek.index.vectors_file import VectorsFileError
 
     eng = _engine(args)
-    bar = _Progress(not args.no_progress and not args.json)
+    bar = _Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
     try:
         try:
             rep = eng.index(progress=bar, vectors=args.vectors)
@@ -564,7 +582,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 def _search(args: argparse.Namespace, eng: Engine) -> int:
     from mdseek.index.folder import Folder, search_folders
 
-    bar = _Progress(not args.no_progress and not args.json)
+    bar = _Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
     try:
         rep = eng.index(progress=bar)
     finally:

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 import pytest
 
-from mdseek.index import onnx_export
+from mdseek.index import onnx_export, packaged
 from mdseek.index.embed import Embedder, EmbedSettings
 from mdseek.index.engine import Engine
 from mdseek.index.model import model_cache_dir
@@ -29,8 +29,26 @@ def onnx_embedder():
     return emb
 
 
-def test_export_is_cached_with_its_verification(onnx_embedder):
+@pytest.fixture(scope="module")
+def exported(onnx_embedder):
+    """The default model exported into the (test session's) user cache, as
+    any other model is on first use: the model wheel's folder is not used here."""
+    return onnx_export.ensure_fp32(onnx_embedder.resolved, onnx_embedder.model_id)
+
+
+@pytest.fixture
+def no_model_wheel(monkeypatch):
+    """As if the model wheel were not installed (the torch install without it)."""
+    monkeypatch.setattr(packaged, "_candidates", lambda: [])
+    packaged.forget()
+    yield
+    monkeypatch.undo()
+    packaged.forget()
+
+
+def test_export_is_cached_with_its_verification(onnx_embedder, exported):
     folder = model_cache_dir(onnx_embedder.model_id)
+    assert exported == folder
     m = read_manifest(folder)
     assert m and m["status"] == "ok" and m["model_id"] == onnx_embedder.model_id
     assert m["verify"]["min_cosine_vs_torch"] >= onnx_export.MIN_COSINE
@@ -41,7 +59,7 @@ def test_export_is_cached_with_its_verification(onnx_embedder):
     assert not list(folder.glob("plain.onnx*")) and not list(folder.glob("traced.onnx*"))
 
 
-def test_export_is_the_fused_graph(onnx_embedder):
+def test_export_is_the_fused_graph(onnx_embedder, exported):
     """One Attention op per layer (not torch's decomposed attention), embedding
     and skip LayerNorms fused: the graph onnxruntime's optimizer makes."""
     import onnx
@@ -125,7 +143,9 @@ def test_cold_search_imports_no_torch(tmp_path, golden_index, onnx_embedder):
     assert results and any(r["dense_rank"] for r in results)
 
 
-def test_rejected_export_is_remembered_and_torch_serves(tmp_path, monkeypatch, caplog):
+def test_rejected_export_is_remembered_and_torch_serves(
+    tmp_path, monkeypatch, caplog, no_model_wheel
+):
     """Two first exports at once export once; a check that fails leaves a
     manifest saying why, later loads fall back to torch and say so once."""
     monkeypatch.setenv("MDSEEK_CACHE_DIR", str(tmp_path / "cache"))
