@@ -36,6 +36,7 @@ from .onnx_export import (
     _write_manifest,
     ensure_fp32,
 )
+from .packaged import export_for
 from .private import why_not_private
 
 log = logging.getLogger(__name__)
@@ -160,7 +161,10 @@ def ensure_int8(resolved: str, fp32_id: str, allow_pickle: bool = False) -> Path
     if m is None:
         if importlib.util.find_spec("onnx") is None:  # not cached: installing it is the fix
             raise ExportRejected("int8 needs the onnx package: pip install onnx")
-        fp32 = ensure_fp32(resolved, fp32_id, allow_pickle=allow_pickle)
+        # The model wheel's fp32 export when it is this model: no torch export
+        fp32 = export_for(resolved, fp32_id) or ensure_fp32(
+            resolved, fp32_id, allow_pickle=allow_pickle
+        )
         with _export_lock(folder):
             m = current()  # someone may have finished while we waited
             if m is None:

@@ -98,3 +98,21 @@ def test_int8_without_onnx_says_how_to_fix(tmp_path, monkeypatch):
     with pytest.raises(ModelUnavailable, match="int8 needs the onnx package: pip install onnx"):
         emb.load()
     assert not model_cache_dir(emb.model_id).exists()
+
+
+def test_int8_is_made_from_the_model_wheel_without_exporting(tmp_path, monkeypatch):
+    """With an empty cache, int8 of the default model is quantised from the
+    installed model wheel's verified export: no torch export lands in the cache
+    (the light install has no torch to make one)."""
+    from mdseek.index.packaged import installed
+
+    wheel, _ = installed()
+    if wheel is None:
+        pytest.skip("no model wheel installed (bash .ci/setup installs it)")
+    monkeypatch.setenv("MDSEEK_CACHE_DIR", str(tmp_path / "cache"))
+    emb = Embedder(settings=EmbedSettings(precision="int8", threads=1))
+    emb.load()
+    fp32_id = emb.model_id.removesuffix("#onnx-int8")
+    m = read_manifest(model_cache_dir(emb.model_id))
+    assert m and m["status"] == "ok" and m["source"] == str(wheel)
+    assert not model_cache_dir(fp32_id).exists()  # nothing exported
