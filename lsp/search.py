@@ -13,6 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from mdseek.index.engine import SearchResponse, SearchResult
+from mdseek.index.facade import written_heading
 
 from . import features as F
 from .convert import path_to_uri
@@ -22,7 +23,8 @@ from .workspace import Workspace
 
 MAX_LIMIT = 200
 
-Row = tuple[SearchResult, str, types.Range]  # result, its URI, its heading's range
+# result, its URI, its heading's range, its heading as written (inline markup kept)
+Row = tuple[SearchResult, str, types.Range, str]
 
 
 def _search_root(
@@ -39,7 +41,9 @@ def _search_root(
     rows = []
     for r in resp.results:
         p = root.path / r.path
-        rows.append((r, ws.uri_for(p), F.result_range(ws.pos, ws.docs.lines(p, ws.root_paths), r)))
+        lines = ws.docs.lines(p, ws.root_paths)
+        written = written_heading(lines or [], r.heading_line, r.heading_end_line, r.heading)
+        rows.append((r, ws.uri_for(p), F.result_range(ws.pos, lines, r), written))
     return resp, rows
 
 
@@ -87,7 +91,7 @@ async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInfor
     if not query.strip():
         return []  # fast: clients ask with "" when the picker opens
     _, _, rows = await search(ws, query, ws.settings.search_limit, prefix_last=True)
-    return [F.symbol_information(r, uri, rng) for r, uri, rng in rows]
+    return [F.symbol_information(r, uri, rng) for r, uri, rng, _ in rows]
 
 
 async def search_request(ws: Workspace, params: SearchParams) -> dict:
@@ -101,7 +105,7 @@ async def search_request(ws: Workspace, params: SearchParams) -> dict:
     out: dict[str, Any] = {
         "mode": mode,
         "complete": all(c.complete for c in done),
-        "results": [F.search_result_json(r, uri, rng) for r, uri, rng in rows],
+        "results": [F.search_result_json(r, uri, rng, h) for r, uri, rng, h in rows],
     }
     if notes:
         out["note"] = "; ".join(dict.fromkeys(notes))
