@@ -9,6 +9,8 @@ before the first heading is section 0). Sections become chunks:
   first heading; every covered section stays in the chunk's ``sections``).
 * A chunk's *embedded text* is ``breadcrumb + "\\n\\n" + text`` and always fits the
   model's window (special tokens included), verified with the real tokenizer.
+  The breadcrumb's title carries the note's front-matter aliases
+  (:func:`.aliases.search_title`), so a note is found by any of its names.
 * An over-budget chunk is cut at block boundaries (headings, paragraphs, lists,
   tables, fences). A single block over the budget is cut too, never truncated:
   a list between items, a fence between lines (each piece's embedded text is
@@ -52,6 +54,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .aliases import doc_aliases, search_title
 from .model import ModelTokenizer, TokenSpans
 from .parse import ParsedDocument, has_visible_text
 
@@ -176,7 +179,7 @@ class Chunker:
     @property
     def signature(self) -> str:
         """Changes whenever the chunking of the same text could change."""
-        return f"v3:{self.tok.name}:{self.budget}:{self.floor}"
+        return f"v4:{self.tok.name}:{self.budget}:{self.floor}"  # v4: aliases in breadcrumbs
 
     # -- public -------------------------------------------------------------
 
@@ -200,6 +203,7 @@ class _DocChunker:
         self.sec_ends = [doc.line_offset(s.end_line) for s in doc.sections]
         self.block_lines = [b.start_line for b in doc.blocks]
         self._prefix_cache: dict[int, tuple[str, int]] = {}
+        self.aliases = doc_aliases(doc)
         self._spans: dict[int, TokenSpans] = {}  # section -> its tokens (absolute offsets)
 
     # -- sections -------------------------------------------------------------
@@ -228,10 +232,16 @@ class _DocChunker:
         i = self.section_at(off)
         p = self._prefix_cache.get(i)
         if p is None:
-            crumb = self._short_breadcrumb(self.doc.sections[i].path)
+            crumb = self._short_breadcrumb(self.embedded_path(i))
             p = (crumb + "\n\n", self.tok.count(crumb) - self.specials)
             self._prefix_cache[i] = p
         return p
+
+    def embedded_path(self, i: int) -> tuple[str, ...]:
+        """Section ``i``'s breadcrumb as the model reads it: the note's aliases
+        join its title (``Incident response (IR, Outage playbook) > Paging``)."""
+        path = self.doc.sections[i].path
+        return (search_title(path[0], self.aliases), *path[1:]) if self.aliases else path
 
     def _short_breadcrumb(self, path: tuple[str, ...]) -> str:
         """The breadcrumb, shortened when it would take over half the budget
@@ -259,7 +269,7 @@ class _DocChunker:
         units = self._merged_units()
         chunks: list[Chunk] = []
         for a, b, first, last in units:
-            key = (self.text[a:b], tuple(s.path for s in self.doc.sections[first : last + 1]))
+            key = (self.text[a:b], tuple(self.embedded_path(i) for i in range(first, last + 1)))
             pieces = self.c._units.get(key)
             if pieces is None:
                 pieces = _Unit(self, a, b, first, last).pieces()

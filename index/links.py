@@ -35,6 +35,7 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .aliases import NO_ALIASES, AliasMap
 from .parse import Heading, ParsedDocument, github_slug, normalise, shared_parser
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -78,6 +79,8 @@ class Target:
     exists: bool  # the file exists
     outside: bool = False  # the link leaves the workspace (../../etc/passwd)
     external: bool = False  # a URL (http:, mailto:, ...), not resolved
+    alias: bool = False  # a wiki link reaching its note by a front-matter alias
+    ambiguous: tuple[str, ...] = ()  # an alias several notes claim: them (path is None)
 
 
 # -- finding links --------------------------------------------------------------
@@ -266,11 +269,15 @@ def resolve(
     source: str,
     exists: Callable[[str], bool],
     files: Iterable[str] = (),
+    aliases: AliasMap = NO_ALIASES,
 ) -> Target:
     """Where ``link`` (found in the document at workspace path ``source``) points.
 
     ``exists(rel)`` says whether a workspace-relative path is a file; ``files``
-    (the workspace's markdown files) is only needed to resolve wiki links by name.
+    (the workspace's markdown files) is only needed to resolve wiki links by name,
+    and ``aliases`` (the folder's front-matter aliases) to resolve them by alias:
+    a path or file name first, then an alias one note claims; an alias several
+    notes claim resolves to none of them (``Target.ambiguous`` names them).
     """
     if link.kind == "markdown":
         if link.external:
@@ -296,6 +303,12 @@ def resolve(
     if not link.path:
         return Target(source, link.anchor or None, True, True)
     rel = resolve_wiki_name(link.path, source, exists, files)
+    if rel is None and aliases:
+        claims = aliases.claims(link.path)
+        if len(claims) == 1:
+            return Target(claims[0], link.anchor or None, True, True, alias=True)
+        if claims:
+            return Target(None, link.anchor or None, True, False, ambiguous=tuple(claims))
     if rel is None:
         guess = _inside(posixpath.join(posixpath.dirname(source), link.path))
         if guess is None:

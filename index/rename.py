@@ -36,6 +36,7 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from .aliases import AliasMap, AliasSite, alias_sites, key
 from .links import (
     _WIKI,
     MARKDOWN_SUFFIXES,
@@ -72,6 +73,9 @@ class Corpus(Protocol):
     def links(self, rel: str, doc: ParsedDocument) -> Sequence[Link]: ...  # find_links(doc)
 
     def exists(self, rel: str) -> bool: ...
+
+    @property
+    def aliases(self) -> AliasMap: ...  # the folder's front-matter aliases
 
 
 @dataclass(frozen=True)
@@ -361,7 +365,7 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
     out = Outcome()
     out.add(rel, Edit(*span, name))
     names = _Names(corpus.files)
-    for src in _mentioning(corpus, {_stem(rel)}, {rel}):
+    for src in _mentioning(corpus, {_stem(rel), *corpus.aliases.of(rel)}, {rel}):
         sdoc = doc if src == rel else corpus.doc(src)
         if sdoc is None:
             continue
@@ -404,7 +408,11 @@ def _heading_link_edit(
     new_doc: ParsedDocument,
 ) -> Edit | None:
     wiki = site.kind == "wiki"
-    t = resolve(site.link, src, corpus.exists, names.named(site.link) if wiki else ())
+    t = (
+        resolve(site.link, src, corpus.exists, names.named(site.link), corpus.aliases)
+        if wiki
+        else resolve(site.link, src, corpus.exists)
+    )
     if t.path != rel or not t.anchor:
         return None
     old = find_heading(doc, t.anchor, t.by_text)
@@ -424,6 +432,80 @@ def _heading_link_edit(
     if frag is None:
         return None
     return Edit(site.line, frag[0], site.line, frag[0] + len(frag[1]), anchor)
+
+
+# -- aliases -----------------------------------------------------------------------
+
+_YAML_PLAIN_UNSAFE = re.compile(r"""[:#,\[\]{}&*!|>'"%@`]|^[-?\s]|\s$""")
+
+
+def rename_alias(corpus: Corpus, rel: str, doc: ParsedDocument, old: str, name: str) -> Outcome:
+    """Rename the front-matter alias ``old`` of the note ``rel`` to ``name``: the
+    alias where the front matter declares it, and every wiki link that reaches
+    the note by it (``[[Old]]``, ``[[Old#Heading]]``, ``[[Old|text]]``)."""
+    new = " ".join(name.split())
+    if not new:
+        raise RenameError("an alias cannot be renamed to an empty name")
+    if not _wiki_safe(new) or "^" in new:
+        raise RenameError(f"'{new}' cannot be written in a wiki link (no [ ] | # ^)")
+    aliases = corpus.aliases
+    others = [f for f in aliases.claims(new) if f != rel]
+    if others:
+        raise RenameError(f"'{new}' is already an alias of {', '.join(others)}")
+    shadow = aliases.shadowed(new)
+    if shadow is not None:
+        raise RenameError(f"[[{new}]] would lead to {shadow}: a file name wins over an alias")
+    out = Outcome()
+    add_file_edits(
+        out,
+        rel,
+        doc,
+        (_alias_edit(doc, s, new) for s in alias_sites(doc) if key(s.name) == key(old)),
+    )
+    if rel not in out.edits:
+        raise RenameError(f"{rel} does not declare the alias '{old}'")
+    names = _Names(corpus.files)
+    for src in _mentioning(corpus, {old}, set()):
+        sdoc = doc if src == rel else corpus.doc(src)
+        if sdoc is None:
+            continue
+        add_file_edits(
+            out,
+            src,
+            sdoc,
+            (
+                _alias_link_edit(corpus, names, src, site, rel, old, new)
+                for site in link_sites(sdoc, corpus.links(src, sdoc))
+                if site.kind == "wiki"
+            ),
+        )
+    return out
+
+
+def _alias_edit(doc: ParsedDocument, site: AliasSite, new: str) -> Edit:
+    """The declaration of an alias rewritten, quoted as YAML needs."""
+    line = doc.lines()[site.line]
+    quote = line[site.start - 1] if site.start > 0 and line[site.start - 1] in "'\"" else ""
+    if quote == "'":
+        text = new.replace("'", "''")
+    elif quote or _YAML_PLAIN_UNSAFE.search(new):
+        text = new.replace("\\", "\\\\").replace('"', '\\"')
+        text = text if quote else f'"{text}"'
+    else:
+        text = new
+    return Edit(site.line, site.start, site.line, site.end, text)
+
+
+def _alias_link_edit(
+    corpus: Corpus, names: _Names, src: str, site: Site, rel: str, old: str, new: str
+) -> Edit | None:
+    link = site.link
+    t = resolve(link, src, corpus.exists, names.named(link), corpus.aliases)
+    if not t.alias or t.path != rel or key(link.path) != key(old):
+        return None
+    (col, path), _ = site.parts()
+    lead = len(path) - len(path.lstrip())
+    return Edit(site.line, col + lead, site.line, col + len(path.rstrip()), new)
 
 
 # -- moving files ------------------------------------------------------------------
@@ -451,6 +533,7 @@ class _Layout:
         self.files = [self.after(f) for f in corpus.files]
         self._files = set(self.files)
         self.names = _Names(self.files)
+        self.aliases = corpus.aliases.moved(self.after, self.files)
 
     def after(self, rel: str) -> str:
         for m in self.moves:
@@ -484,6 +567,7 @@ def move_files(corpus: Corpus, moves: Sequence[Move]) -> Outcome:
     names = _Names(corpus.files)
     moved = {f for f in corpus.files if layout.after(f) != f}
     named = {_stem(f) for f in moved} | {posixpath.basename(m.old) for m in moves if m.folder}
+    named |= {_stem(layout.after(f)) for f in moved}  # [[new name]] may have meant another note
     out = Outcome()
     for src in _mentioning(corpus, named, moved):
         sdoc = corpus.doc(src)
@@ -504,24 +588,29 @@ def _move_edit(
     wiki = site.kind == "wiki"
     if not link.path:
         return None  # #anchor in the same document
-    old: Target = resolve(link, src, corpus.exists, names.named(link) if wiki else ())
+    if wiki:
+        old = resolve(link, src, corpus.exists, names.named(link), corpus.aliases)
+    else:
+        old = resolve(link, src, corpus.exists)
     if old.path is None or (wiki and not old.exists):
         return None
     want = layout.after(old.path)
-    new = resolve(link, new_src, layout.exists, layout.names.named(link) if wiki else ())
+    new = _layout_resolve(layout, link, new_src) if wiki else resolve(link, new_src, layout.exists)
     if new.path == want:
         return None
     (col, path), _ = site.parts()
     if wiki:
         text = wiki_name(want, layout.names.by_stem.get(_stem(want), []))
-        if (
-            resolve(_wiki(text), new_src, layout.exists, layout.names.named(_wiki(text))).path
-            != want
-        ):
+        if _layout_resolve(layout, _wiki(text), new_src).path != want:
             text = posixpath.splitext(want)[0]
     else:
         text = _path_text(path, new_src, want, site.angle)
     return Edit(site.line, col, site.line, col + len(path), text)
+
+
+def _layout_resolve(layout: _Layout, link: Link, src: str) -> Target:
+    """A wiki link resolved in the folder as it will be after the moves."""
+    return resolve(link, src, layout.exists, layout.names.named(link), layout.aliases)
 
 
 def _wiki(name: str) -> Link:
@@ -576,11 +665,11 @@ def new_file_path(source: str, target: str, written: str, kind: str, name: str) 
 class RenameTarget:
     """What a rename at a position renames, and the range and text to offer."""
 
-    kind: str  # "heading" or "file"
-    path: str  # the file holding the heading / the file
+    kind: str  # "heading", "file" or "alias"
+    path: str  # the file holding the heading / the file / the note the alias names
     heading: Heading | None
     span: tuple[int, int, int, int]  # what the editor shows as being renamed
-    placeholder: str
+    placeholder: str  # for an alias: the alias
     site: Site | None = None  # the link the rename started on (file renames)
     source: str = ""  # the file holding that link
 
@@ -593,6 +682,11 @@ def rename_target(
         if h.line <= line < h.end_line:
             span = heading_span(doc, h)
             return RenameTarget("heading", rel, h, span, heading_source(doc, h))
+    if line < doc.body_start_line:
+        for a in alias_sites(doc):
+            if a.line == line and a.start <= col <= a.end:
+                return RenameTarget("alias", rel, None, (line, a.start, line, a.end), a.name)
+        return None
     site = next(
         (
             s
@@ -605,7 +699,10 @@ def rename_target(
     if link is None:
         return None
     wiki = link.kind == "wiki"
-    t = resolve(link, rel, corpus.exists, _Names(corpus.files).named(link) if wiki else ())
+    if wiki:
+        t = resolve(link, rel, corpus.exists, _Names(corpus.files).named(link), corpus.aliases)
+    else:
+        t = resolve(link, rel, corpus.exists)
     if t.path is None or not t.exists or t.external:
         return None
     whole = (link.line, link.start, link.end_line, link.end)
@@ -625,4 +722,6 @@ def rename_target(
     if not link.path or site is None:
         return None  # a file is renamed from a link that writes its path
     span = (site.line, path_part[0], site.line, path_part[0] + len(path_part[1]))
+    if t.alias:  # [[Alias]]: the alias is renamed, not the file
+        return RenameTarget("alias", t.path, None, span, path_part[1].strip(), site, rel)
     return RenameTarget("file", t.path, None, span, path_part[1], site, rel)

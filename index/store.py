@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .aliases import doc_aliases, search_title
 from .chunk import Chunk
 from .location import IndexFileError, companions, create_private, make_private, move_aside
 from .parse import ParsedDocument
@@ -437,6 +438,7 @@ class Store:
         Vectors whose text no chunk uses any more are dropped in the same
         transaction."""
         path = parsed.path
+        title = search_title(parsed.title, doc_aliases(parsed))  # what FTS5 reads as title
         with self.transaction() as db:
             old = db.execute(
                 "SELECT id, title FROM documents WHERE path=?", (_path_in(path),)
@@ -457,15 +459,20 @@ class Store:
                 )
                 doc_id = int(cur.lastrowid or 0)
                 self._write_sections(db, doc_id, parsed, {})
-                return [], self._insert_chunks(db, doc_id, parsed.title, chunks)
-            doc_id, old_title = int(old[0]), old[1]
+                return [], self._insert_chunks(db, doc_id, title, chunks)
+            doc_id = int(old[0])
+            fts = db.execute(  # the title FTS5 holds (aliases included), not the one shown
+                "SELECT title FROM chunks_fts WHERE rowid=(SELECT min(id) FROM chunks WHERE doc_id=?)",
+                (doc_id,),
+            ).fetchone()
+            old_title = fts[0] if fts is not None else old[1]
             db.execute(
                 "UPDATE documents SET size=?, mtime_ns=?, hash=?, title=?, chunker=?, indexed_at=?"
                 " WHERE id=?",
                 (size, mtime_ns, content_hash, parsed.title, chunker, time.time(), doc_id),
             )
             self._write_sections(db, doc_id, parsed, self._section_rows(db, doc_id))
-            removed, new_ids = self._update_chunks(db, doc_id, old_title, parsed.title, chunks)
+            removed, new_ids = self._update_chunks(db, doc_id, old_title, title, chunks)
             self._drop_orphan_vectors(db, [h for _, h in removed])
         return [i for i, _ in removed], new_ids
 

@@ -35,7 +35,7 @@ from mdseek.index.files import (
 )
 from mdseek.index.location import locate
 from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
-from mdseek.index.store import IndexFileError, is_damage, read_meta
+from mdseek.index.store import is_damage, read_meta
 
 if TYPE_CHECKING:
     from mdseek.index.engine import Engine
@@ -370,7 +370,7 @@ def _engine(
 ):
     """``shapes``: the command's options decide what the index holds (``index``);
     otherwise the index's own filter is kept (see _index_filter)."""
-    from mdseek.index.engine import Engine
+    from mdseek.index.folder import EngineOptions, OpenError, open_engine
 
     root = _folder(args.dir)
     flt = _filter(args) if shapes else _index_filter(args, root)
@@ -381,15 +381,15 @@ def _engine(
             "skipping .git, node_modules and hidden folders); nothing to index. "
             "Give the folder that holds your notes, or other globs with --include"
         )
-    embed = _embed_settings(args)
+    # A model named on the command line is used or refused, never swapped for the default.
+    options = EngineOptions(
+        args.db, args.model, flt, _embed_settings(args), check_index=check_index, fallback=False
+    )
     try:
-        eng = Engine(root, index_path=args.db, model=args.model, file_filter=flt, embed=embed,
-                     check_index=check_index)  # fmt: skip
-    except IndexFileError as exc:
-        raise CliError(str(exc)) from exc
-    except OSError as exc:
-        raise CliError(f"cannot create the index: {exc}") from exc
-    for note in eng.notices:
+        eng, notes = open_engine(root, options)
+    except OpenError as exc:
+        raise CliError(str(exc)) from None
+    for note in notes:
         print(f"mdseek: warning: {note}", file=sys.stderr)
     return eng
 
@@ -556,41 +556,41 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace, eng: Engine) -> int:
+    from mdseek.index.folder import Folder, search_folders
+
     bar = _Progress(not args.no_progress and not args.json)
     try:
-        eng.index(progress=bar)
+        rep = eng.index(progress=bar)
     finally:
         bar.close()
-    from mdseek.index import facade
-
     eng.reranker = _reranker(args)
-    resp = facade.search(
-        eng, args.query, limit=args.limit, mode=args.mode, paths=args.path, explain=args.explain
-    )
-    done = facade.completeness(eng, resp.mode, reading=False)
+    answer = search_folders(
+        [(Folder.adopt(eng, rep), args.path)], args.query, args.limit, args.mode,
+        explain=args.explain,
+    )  # fmt: skip
+    results = [r for _, r in answer.hits]
     if args.highlight:
         from mdseek.index.retrieve import query_terms
         from mdseek.index.snippet import mark
 
-        for r in resp.results:
+        for r in results:
             r.snippet = mark(r.snippet, query_terms(args.query))
-    notes = [n for n in (resp.note, done.note) if n]
     if args.json:
         out = {
-            "mode": resp.mode,
-            "complete": done.complete,
-            "note": "; ".join(notes) or None,
-            "results": [_json_result(eng, r) for r in resp.results],
+            "mode": answer.mode,
+            "complete": answer.complete,
+            "note": answer.note,
+            "results": [_json_result(eng, r) for r in results],
         }
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
-    for note in notes:
+    for note in dict.fromkeys(answer.notes):
         print(f"note: {note}", file=sys.stderr)
-    if not resp.results:
+    if not results:
         print("no matching sections")
-    if args.explain and resp.results:
-        print(_explain_terms(resp.results[0].explain or {}))
-    for n, r in enumerate(resp.results, 1):
+    if args.explain and results:
+        print(_explain_terms(results[0].explain or {}))
+    for n, r in enumerate(results, 1):
         ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
         print(f"{n:2}. {r.breadcrumb}")
         print(f"    {shown(eng.root / r.path)}:{r.lines()[0]}  score {r.score:.4f} ({ranks})")
@@ -792,13 +792,11 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         if len(dirs) == 1 and dirs[0].is_dir() and not _shaped(args):
             args.dir = str(dirs[0])
             flt = _index_filter(args, dirs[0])  # the files `mdseek index` chose, kept
+        reranker = _reranker(args)
         try:
-            folders = open_folders(dirs, args.db, args.model, flt, _embed_settings(args))
+            folders = open_folders(dirs, args.db, args.model, flt, _embed_settings(args), reranker)
         except ValueError as exc:
             raise CliError(str(exc)) from exc
-        reranker = _reranker(args)
-        for f in folders.all:
-            f.engine.reranker = reranker
         return serve(folders)
     finally:
         if warm is not None:

@@ -40,6 +40,7 @@ from urllib.parse import quote
 
 from lsprotocol import types
 
+from mdseek.index.aliases import alias_sites
 from mdseek.index.links import MARKDOWN_SUFFIXES, Link, find_heading, find_links, link_at
 from mdseek.index.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
 from mdseek.index.parse import Heading, ParsedDocument, github_slug, title_from_path
@@ -78,6 +79,10 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
                 report(link, f"No such file: {link.path}")
             continue
         target = ws.resolve_link(root, path, link)
+        if target.ambiguous:
+            notes = " and ".join(target.ambiguous)
+            report(link, f"Ambiguous link: {link.path!r} is an alias of {notes}")
+            continue
         if target.external or target.outside or target.path is None:
             continue
         if not target.exists:
@@ -107,6 +112,41 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         lines.extend(ws.docs.lines(path, ws.root_paths) or [])
     for h, first in dups:
         out.append(duplicate_diagnostic(ws, path, lines, h, first))
+    out += alias_diagnostics(ws, root, path)
+    return out
+
+
+def alias_diagnostics(ws: Workspace, root: Root, path: Path) -> list[types.Diagnostic]:
+    """A warning on each alias of the file's front matter that no link can reach
+    by it: another note claims it too, or a file has that name (a file name wins)."""
+    rel = root.rel(path)
+    aliases = ws.aliases(root)
+    if not aliases.of(rel):
+        return []
+    doc = ws.docs.parsed(path, rel, ws.root_paths)
+    if doc is None:
+        return []
+    out = []
+    for site in alias_sites(doc):
+        others = [f for f in aliases.claims(site.name) if f != rel]
+        shadow = aliases.shadowed(site.name)
+        if shadow is not None and shadow != rel:
+            why = f"[[{site.name}]] leads to {shadow} (a file name wins over an alias)"
+        elif others:
+            who = " and ".join(others) + (" declares" if len(others) == 1 else " declare")
+            why = f"{who} it too, so [[{site.name}]] is ambiguous"
+        else:
+            continue
+        rng = ws.pos.range(doc.lines(), site.line, site.start, site.line, site.end)
+        out.append(
+            types.Diagnostic(
+                range=rng,
+                message=f"Alias {site.name!r} leads nowhere: {why}",
+                severity=types.DiagnosticSeverity.Warning,
+                source="mdseek",
+                code="alias-unreachable",
+            )
+        )
     return out
 
 
@@ -446,7 +486,7 @@ class Diagnostics:
     async def publish_root(self, root: Root) -> None:
         self._root_timers.pop(root.path, None)
         self._root_last[root.path] = time.monotonic()
-        if root.closed:
+        if root.folder.closed:
             return
         if self.ws_pull:
             return
@@ -475,7 +515,7 @@ class Diagnostics:
             skip = set(self.ws.docs.open_paths()) if skip_open else set()
             for rel in rels:
                 path = root.path / rel
-                if root.closed:
+                if root.folder.closed:
                     return None
                 if path in skip:
                     continue
@@ -515,7 +555,7 @@ class Diagnostics:
         generation = self._generation
         reports: list[tuple[str, list[types.Diagnostic]]] = []
         for root in list(self.ws.roots):
-            if not root.closed:
+            if not root.folder.closed:
                 reports += await self._check_root(root) or []
         self._answered = generation
         items: list[types.WorkspaceDocumentDiagnosticReport] = []

@@ -53,11 +53,13 @@ class Indexing:
             return None
         root = Root(folder, self.ws.settings, max(1, len(self.folders)), asyncio.get_event_loop())
         root.on_updated = lambda r, keys: self.on_indexed(r)
-        root.first_files = lambda: [
-            root.rel(p)
-            for p in (q.resolve() for q in self.ws.docs.open_paths())
-            if root.contains(p)
-        ]
+        root.set_first_files(
+            lambda: [
+                root.rel(p)
+                for p in (q.resolve() for q in self.ws.docs.open_paths())
+                if root.contains(p)
+            ]
+        )
         self.ws.roots.append(root)
         if start:
             self.tasks.spawn(self.start_root(root))
@@ -72,7 +74,7 @@ class Indexing:
             if root.state == "lexical-only":
                 tell(
                     self.server,
-                    f"mdseek: semantic search is unavailable ({root.message}); keyword search only",
+                    f"mdseek: semantic search is unavailable ({root.folder.message}); keyword search only",
                 )
 
     def remove_root(self, folder: Path) -> None:
@@ -113,7 +115,7 @@ class Indexing:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:  # one at a time: one model load, fair on small machines
-            if root.closed:
+            if root.folder.closed:
                 return
             progress, finish = await self.progress(f"mdseek: indexing {root.name}")
             rep = None
@@ -126,7 +128,7 @@ class Indexing:
                         f"{rep.removed} removed, {rep.embedded} embedded)"
                     )
                 else:
-                    finish(root.message or "stopped")
+                    finish(root.folder.message or "stopped")
             self.on_indexed(root)
 
     async def reconcile_all(self) -> None:

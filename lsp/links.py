@@ -8,7 +8,8 @@
   the automatic light bulb, which would embed a paragraph per cursor move).
 * **Completion after** ``](`` **and** ``[[``: the sections most like the
   surrounding paragraph first (``path.md#anchor``, or ``note#Heading`` in wiki
-  links), then the folder's files. Anchors are the index's slugs (GitHub's).
+  links), then the folder's files (and, in wiki links, the notes' front-matter
+  aliases). Anchors are the index's slugs (GitHub's).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
+from mdseek.index.aliases import AliasMap
 from mdseek.index.engine import SearchResult
-from mdseek.index.links import find_links, link_destination, resolve, wiki_name
+from mdseek.index.links import find_links, link_destination, wiki_name
 from mdseek.index.parse import ParsedDocument
 
 from .roots import Root
@@ -91,14 +93,14 @@ def _passage(ws: Workspace, uri: str, line: int) -> Passage | None:
     p = Passage(root, uri, rel, doc, span[0], span[1])
     for lk in find_links(doc):
         if span[0] <= lk.line < span[1]:
-            t = resolve(lk, rel, root.exists, ())
+            t = ws.resolve_link(root, path, lk)
             if t.path:
                 p.linked.add((t.path, t.anchor or ""))
     return p
 
 
 async def _like(p: Passage, query: str, limit: int) -> list[SearchResult]:
-    resp = await p.root.read(p.root.sections_like_sync, query, p.rel, limit + len(p.linked))
+    resp = await p.root.read(p.root.folder.sections_like, query, p.rel, limit + len(p.linked))
     return [r for r in resp.results if (r.path, r.slug) not in p.linked][:limit]
 
 
@@ -220,6 +222,31 @@ def _file_items(
     return items
 
 
+def _alias_items(
+    p: Passage, ctx: TargetContext, rng: types.Range, aliases: AliasMap
+) -> list[types.CompletionItem]:
+    """``[[`` offers each note's aliases that lead to it (not one another note
+    also claims, nor a file's name: those lead elsewhere)."""
+    items = []
+    for f, names in aliases.by_file.items():
+        if f == p.rel:
+            continue
+        for a in names:
+            if aliases.claims(a) != [f] or aliases.shadowed(a) or any(c in a for c in "[]|#^"):
+                continue
+            items.append(
+                types.CompletionItem(
+                    label=a,
+                    kind=types.CompletionItemKind.File,
+                    detail=f"alias of {f}",
+                    sort_text=f"1{a}",
+                    filter_text=a,
+                    text_edit=types.TextEdit(range=rng, new_text=a + ctx.closer),
+                )
+            )
+    return items
+
+
 def _section_item(
     p: Passage, ctx: TargetContext, rng: types.Range, files: list[str], r: SearchResult, n: int
 ) -> types.CompletionItem:
@@ -323,4 +350,6 @@ async def target_completion(
     sections = await _like(p, query, COMPLETIONS) if query.strip() else []
     items = [_section_item(p, ctx, rng, files, r, n) for n, r in enumerate(sections)]
     items += _file_items(p, ctx, rng, files)
+    if ctx.kind == "wiki":
+        items += _alias_items(p, ctx, rng, await asyncio.to_thread(ws.aliases, p.root))
     return types.CompletionList(is_incomplete=bool(sections), items=items)

@@ -1,8 +1,9 @@
 """``mdseek mcp``: the index as MCP tools for AI agents (official Python SDK, stdio).
 
-A second thin protocol layer beside the language server: every answer comes
-from :mod:`mdseek.index.facade` (search, outline, a section's text, related
-sections, status), the code the language server uses too.
+A second thin protocol layer beside the language server: each served folder
+is a :class:`~mdseek.index.folder.Folder`, as in the language server, and
+every answer comes from it or :mod:`mdseek.index.facade` (search, outline, a
+section's text, related sections, status), the code the language server uses too.
 
 One process serves the folders given on the command line (or the current
 folder), each with the same SQLite index as the CLI and ``mdseek serve``
@@ -12,10 +13,10 @@ folder, paths are relative to it; with several, a path starts with the
 folder's name (``docs/setup.md`` in folder ``docs``).
 
 Freshness: each folder reconciles in a background thread on start (chunks
-first, then vectors); before every tool call an mtime scan notices edits
-(skipped for a moment after the last one: 20 times its duration, at most
-``FRESH_SECONDS``), and changed files are rechunked before the answer (lexical
-search sees them at once), their vectors computed in the background.
+first, then vectors); once its files are chunked, an mtime scan before every
+tool call notices edits (:meth:`Folder.catch_up`), and changed files are
+rechunked before the answer (lexical search sees them at once), their vectors
+computed in the background.
 
 Lines in tool answers are 1-based with inclusive ends, as editors show them.
 """
@@ -26,7 +27,6 @@ import logging
 import os
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -39,16 +39,14 @@ from mdseek.index import facade, requests
 from mdseek.index.embed import EmbedSettings
 from mdseek.index.engine import Engine, SearchResult
 from mdseek.index.files import FileFilter
-from mdseek.index.model import ModelUnavailable
+from mdseek.index.folder import Answer, EngineOptions, Folder, search_folders, summary
 from mdseek.index.parse import ParsedDocument, Section
+from mdseek.index.rerank import Reranker
 from mdseek.index.retrieve import query_terms
 from mdseek.index.snippet import mark
-from mdseek.index.store import IndexFileError
 
 log = logging.getLogger("mdseek.mcp")
 
-FRESH_SECONDS = 1.0  # the longest an mtime scan is skipped for (big folders)
-SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
 MAX_LIMIT = requests.MAX_LIMIT
 
 INSTRUCTIONS = """\
@@ -62,72 +60,10 @@ Lines are 1-based and inclusive."""
 # -- folders ------------------------------------------------------------------------
 
 
-class Folder:
-    """One served folder: its engine and the background thread that keeps its
-    index in line with the files."""
-
-    def __init__(self, name: str, engine: Engine):
-        self.name = name
-        self.engine = engine
-        self.state = "starting"  # -> indexing -> ready | lexical-only | error
-        self.reading = True  # until the folder's files are all chunked once
-        self.message: str | None = None
-        self._wake = threading.Event()
-        self._checked = 0.0
-        self._scan_seconds = 0.0
-        self._fresh = threading.Lock()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name=f"mdseek-mcp-{name}", daemon=True)
-
-    def start(self) -> None:
-        self._wake.set()
-        self._thread.start()
-
-    def close(self) -> None:
-        self._closed = True
-        self._wake.set()
-
-    def _run(self) -> None:
-        eng = self.engine
-        while not self._closed:
-            self._wake.wait()
-            self._wake.clear()
-            if self._closed:
-                return
-            try:
-                if self.state == "starting":
-                    self.state = "indexing"
-                eng.index(embed=False)  # chunks first: lexical search is complete at once
-                self.reading = False
-                eng.embed_pending()
-                if eng.embedder.error is not None:
-                    self.state, self.message = "lexical-only", str(eng.embedder.error)
-                else:
-                    eng.store.sweep_vectors(eng.model_id)
-                    self.state, self.message = "ready", None
-            except Exception as exc:  # keep serving what the index holds
-                log.exception("indexing %s failed", eng.root)
-                self.reading = False
-                self.state, self.message = "error", f"indexing failed: {exc}"
-
-    def refresh(self) -> None:
-        """Rechunk changed files now (cheap) and embed them in the background."""
-        with self._fresh:
-            now = time.monotonic()
-            if now - self._checked < min(FRESH_SECONDS, SCAN_SHARE * self._scan_seconds):
-                return
-            changed = facade.stale(self.engine)
-            self._checked = time.monotonic()
-            self._scan_seconds = self._checked - now
-            if not changed:
-                return
-            self.engine.index(embed=False)
-        self._wake.set()
-
-
 class Folders:
-    """The served folders and the paths clients see (prefixed with the folder's
-    name when there are several)."""
+    """The served folders (each a :class:`Folder`: engine, background indexing,
+    state) and the paths clients see (prefixed with the folder's name when
+    there are several)."""
 
     def __init__(self, folders: list[Folder]):
         self.all = folders
@@ -160,8 +96,8 @@ class Folders:
             )
         p = path.strip()
         if Path(p).is_absolute():  # facade.confine checks it (symlinks resolved)
-            inner = sorted(self.all, key=lambda f: -len(str(f.engine.root)))
-            return next((f for f in inner if Path(p).is_relative_to(f.engine.root)), inner[0]), p
+            inner = sorted(self.all, key=lambda f: -len(str(f.path)))
+            return next((f for f in inner if Path(p).is_relative_to(f.path)), inner[0]), p
         if len(self.all) == 1:
             return self.all[0], p
         head, _, rest = p.replace("\\", "/").partition("/")
@@ -173,11 +109,17 @@ class Folders:
 
     def document(self, path: str) -> tuple[Folder, ParsedDocument]:
         folder, p = self.locate(path)
-        folder.refresh()
+        folder.catch_up()
         try:
-            return folder, facade.read_document(folder.engine, p)
+            return folder, facade.read_document(engine(folder), p)
         except (facade.OutsideRoot, facade.NotIndexed) as exc:
             raise ToolError(str(exc)) from None
+
+
+def engine(folder: Folder) -> Engine:
+    """A served folder's engine (open: :func:`open_folders` stops at one that cannot be)."""
+    assert folder.engine is not None
+    return folder.engine
 
 
 def open_folders(
@@ -186,27 +128,30 @@ def open_folders(
     model: str | None,
     file_filter: FileFilter | None,
     embed: EmbedSettings | None = None,
+    reranker: Reranker | None = None,
 ) -> Folders:
+    """The folders, each with its engine open; ValueError in one line if a
+    folder or its index cannot be opened."""
     roots = [d.expanduser().resolve() for d in dirs]
     for d in roots:
         if not d.is_dir():
             raise ValueError(f"{d}: no such folder")
     if index_path and len(roots) > 1:
         raise ValueError("--db names one index file: give one folder with it")
+    options = EngineOptions(index_path, model, file_filter, embed, reranker=reranker)
     names: dict[str, int] = {}
-    out = []
+    out: list[Folder] = []
     for d in dict.fromkeys(roots):
         base = d.name or "root"
         names[base] = names.get(base, 0) + 1
-        name = base if names[base] == 1 else f"{base}-{names[base]}"
-        try:
-            eng = Engine(
-                d, index_path=index_path, model=model, file_filter=file_filter, embed=embed
-            )
-        except (IndexFileError, ModelUnavailable, OSError) as exc:
-            raise ValueError(f"cannot open the index of {d}: {exc}") from exc
-        eng.lexical_in_memory = True  # a long-lived process: BM25 from memory
-        out.append(Folder(name, eng))
+        f = Folder(d, base if names[base] == 1 else f"{base}-{names[base]}")
+        out.append(f)
+        for note in f.open(options):
+            log.warning("%s", note)
+        if f.engine is None:
+            for g in out:
+                g.close()
+            raise ValueError(f.message)
     return Folders(out)
 
 
@@ -289,6 +234,18 @@ class FolderStatus(BaseModel):
     index_path: str
 
 
+FOLDER_KEYS = (
+    "state",
+    "message",
+    "files",
+    "chunks",
+    "pending_embeds",
+    "window_fit",
+    "model",
+    "index_path",
+)
+
+
 class StatusAnswer(BaseModel):
     state: str
     files: int
@@ -308,7 +265,7 @@ class StatusAnswer(BaseModel):
 def _hit(folders: Folders, folder: Folder, r: SearchResult, marked: list[str] | None = None) -> Hit:
     return Hit(
         path=folders.shown(folder, r.path),
-        heading=facade.heading_as_written(folder.engine, r),
+        heading=facade.heading_as_written(engine(folder), r),
         heading_text=r.heading,
         anchor=r.slug,
         breadcrumb=r.breadcrumb,
@@ -389,26 +346,16 @@ def build_server(folders: Folders) -> MCPServer:
             globs = requests.check_globs(path)
         except requests.BadRequest as exc:
             raise ToolError(str(exc)) from None
-        rows: list[tuple[Folder, SearchResult]] = []
-        modes, notes, complete = set(), [], True
-        for f in folders.all:
-            f.refresh()
-            mine = folders.globs_for(f, globs)
-            if mine is None:
-                continue
-            resp = facade.search(f.engine, query, limit=limit, mode=mode, paths=mine)
-            done = facade.completeness(f.engine, resp.mode, f.reading)
-            rows += [(f, r) for r in resp.results]
-            modes.add(resp.mode)
-            complete = complete and done.complete
-            notes += [n for n in (resp.note, done.note) if n]
-        rows.sort(key=lambda t: -t[1].score)
+        asked = [(f, g) for f in folders.all if (g := folders.globs_for(f, globs)) is not None]
+        for f, _ in asked:
+            f.catch_up()
+        answer = search_folders(asked, query, limit, mode) if asked else Answer(mode, True)
         marked = query_terms(query) if highlight else []
         return SearchAnswer(
-            mode=(modes.pop() if len(modes) == 1 else "lexical") if modes else mode,
-            complete=complete,
-            note="; ".join(dict.fromkeys(notes)) or None,
-            results=[_hit(folders, f, r, marked) for f, r in rows[:limit]],
+            mode=answer.mode,
+            complete=answer.complete,
+            note=answer.note,
+            results=[_hit(folders, f, r, marked) for f, r in answer.hits],
         )
 
     @server.tool()
@@ -456,7 +403,7 @@ def build_server(folders: Folders) -> MCPServer:
         folder, doc = folders.document(path)
         sec = _section(folders, folder, doc, heading, anchor, line)
         slug = sec.heading.slug if sec.heading else None
-        resp = facade.related(folder.engine, doc.path, slug, sec.start_line, limit)
+        resp = folder.read(folder.related, doc.path, slug, sec.start_line, limit).result()
         return RelatedAnswer(
             path=folders.shown(folder, doc.path),
             heading=_written(doc, sec),
@@ -490,50 +437,32 @@ def build_server(folders: Folders) -> MCPServer:
         """What the index holds: files, chunks, chunks still waiting for a vector,
         the share of chunks that fit the model's window, the embedding model, and
         each folder's state."""
-        per = []
         for f in folders.all:
-            f.refresh()
-            st = facade.status(f.engine)
-            per.append(
-                FolderStatus(
-                    name=f.name,
-                    path=str(f.engine.root),
-                    state=f.state,
-                    message=f.message,
-                    files=st["files"],
-                    chunks=st["chunks"],
-                    pending_embeds=st["pending_embeds"],
-                    window_fit=st["window_fit"],
-                    model=st["model"],
-                    index_path=st["index_path"],
-                )
-            )
-        states = {p.state for p in per}
-        chunks = sum(p.chunks for p in per)
+            f.catch_up()
+        per = [f.read(f.status).result() for f in folders.all]
+        total = summary(per)
         return StatusAnswer(
-            state="indexing"
-            if states & {"starting", "indexing"}
-            else "ready"
-            if states == {"ready"}
-            else "lexical-only",
-            files=sum(p.files for p in per),
-            chunks=chunks,
-            pending_embeds=sum(p.pending_embeds for p in per),
-            window_fit=round(sum(p.window_fit * p.chunks for p in per) / chunks, 6)
-            if chunks
-            else 1.0,
-            model=", ".join(dict.fromkeys(p.model for p in per)),
-            reranker=folders.all[0].engine.status()["reranker"] if folders.all else None,
-            folders=per,
+            state=total["state"],
+            files=total["files"],
+            chunks=total["chunks"],
+            pending_embeds=total["pending_embeds"],
+            window_fit=total["window_fit"],
+            model=total["model"],
+            reranker=per[0].get("reranker") if per else None,
+            folders=[
+                FolderStatus(name=f.name, path=str(f.path), **{k: st[k] for k in FOLDER_KEYS})
+                for f, st in zip(folders.all, per, strict=True)
+            ],
         )
 
     return server
 
 
 def serve(folders: Folders) -> int:
-    """Serve MCP over stdin/stdout until the client closes it."""
+    """Serve MCP over stdin/stdout until the client closes it; each folder
+    reconciles in the background meanwhile."""
     for f in folders.all:
-        f.start()
+        threading.Thread(target=f.reconcile, name=f"mdseek-mcp-{f.name}", daemon=True).start()
     try:
         build_server(folders).run("stdio")
     finally:

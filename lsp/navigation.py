@@ -14,6 +14,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from mdseek.index.aliases import NO_ALIASES
 from mdseek.index.engine import SearchResult
 from mdseek.index.links import (
     anchor_context,
@@ -39,14 +40,25 @@ def outline(ws: Workspace, uri: str) -> list[types.DocumentSymbol]:
     return F.document_symbols(found[1], ws.pos) if found else []
 
 
-def definition_sync(ws: Workspace, uri: str, position: types.Position) -> types.Location | None:
+def definition_sync(
+    ws: Workspace, uri: str, position: types.Position
+) -> types.Location | list[types.Location] | None:
+    """Where the link under the cursor leads; for an alias several notes claim,
+    each of them (the editor lets the user choose: never a silent pick)."""
     cur = ws.cursor(uri, position)
     if cur is None:
         return None
     link = link_at(find_links(cur.doc), cur.line, cur.col)
     if link is None:
         return None
-    found = ws.link_target(ws.root_for(cur.path), cur.path, link)
+    root = ws.root_for(cur.path)
+    if root is not None and link.kind == "wiki":
+        claims = ws.resolve_link(root, cur.path, link).ambiguous
+        if claims:
+            return [
+                types.Location(uri=ws.uri_for(root.path / f), range=start_range()) for f in claims
+            ]
+    found = ws.link_target(root, cur.path, link)
     if found is None:
         return None
     tpath, tdoc, h = found
@@ -94,14 +106,18 @@ def references_sync(
                 range=F.heading_range(ws.pos, target_doc.lines(), heading),
             )
         )
-    for rel in root.markdown_files():
+    files, aliases = root.markdown_files(), ws.aliases(root)
+    for rel in files:
         p = root.path / rel
         d = ws.docs.parsed(p, rel, ws.root_paths)
         if d is None:
             continue
         lines = None
         for lk in ws.docs.links(p, d):
-            t = resolve(lk, rel, root.exists, root.markdown_files() if lk.kind == "wiki" else ())
+            wiki = lk.kind == "wiki"
+            t = resolve(
+                lk, rel, root.exists, files if wiki else (), aliases if wiki else NO_ALIASES
+            )
             if t.path != want_rel or not t.exists:
                 continue
             if t.anchor:
@@ -163,7 +179,7 @@ async def hover(ws: Workspace, uri: str, position: types.Position) -> types.Hove
     note = None
     limit = ws.settings.hover_related
     if root is not None and root.engine is not None and limit > 0:
-        resp = await root.read(root.related_sync, root.rel(path), h.slug, h.line, limit)
+        resp = await root.read(root.folder.related, root.rel(path), h.slug, h.line, limit)
         related = [(r, ws.uri_for(root.path / r.path)) for r in resp.results]
         note = resp.note
     return F.hover_heading(res.breadcrumb, related, note, res.range)

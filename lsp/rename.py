@@ -1,6 +1,7 @@
 """Rename over the protocol: ``textDocument/prepareRename``,
-``textDocument/rename`` (a heading, or the heading or file a link points to) and
-``workspace/willRenameFiles`` (files and folders moved in the editor).
+``textDocument/rename`` (a heading, a front-matter alias, or the heading, file
+or alias a link points to) and ``workspace/willRenameFiles`` (files and folders
+moved in the editor).
 
 Reads the folder's files as the editor sees them (open buffers, else disk) and
 asks :mod:`mdseek.index.rename` for the edits; :func:`_workspace_edit` is the one
@@ -31,6 +32,7 @@ from mdseek.index.rename import (
     add_file_edits,
     move_files,
     new_file_path,
+    rename_alias,
     rename_heading,
     rename_target,
 )
@@ -74,6 +76,7 @@ class _Corpus:
     def __init__(self, ws: Workspace, root: Root):
         self.ws, self.root = ws, root
         self.files = root.markdown_files()
+        self.aliases = ws.aliases(root)
         self.read: dict[str, tuple[Path, int | None, ParsedDocument]] = {}
 
     def doc(self, rel: str) -> ParsedDocument | None:
@@ -155,13 +158,15 @@ def rename_sync(
         return _workspace_edit(ws, corpus, _rename_tag(corpus, tag, name), caps)
     if t is None:
         return None
-    if t.kind == "heading" and t.heading is not None:
+    if t.kind in ("heading", "alias"):
         tdoc = corpus.doc(t.path)
         if tdoc is None:
             raise RenameError(f"{t.path} cannot be read")
-        return _workspace_edit(
-            ws, corpus, rename_heading(corpus, t.path, tdoc, t.heading, name), caps
-        )
+        if t.heading is not None:
+            out = rename_heading(corpus, t.path, tdoc, t.heading, name)
+        else:
+            out = rename_alias(corpus, t.path, tdoc, t.placeholder, name)
+        return _workspace_edit(ws, corpus, out, caps)
     assert t.site is not None
     written = t.site.parts()[0][1]
     new = new_file_path(t.source, t.path, "<" if t.site.angle else written, t.site.kind, name)

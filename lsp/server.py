@@ -241,7 +241,9 @@ def build_server() -> MdseekServer:
         return navigation.outline(ls.ws, params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DEFINITION)
-    async def definition(ls: MdseekServer, params: types.DefinitionParams) -> types.Location | None:
+    async def definition(
+        ls: MdseekServer, params: types.DefinitionParams
+    ) -> types.Location | list[types.Location] | None:
         return await asyncio.to_thread(
             navigation.definition_sync, ls.ws, params.text_document.uri, params.position
         )

@@ -15,10 +15,12 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from mdseek.index.aliases import AliasMap
 from mdseek.index.facade import NotIndexed, OutsideRoot, confine_in
 from mdseek.index.links import Link, Target, find_heading, resolve
 from mdseek.index.parse import Heading, ParsedDocument
 
+from .aliases import FolderAliases
 from .config import Settings
 from .convert import Positions, path_to_uri, uri_to_path
 from .documents import Documents
@@ -42,6 +44,7 @@ class Workspace:
         self.pos = Positions()
         self.settings = Settings()
         self.cancelled = 0  # requests dropped because the client cancelled them
+        self._aliases: dict[Path, FolderAliases] = {}
 
     # -- folders --------------------------------------------------------------
 
@@ -88,6 +91,11 @@ class Workspace:
 
     # -- links ------------------------------------------------------------------
 
+    def aliases(self, root: Root) -> AliasMap:
+        """The folder's front-matter aliases (open buffers as typed)."""
+        cache = self._aliases.setdefault(root.path, FolderAliases())
+        return cache.get(root, self.docs, self.root_paths)
+
     def resolve_link(self, root: Root | None, path: Path, link: Link) -> Target:
         if root is None:  # a loose file: only links inside itself
             if link.kind == "markdown" and link.external:
@@ -95,8 +103,10 @@ class Workspace:
             if link.path:
                 return Target(None, link.anchor, link.kind == "wiki", False, outside=True)
             return Target(path.name, link.anchor, link.kind == "wiki", True)
-        files = root.markdown_files() if link.kind == "wiki" and link.path else ()
-        return resolve(link, root.rel(path), root.exists, files)
+        if link.kind != "wiki" or not link.path:
+            return resolve(link, root.rel(path), root.exists)
+        files = root.markdown_files()
+        return resolve(link, root.rel(path), root.exists, files, self.aliases(root))
 
     def target_doc(
         self, root: Root | None, path: Path, target: Target

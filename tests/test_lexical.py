@@ -182,42 +182,35 @@ def test_lexical_index_unit():
 
 
 def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
-    """lsp/roots.py: FTS5 while the folder opens (the postings build would
+    """index/folder.py: FTS5 while the folder opens (the postings build would
     compete with the first hybrid answer), memory once it is ready and warmed,
     and only for a folder big enough that FTS5 is slower (LEXICAL_IN_MEMORY_MIN)."""
-    import asyncio
-
-    from mdseek.lsp.config import Settings
-    from mdseek.lsp.roots import Root
+    from mdseek.index.folder import EngineOptions, Folder
 
     from conftest import workspace_with_index
 
     ws = workspace_with_index(tmp_path / "ws", golden_index)
-
-    async def run() -> None:
-        root = Root(ws, Settings(), 1, asyncio.get_running_loop())
-        try:
-            assert await root.open() is None
-            eng = root.engine
-            assert eng is not None and not eng.lexical_in_memory
-            await root.reconcile()
-            assert root.state == "ready" and eng.lexical_in_memory
-            assert eng.embedder.loaded  # warmed: the model has run once
-            # the fixtures are far below the threshold: FTS5 answers, nothing is built
-            assert eng.store.chunk_count() < eng.lexical_in_memory_min
-            resp = await root.read(root.search_sync, "rotate the signing keys", 5, False)
-            assert resp.mode == "hybrid" and resp.results
-            assert eng._lexical_thread is None and len(eng.lexical) == 0
-            # as big as the threshold: the next search starts the build, then memory answers
-            eng.lexical_in_memory_min = eng.store.chunk_count()
-            again = await root.read(root.search_sync, "rotate the signing keys", 5, False)
-            assert [r.path for r in again.results] == [r.path for r in resp.results]
-            eng._lexical_thread.join(60)
-            assert eng._lexical_current() and len(eng.lexical) == eng.store.chunk_count()
-            # the folder shrinks below it: FTS5 again, and the postings are freed
-            eng.lexical_in_memory_min = eng.store.chunk_count() + 1
-            assert not eng._lexical_current() and len(eng.lexical) == 0
-        finally:
-            root.close()
-
-    asyncio.run(run())
+    folder = Folder(ws)
+    try:
+        assert folder.open(EngineOptions()) == []
+        eng = folder.engine
+        assert eng is not None and not eng.lexical_in_memory
+        folder.reconcile()
+        assert folder.state == "ready" and eng.lexical_in_memory
+        assert eng.embedder.loaded  # warmed: the model has run once
+        # the fixtures are far below the threshold: FTS5 answers, nothing is built
+        assert eng.store.chunk_count() < eng.lexical_in_memory_min
+        resp = folder.read(folder.search, "rotate the signing keys", 5).result()
+        assert resp.mode == "hybrid" and resp.results
+        assert eng._lexical_thread is None and len(eng.lexical) == 0
+        # as big as the threshold: the next search starts the build, then memory answers
+        eng.lexical_in_memory_min = eng.store.chunk_count()
+        again = folder.read(folder.search, "rotate the signing keys", 5).result()
+        assert [r.path for r in again.results] == [r.path for r in resp.results]
+        eng._lexical_thread.join(60)
+        assert eng._lexical_current() and len(eng.lexical) == eng.store.chunk_count()
+        # the folder shrinks below it: FTS5 again, and the postings are freed
+        eng.lexical_in_memory_min = eng.store.chunk_count() + 1
+        assert not eng._lexical_current() and len(eng.lexical) == 0
+    finally:
+        folder.close()

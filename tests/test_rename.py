@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from mdseek.index.aliases import AliasMap, doc_aliases
 from mdseek.index.links import find_links
 from mdseek.index.parse import parse_bytes, parse_text
 from mdseek.index.rename import (
@@ -39,6 +40,10 @@ class Corpus:
 
     def exists(self, rel: str) -> bool:
         return rel in self.texts
+
+    @property
+    def aliases(self) -> AliasMap:
+        return AliasMap({f: doc_aliases(self.doc(f)) for f in self.files}, self.files)
 
 
 def apply(text: str, edits) -> str:

@@ -49,7 +49,7 @@ export interface SearchResponse {
 }
 
 export interface StatusResponse {
-  state: 'indexing' | 'ready' | 'lexical-only' | string;
+  state: 'indexing' | 'ready' | 'lexical-only' | 'error' | string;
   files: number;
   chunks: number;
   window_fit: number;
@@ -444,7 +444,8 @@ async function refreshStatus(): Promise<StatusResponse | undefined> {
     if (activeProgress.size > 0 || st.state === 'indexing') {
       setUiState('indexing');
       startPolling();
-    } else if (st.state === 'lexical-only') {
+    } else if (st.state === 'lexical-only' || st.state === 'error') {
+      // 'error': no folder could be indexed; the tooltip shows the server's message
       setUiState('lexical-only');
       stopPolling();
     } else {
@@ -881,11 +882,6 @@ interface SelfTestArgs {
   symbolQuery?: string;
   /** Also return every diagnostic the mdseek server reported (pulled or pushed). */
   diagnostics?: boolean;
-  /** Move this file (or folder) to `moveTo` as a rename file edit through
-   * vscode.workspace.applyEdit (what the Explorer does: willRenameFiles runs),
-   * then save every editor. */
-  moveFrom?: string;
-  moveTo?: string;
   /** Save every editor (after a rename left changed files open). */
   saveAll?: boolean;
 }
@@ -991,16 +987,7 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
         message: d.message,
       })));
   }
-  if (args?.moveFrom && args.moveTo) {
-    try {
-      const edit = new vscode.WorkspaceEdit();
-      edit.renameFile(vscode.Uri.file(args.moveFrom), vscode.Uri.file(args.moveTo));
-      out.moved = await vscode.workspace.applyEdit(edit);
-    } catch (e) {
-      out.moved = { error: err(e) };
-    }
-  }
-  if (args?.saveAll || args?.moveFrom) out.saved = await vscode.workspace.saveAll(false);
+  if (args?.saveAll) out.saved = await vscode.workspace.saveAll(false);
   if (args?.outFile) {
     fs.mkdirSync(path.dirname(args.outFile), { recursive: true });
     fs.writeFileSync(args.outFile + '.tmp', JSON.stringify(out, null, 2));

@@ -511,18 +511,30 @@ async function renameAndMove(ws, R) {
     return `links resolve as before (${Object.values(after).flat().length} links); F12 lands on "${landed.trim()}"`;
   });
   const M = R.move;
-  await check(`moving ${M.from} to ${M.to} (workspace.applyEdit rename, as the Explorer) keeps every link`, async () => {
+  await check(`moving ${M.from} to ${M.to} in the Explorer (F2 on the file) keeps every link`, async () => {
     const mid = resolveAll(ws);
+    const typed = path.posix.relative(path.posix.dirname(M.from), M.to); // the Explorer's box takes a path
+    if (typed.startsWith('..')) throw new Error(`the spec's move ${M.from} -> ${M.to} leaves the folder: the Explorer's rename box cannot`);
     await runCommand('View: Close All Editors');
+    await openFile(M.from);
+    await runCommand('File: Reveal Active File in Explorer View');
+    const row = page.locator('.explorer-folders-view .monaco-list-row', { hasText: path.posix.basename(M.from) }).first();
+    await row.waitFor({ state: 'visible', timeout: 10000 });
+    await runCommand('View: Close All Editors'); // the file is moved, not an open editor of it
+    await row.click();
+    await page.keyboard.press('F2');
+    const box = page.locator('.explorer-folders-view .monaco-inputbox input').first();
+    await box.waitFor({ state: 'visible', timeout: 10000 });
+    const shown = await box.inputValue();
+    if (shown !== path.posix.basename(M.from)) throw new Error(`the Explorer's rename box offers ${JSON.stringify(shown)}`);
+    await box.fill(typed);
+    await page.screenshot({ path: path.join(OUT, 'readme-file-move-explorer.png') });
+    await page.keyboard.press('Enter');
     // VS Code asks before applying a file move's refactoring edits: OK, as a user would
-    const confirm = async () => {
-      const dialog = page.locator('.monaco-dialog-box', { hasText: 'refactoring changes' }).first();
-      await dialog.waitFor({ state: 'visible', timeout: 20000 });
-      await page.screenshot({ path: path.join(OUT, 'readme-file-move-confirm.png') });
-      await dialog.locator('.monaco-button', { hasText: /^OK$/ }).first().click();
-    };
-    const st = await selfTest({ moveFrom: path.join(ws, M.from), moveTo: path.join(ws, M.to) }, { during: confirm });
-    if (st.moved !== true) throw new Error(`applyEdit: ${JSON.stringify(st.moved)}`);
+    const dialog = page.locator('.monaco-dialog-box', { hasText: 'refactoring changes' }).first();
+    await dialog.waitFor({ state: 'visible', timeout: 20000 });
+    await page.screenshot({ path: path.join(OUT, 'readme-file-move-confirm.png') });
+    await dialog.locator('.monaco-button', { hasText: /^OK$/ }).first().click();
     await waitFor(`${M.to} on disk`, () => fs.existsSync(path.join(ws, M.to)) && !fs.existsSync(path.join(ws, M.from)), 10000);
     // the edits land in open editors (the files that had to change are opened): save them
     await waitFor('the links rewritten and saved', async () => {
