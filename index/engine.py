@@ -878,6 +878,13 @@ class Engine:
         ranked = retrieve.rank_sections(
             lists, chunk_info, self.ranking, extra, terms.bm25_max if terms else None, unscored
         )
+        if seed_vector is None and len(lists) == 2:
+            # hybrid: what meaning alone found weakly is left out (lexical and dense
+            # rankings, and related sections, are shown whole)
+            ranked, cut = retrieve.apply_floor(ranked, self.ranking.similarity_floor)
+            if cut and len(ranked) < limit:
+                why = retrieve.floor_note(len(ranked), cut, self.ranking.similarity_floor)
+                note = f"{note}; {why}" if note else why
         reranked: dict[int, float] = {}
         if self.reranker is not None and seed_vector is None and query.strip() and ranked:
             ranked, reranked = self.reranker.reorder(query, ranked, self._passages)

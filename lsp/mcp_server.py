@@ -414,7 +414,8 @@ def build_server(folders: Folders) -> MCPServer:
 
     @server.tool()
     def outline(path: PathArg) -> OutlineAnswer:
-        """A file's headings in order: level, text, anchor and line range."""
+        """A file's headings in order: level, the heading as written (inline
+        markup kept) and as plain text, anchor and line range."""
         folder, doc = folders.document(path)
         return OutlineAnswer(
             path=folders.shown(folder, doc.path),
