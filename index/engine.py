@@ -881,9 +881,10 @@ class Engine:
         if seed_vector is None and len(lists) == 2:
             # hybrid: what meaning alone found weakly is left out (lexical and dense
             # rankings, and related sections, are shown whole)
-            ranked, cut = retrieve.apply_floor(ranked, self.ranking.similarity_floor)
+            floor = retrieve.floor_for(self.model_id, self.ranking)
+            ranked, cut = retrieve.apply_floor(ranked, floor)
             if cut and len(ranked) < limit:
-                why = retrieve.floor_note(len(ranked), cut, self.ranking.similarity_floor)
+                why = retrieve.floor_note(len(ranked), cut, floor)
                 note = f"{note}; {why}" if note else why
         reranked: dict[int, float] = {}
         if self.reranker is not None and seed_vector is None and query.strip() and ranked:

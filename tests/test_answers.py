@@ -395,6 +395,40 @@ def test_outline_headings_as_written_and_plain():
     assert facade.written_heading([], 3, 4, "Gone") == "Gone"
 
 
+def test_weak_results_are_cut_by_the_score_floor(indexed_ws):
+    """ "quokka crossing" on the handbook (issue 22): before the floor, ten results,
+    nine found by meaning alone with cosines of 0.18-0.20 normalised up to 0.7-0.9.
+    Now a result has a keyword match or a cosine over the floor, the answer
+    says why it is short, and explain shows each part raw and normalised."""
+    floor = indexed_ws.ranking.similarity_floor
+    assert 0 < floor < 0.3
+    resp = indexed_ws.search("quokka crossing", limit=10, explain=True)
+    assert resp.mode == "hybrid" and 0 < len(resp.results) < 10
+    for r in resp.results:
+        assert r.lexical_rank is not None or r.explain["dense"]["raw"] >= floor
+        for part in ("lexical", "dense"):
+            if part in r.explain:
+                assert {"raw", "normalised", "rank"} <= set(r.explain[part])
+    assert resp.note is not None and resp.note.startswith(
+        f"only {len(resp.results)} sections matched well; "
+    )
+    assert f"found by meaning alone with a similarity under {floor:g}" in resp.note
+    # the same ranking without the floor lists the weak ones
+    import dataclasses
+
+    saved = indexed_ws.ranking
+    indexed_ws.ranking = dataclasses.replace(saved, similarity_floor=0.0)
+    try:
+        unfloored = indexed_ws.search("quokka crossing", limit=10).results
+    finally:
+        indexed_ws.ranking = saved
+    assert len(unfloored) == 10 and unfloored[0].path == resp.results[0].path
+    # a paraphrase sharing one word with its answer keeps it on top
+    top = indexed_ws.search("what do I do when the main database machine dies", limit=3)
+    assert [r.path for r in top.results] == ["handbook/runbooks/database-failover.md"] * 3
+    assert top.note is None
+
+
 @pytest.mark.slow
 async def test_mcp_keeps_the_files_the_index_was_built_with(ws: Path, tmp_path: Path):
     from mcp import Client

@@ -197,6 +197,17 @@ def test_the_score_floor_cuts_only_what_meaning_alone_found_weakly():
     # (the engine applies the floor to hybrid rankings only)
     dense = rank_sections({"dense": lists["dense"]}, spans, Ranking())
     assert [s.key for s in retrieve.apply_floor(dense, 0.25)[0]] == [(1, 1), (2, 1)]
+    assert retrieve.floor_note(1, 3, 0.25) == (
+        "only 1 section matched well; 3 more, found by meaning alone with a similarity"
+        " under 0.25 (the score floor), were left out"
+    )
+    # measured for the default model only: off for any other
+    from mdseek.index.model import DEFAULT_MODEL_NAME
+
+    assert retrieve.FLOOR_MODEL == DEFAULT_MODEL_NAME
+    r = Ranking(similarity_floor=0.25)
+    assert retrieve.floor_for("sentence-transformers/all-MiniLM-L6-v2@4833883622a7", r) == 0.25
+    assert retrieve.floor_for("intfloat/e5-small-v2@0123456789ab", r) == 0.0
     assert retrieve.floor_note(0, 4, 0.25) == (
         "nothing matched well: all 4 candidate sections were found by meaning alone"
         " with a similarity under 0.25 (the score floor)"
