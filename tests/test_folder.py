@@ -189,8 +189,12 @@ def test_other_models_vectors_go_only_once_this_model_has_loaded(
     index = ws / ".mdseek" / "index.sqlite"
     _add_other_model(index, "some-older-model")
     ours = {m: n for m, n in _vectors(index).items() if m != "some-older-model"}
-    # nothing to embed at this start: the model is loaded anyway, then the sweep runs
-    f = _open(folders, ws)
+    # nothing to embed at this start, and no model loaded yet (a folder opened
+    # without the background load): reconcile loads it, then sweeps
+    f = Folder(ws)
+    folders.append(f)
+    f.engine, _ = open_engine(ws, EngineOptions())
+    assert not f.engine.embedder.loaded
     rep = f.reconcile()
     assert rep is not None and rep.embedded == 0 and f.state == "ready"
     assert _vectors(index) == ours
