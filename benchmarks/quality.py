@@ -254,7 +254,7 @@ DEFAULT = Config()
 # mdseek before retrieval v2: 40-token merge floor, every covered section credited,
 # the first 32 distinct words (stop words included), reciprocal rank fusion.
 BEFORE = Config(
-    ranking=retrieve.Ranking(fusion="rrf", doc_weight=0.0, merged="all"),
+    ranking=retrieve.Ranking(fusion="rrf", doc_weight=0.0, merged="all", similarity_floor=0.0),
     lexical=Lexical(
         stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)
     ),
@@ -367,6 +367,8 @@ class Replay:
                         self.qvec(qid, question, cfg.prf), ids
                     )
             ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
+            if mode == "hybrid":  # as Engine.search: the floor needs keyword evidence
+                ranked, _ = retrieve.apply_floor(ranked, rk.similarity_floor)
             runs[qid] = [self.sections[f.key] for f in ranked[:limit] if f.key in self.sections]
         return runs
 
@@ -447,6 +449,9 @@ CHAIN: list[tuple[str, dict]] = [
         "fusion": "convex", "dense_weight": _D.dense_weight, "lexical_norm": _D.lexical_norm,
         "dense_norm": _D.dense_norm, "bm25_share": _D.bm25_share, "doc_weight": _D.doc_weight,
     }),
+    (f"+ score floor {_D.similarity_floor:g} (benchmarks/floor.py)", {
+        "similarity_floor": _D.similarity_floor,
+    }),
 ]  # fmt: skip
 
 # Each knob around the default (the others at their defaults).
@@ -467,6 +472,7 @@ KNOBS: list[tuple[str, list]] = [
     ("question counts twice", [("on", {}), ("off", {"question": False})]),
     ("fts_weights", [("/".join(f"{x:g}" for x in w), {"weights": w}) for w in ((1.0, 1.0, 1.0), (2.0, 4.0, 1.0), (1.0, 2.0, 1.0))]),
     ("chunk floor", [("0", {}), ("40", {"floor": 40})]),
+    ("similarity_floor (score floor)", [(f"{f:g}", {"similarity_floor": f}) for f in sorted({0.0, 0.2, _D.similarity_floor, 0.3})]),
     ("vector PRF (Rocchio: top n, beta)", [("off", {}), *((f"{n}, {b:g}", {"prf": (n, b)}) for n, b in ((3, 0.3), (5, 0.5), (10, 0.5)))]),
 ]  # fmt: skip
 

@@ -219,7 +219,7 @@ def render(res: dict) -> str:
     L.append(
         f"Defaults measured: {rk.get('fusion')} fusion, dense weight {rk.get('dense_weight')}, lexical / dense"
         f" normalisation {rk.get('lexical_norm')} / {rk.get('dense_norm')}, document weight {rk.get('doc_weight')},"
-        f" {rk.get('candidates')} candidate chunks per retriever; FTS weights (title/headings/body) {cfg.get('fts_weights')},"
+        f" {rk.get('candidates')} candidate chunks per retriever, score floor {rk.get('similarity_floor')}; FTS weights (title/headings/body) {cfg.get('fts_weights')},"
         f" porter stemming, stop words out, words in over {cfg.get('max_df')} of the chunks out; chunk floor {cfg.get('chunk_floor')} tokens."
     )
     for s in res.get("skipped", []):

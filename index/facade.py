@@ -102,12 +102,14 @@ class OutlineEntry:
     line: int  # the heading's line
     heading_end_line: int  # exclusive: after the heading (two lines for setext)
     end_line: int  # exclusive: the next heading of the same or a higher level
+    written: str = ""  # the heading with its inline markup as written (text: plain)
 
 
 def outline(doc: ParsedDocument) -> list[OutlineEntry]:
     """The document's headings in order, each spanning its subsections."""
     crumbs = {s.heading.line: s.breadcrumb for s in doc.sections if s.heading}
     hs = doc.headings
+    lines = doc.lines()
     out = []
     for i, h in enumerate(hs):
         end = next((later.line for later in hs[i + 1 :] if later.level <= h.level), doc.line_count)
@@ -120,6 +122,7 @@ def outline(doc: ParsedDocument) -> list[OutlineEntry]:
                 h.line,
                 h.end_line,
                 max(end, h.end_line),
+                written_heading(lines, h.line, h.end_line, h.text),
             )
         )
     return out
@@ -230,24 +233,39 @@ _ATX_CLOSE = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
 
 
 def heading_as_written(engine: Engine, r: SearchResult) -> str:
-    """A result's heading with its inline markup as the file writes it
-    (``Where to Use the `?` Operator``), read from the heading's line; the
-    plain heading when the file changed since it was indexed (or cannot be read)."""
+    """A result's heading with its inline markup as the file writes it, read
+    from the file (:func:`written_heading`); the plain heading when the file
+    changed since it was indexed (or cannot be read)."""
     if not r.heading:
         return r.heading
     try:
         _, real = confine(engine, r.path)
         with open(real, encoding="utf-8-sig", errors="replace") as fh:
-            line = next(itertools.islice(fh, r.heading_line, None), None)
-        if line is None:
-            return r.heading
+            lines = list(
+                itertools.islice(fh, r.heading_line, max(r.heading_end_line, r.heading_line + 1))
+            )
     except (OutsideRoot, NotIndexed, OSError):
         return r.heading
-    line = line.rstrip("\r\n")
-    m = _ATX.match(line)
-    raw = _ATX_CLOSE.sub("", line[m.end() :]) if m else line.strip()  # ATX, else setext text
-    plain = heading_text(raw.strip(), {})
-    return raw.strip() if " ".join(plain.split()) == " ".join(r.heading.split()) else r.heading
+    return written_heading(lines, 0, len(lines), r.heading)
+
+
+def written_heading(lines: Sequence[str], line: int, end_line: int, plain: str) -> str:
+    """A heading's text with its inline markup as the file writes it
+    (``Where to Use the `?` Operator``, ``*Emphasis* here``) from its lines
+    ``line``..``end_line`` (0-based, end exclusive: an ATX heading's line, or a
+    setext heading's text lines and underline); ``plain`` (the heading as plain
+    text) when those lines no longer read as it, e.g. the file changed since
+    it was indexed."""
+    if not plain or not 0 <= line < len(lines):
+        return plain
+    first = lines[line].rstrip("\r\n")
+    m = _ATX.match(first)
+    if m and end_line <= line + 1:
+        raw = _ATX_CLOSE.sub("", first[m.end() :]).strip()
+    else:  # setext: the text lines above the underline
+        raw = " ".join(x.strip() for x in lines[line : max(line + 1, end_line - 1)])
+    same = " ".join(heading_text(raw, {}).split()) == " ".join(plain.split())
+    return raw if same else plain
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,10 @@ halves, see benchmarks/README.md):
 4. Optional document context: ``final = (1 - d) * section + d * document``,
    where the document term is the best section score in the same document
    (measured, off by default: it did not win on the dev halves).
+5. The score floor (hybrid only, :func:`apply_floor`): a section found by
+   meaning alone whose raw cosine is under ``similarity_floor`` is left out,
+   so a query about nothing in the folder is not answered with the best of a
+   bad lot at a normalised 1.0.
 """
 
 from __future__ import annotations
@@ -60,6 +64,11 @@ class Ranking:
     doc_weight: float = 0.0  # weight of the document term (0 = off)
     candidates: int = CANDIDATES
     merged: str = "first"  # a chunk covering several sections credits the "first" or "all"
+    # the score floor: in hybrid search, a section no keyword candidate found and
+    # whose raw cosine to the query is under this is left out (0 = off); see
+    # :func:`apply_floor`. Chosen on the dev halves for the default model
+    # (``python -m benchmarks.floor``, benchmarks/README.md)
+    similarity_floor: float = 0.22
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -249,3 +258,45 @@ def rank_sections(
     return sorted(
         out.values(), key=lambda s: (-s.score, min(s.ranks.values(), default=10**9), s.key)
     )
+
+
+def below_floor(s: Scored, floor: float) -> bool:
+    """Whether a ranked section has no evidence worth showing: found by meaning
+    alone (not among the keyword candidates) with a raw cosine under ``floor``."""
+    return "lexical" not in s.raw and "dense" in s.raw and s.raw["dense"] < floor
+
+
+def apply_floor(ranked: Sequence[Scored], floor: float) -> tuple[list[Scored], int]:
+    """(the sections kept, in order; how many were cut) by the score floor
+    (:attr:`Ranking.similarity_floor`): a section found by meaning alone whose
+    raw cosine is under ``floor`` is left out, whatever its normalised score
+    (cosine / best cosine makes the best of a bad lot 1.0). A section with a
+    keyword match is always kept; a section with no vector yet has no cosine
+    and is kept. ``floor`` 0 keeps everything."""
+    if floor <= 0:
+        return list(ranked), 0
+    kept = [s for s in ranked if not below_floor(s, floor)]
+    return kept, len(ranked) - len(kept)
+
+
+def floor_note(kept: int, cut: int, floor: float) -> str:
+    """What a search says when the score floor (:func:`apply_floor`) left it
+    with fewer results than asked for."""
+    why = f"found by meaning alone with a similarity under {floor:g} (the score floor)"
+    if not kept:
+        return f"nothing matched well: all {cut} candidate sections were {why}"
+    return (
+        f"only {kept} section{'s' if kept > 1 else ''} matched well; {cut} more, {why},"
+        " were left out"
+    )
+
+
+FLOOR_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the model the floor was measured with
+
+
+def floor_for(model_id: str, ranking: Ranking) -> float:
+    """The score floor for a model: :attr:`Ranking.similarity_floor` for the
+    model it was measured with (any of its ids, prompts aside), else 0: another
+    model's cosines run on another scale, and a floor it was never measured
+    with could cut its right answers."""
+    return ranking.similarity_floor if model_id.startswith(FLOOR_MODEL + "@") else 0.0

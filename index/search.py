@@ -195,6 +195,14 @@ class Search(DenseSide, LexicalSide):
         ranked = retrieve.rank_sections(
             lists, chunk_info, self.ranking, extra, q.bm25_max, unscored
         )
+        if not q.seeded and len(lists) == 2:
+            # hybrid: what meaning alone found weakly is left out (lexical and dense
+            # rankings, and related sections, are shown whole)
+            floor = retrieve.floor_for(self.model_id, self.ranking)
+            ranked, cut = retrieve.apply_floor(ranked, floor)
+            if cut and len(ranked) < limit:
+                why = retrieve.floor_note(len(ranked), cut, floor)
+                note = f"{note}; {why}" if note else why
         reranked: dict[int, float] = {}
         if self.reranker is not None and not q.seeded and not q.blank and ranked:
             ranked, reranked = self.reranker.reorder(q.text, ranked, self._passages)

@@ -108,13 +108,15 @@ def range_json(rng: types.Range) -> dict:
     }
 
 
-def search_result_json(r: SearchResult, uri: str, rng: types.Range) -> dict:
+def search_result_json(r: SearchResult, uri: str, rng: types.Range, heading: str) -> dict:
     """One result of ``mdseek/search`` (the VS Code client depends on exactly these keys;
-    ``explain`` only when the request asked for it)."""
+    ``explain`` only when the request asked for it). ``heading``: as written,
+    inline markup kept; ``heading_text`` beside it is plain."""
     out = {
         "uri": uri,
         "path": display_path(r.path),
-        "heading": r.heading,
+        "heading": heading,
+        "heading_text": r.heading,
         "breadcrumb": r.breadcrumb,
         "range": range_json(rng),  # 0-based, LSP's
         "start_line": r.lines()[0],  # 1-based, inclusive, like the CLI and MCP

@@ -158,13 +158,14 @@ def open_folders(
 # -- answers --------------------------------------------------------------------------
 
 
+HEADING = "the heading as written, inline markup kept ('' for text before the first heading)"
+HEADING_TEXT = "the heading as plain text (markup removed)"
+
+
 class Hit(BaseModel):
     path: str = Field(description="file path (as get_section and outline take it)")
-    heading: str = Field(
-        description="the section's heading as written, inline markup kept"
-        " ('' for text before the first heading)"
-    )
-    heading_text: str = Field(description="the heading as plain text (markup removed)")
+    heading: str = Field(description=HEADING)
+    heading_text: str = Field(description=HEADING_TEXT)
     anchor: str = Field(description="the heading's GitHub anchor (slug), for links and get_section")
     breadcrumb: str = Field(description="document title > parent headings > heading")
     start_line: int = Field(description="first line of the section (1-based)")
@@ -188,7 +189,8 @@ class SearchAnswer(BaseModel):
 
 class SectionAnswer(BaseModel):
     path: str
-    heading: str
+    heading: str = Field(description=HEADING)
+    heading_text: str = Field(description=HEADING_TEXT)
     anchor: str
     breadcrumb: str
     start_line: int = Field(description="1-based")
@@ -198,7 +200,8 @@ class SectionAnswer(BaseModel):
 
 class HeadingEntry(BaseModel):
     level: int
-    heading: str
+    heading: str = Field(description=HEADING)
+    heading_text: str = Field(description=HEADING_TEXT)
     anchor: str
     line: int = Field(description="the heading's line (1-based)")
     end_line: int = Field(description="last line of the section with its subsections (1-based)")
@@ -212,7 +215,8 @@ class OutlineAnswer(BaseModel):
 
 class RelatedAnswer(BaseModel):
     path: str
-    heading: str
+    heading: str = Field(description=HEADING)
+    heading_text: str = Field(description=HEADING_TEXT)
     note: str | None = None
     results: list[Hit]
 
@@ -270,6 +274,12 @@ def _hit(folders: Folders, folder: Folder, r: SearchResult, marked: list[str] | 
         score=r.score,
         snippet=mark(r.snippet, marked) if marked else r.snippet,
     )
+
+
+def _written(doc: ParsedDocument, sec: Section) -> str:
+    """A section's heading as the file writes it ('' for a preamble)."""
+    h = sec.heading
+    return facade.written_heading(doc.lines(), h.line, h.end_line, h.text) if h else ""
 
 
 def _section(
@@ -367,7 +377,8 @@ def build_server(folders: Folders) -> MCPServer:
         text = facade.section_text(doc, sec.start_line, end)
         return SectionAnswer(
             path=folders.shown(folder, doc.path),
-            heading=sec.heading.text if sec.heading else "",
+            heading=_written(doc, sec),
+            heading_text=sec.heading.text if sec.heading else "",
             anchor=sec.heading.slug if sec.heading else "",
             breadcrumb=sec.breadcrumb,
             start_line=sec.start_line + 1,
@@ -395,14 +406,16 @@ def build_server(folders: Folders) -> MCPServer:
         resp = folder.read(folder.related, doc.path, slug, sec.start_line, limit).result()
         return RelatedAnswer(
             path=folders.shown(folder, doc.path),
-            heading=sec.heading.text if sec.heading else "",
+            heading=_written(doc, sec),
+            heading_text=sec.heading.text if sec.heading else "",
             note=resp.note,
             results=[_hit(folders, folder, r) for r in resp.results],
         )
 
     @server.tool()
     def outline(path: PathArg) -> OutlineAnswer:
-        """A file's headings in order: level, text, anchor and line range."""
+        """A file's headings in order: level, the heading as written (inline
+        markup kept) and as plain text, anchor and line range."""
         folder, doc = folders.document(path)
         return OutlineAnswer(
             path=folders.shown(folder, doc.path),
@@ -410,7 +423,8 @@ def build_server(folders: Folders) -> MCPServer:
             headings=[
                 HeadingEntry(
                     level=e.level,
-                    heading=e.text,
+                    heading=e.written,
+                    heading_text=e.text,
                     anchor=e.slug,
                     line=e.line + 1,
                     end_line=max(e.line + 1, e.end_line),

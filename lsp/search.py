@@ -14,6 +14,7 @@ from typing import Any
 from lsprotocol import types
 
 from mdseek.index.engine import SearchResult
+from mdseek.index.facade import written_heading
 from mdseek.index.folder import Answer, Cancelled, CancelToken, Folder, search_folders, summary
 
 from . import features as F
@@ -23,14 +24,17 @@ from .workspace import Workspace
 
 MAX_LIMIT = 200
 
-Row = tuple[SearchResult, str, types.Range]  # result, its URI, its heading's range
+# result, its URI, its heading's range, its heading as written (inline markup kept)
+Row = tuple[SearchResult, str, types.Range, str]
 
 
 def _rows(ws: Workspace, hits: list[tuple[Folder, SearchResult]]) -> list[Row]:
     rows = []
     for folder, r in hits:
         p = folder.path / r.path
-        rows.append((r, ws.uri_for(p), F.result_range(ws.pos, ws.docs.lines(p, ws.root_paths), r)))
+        lines = ws.docs.lines(p, ws.root_paths)
+        written = written_heading(lines or [], r.heading_line, r.heading_end_line, r.heading)
+        rows.append((r, ws.uri_for(p), F.result_range(ws.pos, lines, r), written))
     return rows
 
 
@@ -71,7 +75,7 @@ async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInfor
     if not query.strip():
         return []  # fast: clients ask with "" when the picker opens
     _, rows = await search(ws, query, ws.settings.search_limit, prefix_last=True)
-    return [F.symbol_information(r, uri, rng) for r, uri, rng in rows]
+    return [F.symbol_information(r, uri, rng) for r, uri, rng, _ in rows]
 
 
 async def search_request(ws: Workspace, params: SearchParams) -> dict:
@@ -83,7 +87,7 @@ async def search_request(ws: Workspace, params: SearchParams) -> dict:
     out: dict[str, Any] = {
         "mode": answer.mode,
         "complete": answer.complete,
-        "results": [F.search_result_json(r, uri, rng) for r, uri, rng in rows],
+        "results": [F.search_result_json(r, uri, rng, h) for r, uri, rng, h in rows],
     }
     if answer.note:
         out["note"] = answer.note

@@ -79,8 +79,9 @@ def test_lsp_search_result_has_1_based_inclusive_lines():
     # engine: a section on lines 3..5 of the file (0-based 2, end exclusive 5)
     r = SearchResult("a.md", "Feeding", "A > Feeding", 2, "feeding", 2, 5, 2, 3, 0.5, 1, None, "x")
     rng = types.Range(types.Position(2, 0), types.Position(2, 10))
-    out = search_result_json(r, "file:///w/a.md", rng)
+    out = search_result_json(r, "file:///w/a.md", rng, "*Feeding*")
     assert (out["start_line"], out["end_line"]) == (3, 5)
+    assert (out["heading"], out["heading_text"]) == ("*Feeding*", "Feeding")
     assert out["range"]["start"]["line"] == 2  # LSP's own ranges stay 0-based
 
 
@@ -374,6 +375,59 @@ def test_headings_keep_their_inline_markup(tmp_path: Path):
         eng.close()
 
 
+def test_outline_headings_as_written_and_plain():
+    from mdseek.index.parse import parse_bytes
+
+    doc = parse_bytes(
+        b"# The `?` Operator #\n\nText.\n\nA *setext* heading\nover `two` lines\n===\n\n"
+        b"## Plain one\n\n### [link](x.md) and __strong__\n",
+        "o.md",
+    )
+    got = [(e.written, e.text) for e in facade.outline(doc)]
+    assert got == [
+        ("The `?` Operator", "The ? Operator"),
+        ("A *setext* heading over `two` lines", "A setext heading over two lines"),
+        ("Plain one", "Plain one"),
+        ("[link](x.md) and __strong__", "link and strong"),
+    ]
+    # lines that no longer read as the heading (the file changed): the plain text
+    assert facade.written_heading(["## Something else"], 0, 1, "The ? Operator") == "The ? Operator"
+    assert facade.written_heading([], 3, 4, "Gone") == "Gone"
+
+
+def test_weak_results_are_cut_by_the_score_floor(indexed_ws):
+    """ "quokka crossing" on the handbook (issue 22): before the floor, ten results,
+    nine found by meaning alone with cosines of 0.18-0.20 normalised up to 0.7-0.9.
+    Now a result has a keyword match or a cosine over the floor, the answer
+    says why it is short, and explain shows each part raw and normalised."""
+    floor = indexed_ws.ranking.similarity_floor
+    assert 0 < floor < 0.3
+    resp = indexed_ws.search("quokka crossing", limit=10, explain=True)
+    # only "Promote the replica" holds one of its words ("crossing")
+    assert resp.mode == "hybrid" and [r.heading for r in resp.results] == ["Promote the replica"]
+    for r in resp.results:
+        assert r.lexical_rank is not None or r.explain["dense"]["raw"] >= floor
+        for part in ("lexical", "dense"):
+            if part in r.explain:
+                assert {"raw", "normalised", "rank"} <= set(r.explain[part])
+    assert resp.note is not None and resp.note.startswith("only 1 section matched well; ")
+    assert f"found by meaning alone with a similarity under {floor:g}" in resp.note
+    # the same ranking without the floor lists the weak ones
+    import dataclasses
+
+    saved = indexed_ws.ranking
+    indexed_ws.ranking = dataclasses.replace(saved, similarity_floor=0.0)
+    try:
+        unfloored = indexed_ws.search("quokka crossing", limit=10).results
+    finally:
+        indexed_ws.ranking = saved
+    assert len(unfloored) == 10 and unfloored[0].path == resp.results[0].path
+    # a paraphrase sharing one word with its answer keeps it on top
+    top = indexed_ws.search("what do I do when the main database machine dies", limit=3)
+    assert [r.path for r in top.results] == ["handbook/runbooks/database-failover.md"] * 3
+    assert top.note is None
+
+
 @pytest.mark.slow
 async def test_mcp_keeps_the_files_the_index_was_built_with(ws: Path, tmp_path: Path):
     from mcp import Client
@@ -393,3 +447,69 @@ async def test_mcp_keeps_the_files_the_index_was_built_with(ws: Path, tmp_path: 
         assert {x["path"] for x in res.structured_content["results"]} == {"a/alpha.md"}
         st = (await client.call_tool("status", {})).structured_content
         assert st is not None and st["files"] == 1
+
+
+# -- the first run and the install block (issue 22, items 8 and 9) ---------------------
+
+
+@pytest.mark.slow
+def test_first_use_of_a_model_says_it_is_exporting(tmp_path: Path):
+    """The one-time ONNX export is announced before it starts (a person would
+    otherwise wait through it in silence), then timed when it ends."""
+    import time
+
+    from tests.tiny_models import build_embedder
+
+    model = build_embedder(tmp_path / "tiny", pooling="mean", max_seq_length=64)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.md").write_text("# Zebras\n\nZebras graze in herds.\n")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    t0 = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mdseek", "search", str(ws), "zebras", "--model", str(model),
+         "--db", str(tmp_path / "i.sqlite"), "--no-progress"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "MDSEEK_CACHE_DIR": str(cache)},
+    )  # fmt: skip
+    assert proc.stderr is not None
+    said = [(time.monotonic() - t0, line.rstrip("\n")) for line in proc.stderr]
+    assert proc.wait(timeout=300) == 0, said
+    first = [i for i, (_, ln) in enumerate(said) if "exporting it to ONNX once" in ln]
+    done = [i for i, (_, ln) in enumerate(said) if ln.startswith("mdseek: exported ")]
+    assert first and done and first[0] < done[0], said
+    assert said[first[0]][1].startswith("mdseek: first use of "), said
+    assert said[first[0]][0] < said[done[0]][0]  # said before the wait, not after it
+    assert (cache / "models").is_dir()
+
+
+def test_the_readme_install_block_works_without_a_local_bin(tmp_path: Path):
+    """The README's install block, pasted where ~/.local/bin does not exist:
+    after the two pip lines (this test's own venv stands in for them), it
+    makes ~/.local/bin, links mdseek there and runs it. The CPU-only torch
+    install is written out, before mdseek's own install."""
+    import re
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    install = readme[readme.index("## Install") :]
+    block = re.search(r"```bash\n(.*?)```", install, re.S)
+    assert block is not None
+    lines = [ln.split("  #")[0].strip() for ln in block.group(1).splitlines() if ln.strip()]
+    torch_line = next(i for i, ln in enumerate(lines) if "pip install torch==" in ln)
+    assert "--index-url https://download.pytorch.org/whl/cpu" in lines[torch_line]
+    own = next(i for i, ln in enumerate(lines) if re.search(r"pip install \./mdseek$", ln))
+    assert torch_line < own
+    home = tmp_path / "home"
+    venv_bin = home / ".venvs" / "mdseek" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "mdseek").symlink_to(Path(sys.executable).parent / "mdseek")
+    rest = lines[own + 1 :]
+    assert not (home / ".local").exists()
+    out = subprocess.run(
+        ["bash", "-euc", "\n".join(rest)],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": str(home), "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("mdseek ") and (home / ".local/bin/mdseek").exists()

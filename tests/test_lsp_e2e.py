@@ -156,6 +156,7 @@ async def test_mdseek_search_shape(client: LanguageClient, ready: dict):
         "uri",
         "path",
         "heading",
+        "heading_text",
         "breadcrumb",
         "range",
         "start_line",
@@ -174,8 +175,18 @@ async def test_mdseek_search_shape(client: LanguageClient, ready: dict):
     assert [r["score"] for r in res["results"]] == sorted(
         (r["score"] for r in res["results"]), reverse=True
     )
-    hit = [r for r in res["results"] if r["path"] == q["path"] and r["heading"] == q["heading"]]
+    hit = [
+        r for r in res["results"] if r["path"] == q["path"] and r["heading_text"] == q["heading"]
+    ]
     assert hit, res["results"]
+    # headings as written (inline markup kept), the plain text beside them
+    res = await request(client, "mdseek/search", {"query": "undo the migrate command", "limit": 5})
+    step2 = next(r for r in res["results"] if r["path"].endswith("writing-migrations.md"))
+    assert (step2["start_line"], step2["heading"], step2["heading_text"]) == (
+        104,
+        'Rollback — step 2: "undo" the `migrate` command',
+        'Rollback — step 2: "undo" the migrate command',
+    )
     default = await request(client, "mdseek/search", {"query": "database"})
     assert len(default["results"]) == 20  # searchLimit default
 

@@ -51,7 +51,7 @@ MIGRATIONS = [
     (97, "Rollback — step 1: stop the deploy", "rollback--step-1-stop-the-deploy"),
     (
         104,
-        'Rollback — step 2: "undo" the migrate command',  # as rendered: no backticks
+        'Rollback — step 2: "undo" the migrate command',  # plain: no backticks
         "rollback--step-2-undo-the-migrate-command",
     ),
     (116, "Rollback — step 3: fix forward", "rollback--step-3-fix-forward"),
@@ -190,7 +190,26 @@ async def test_tools_answer_from_the_index(ws: Path):
         # outline: every heading of the file with its line
         assert top["path"] == "handbook/howto/writing-migrations.md"
         out = await call(client, "outline", {"path": top["path"]})
-        assert [(h["line"], h["heading"], h["anchor"]) for h in out["headings"]] == MIGRATIONS
+        assert [(h["line"], h["heading_text"], h["anchor"]) for h in out["headings"]] == MIGRATIONS
+        # headings as written, inline markup kept (the plain text beside them)
+        written = {h["line"]: h["heading"] for h in out["headings"]}
+        assert written[104] == 'Rollback — step 2: "undo" the `migrate` command'
+        assert [written[n] for n, _, _ in MIGRATIONS if n != 104] == [
+            h for n, h, _ in MIGRATIONS if n != 104
+        ]
+        step2 = await call(
+            client,
+            "get_section",
+            {"path": top["path"], "anchor": "rollback--step-2-undo-the-migrate-command"},
+        )
+        assert (step2["heading"], step2["heading_text"]) == (
+            'Rollback — step 2: "undo" the `migrate` command',
+            'Rollback — step 2: "undo" the migrate command',
+        )
+        found = await call(client, "search", {"query": "undo the migrate command", "limit": 5})
+        step2_hit = next(r for r in found["results"] if r["start_line"] == 104)
+        assert step2_hit["heading"] == step2["heading"]
+        assert step2_hit["heading_text"] == step2["heading_text"]
         assert all(lines[h["line"] - 1].startswith("#") for h in out["headings"])
         assert any(h["anchor"] == top["anchor"] for h in out["headings"])
 

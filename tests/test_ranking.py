@@ -202,6 +202,43 @@ def test_a_split_section_takes_its_best_chunk_and_extra_scores_fill_in():
     assert "dense" not in s[(1, 1)].ranks  # an exact score, not a dense candidate
 
 
+def test_the_score_floor_cuts_only_what_meaning_alone_found_weakly():
+    lists = {
+        "lexical": [(1, 3.0)],  # (1, 0): a keyword match, however weak its cosine
+        "dense": [(2, 0.62), (4, 0.31), (3, 0.12), (1, 0.05)],
+    }
+    spans = {**SPANS, 6: (3, 0, 0)}  # (3, 0): a keyword match with no vector yet
+    lists["lexical"].append((6, 2.0))
+    ranked = rank_sections(lists, spans, Ranking(), unscored={"dense": {6}})
+    assert {s.key for s in ranked} == {(1, 0), (1, 1), (2, 0), (2, 1), (3, 0)}
+    kept, cut = retrieve.apply_floor(ranked, 0.25)
+    # (2, 0) is cut: found by meaning alone, cosine 0.12 (its normalised 0.19 does not count)
+    assert {s.key for s in kept} == {(1, 0), (1, 1), (2, 1), (3, 0)} and cut == 1
+    assert [s.key for s in kept] == [s.key for s in ranked if s.key != (2, 0)]  # order kept
+    kept, cut = retrieve.apply_floor(ranked, 0.4)  # (2, 1) at 0.31 goes too
+    assert {s.key for s in kept} == {(1, 0), (1, 1), (3, 0)} and cut == 2
+    assert retrieve.apply_floor(ranked, 0.0) == (ranked, 0)
+    # a ranking without keyword candidates: every section is found by meaning alone
+    # (the engine applies the floor to hybrid rankings only)
+    dense = rank_sections({"dense": lists["dense"]}, spans, Ranking())
+    assert [s.key for s in retrieve.apply_floor(dense, 0.25)[0]] == [(1, 1), (2, 1)]
+    assert retrieve.floor_note(1, 3, 0.25) == (
+        "only 1 section matched well; 3 more, found by meaning alone with a similarity"
+        " under 0.25 (the score floor), were left out"
+    )
+    # measured for the default model only: off for any other
+    from mdseek.index.model import DEFAULT_MODEL_NAME
+
+    assert retrieve.FLOOR_MODEL == DEFAULT_MODEL_NAME
+    r = Ranking(similarity_floor=0.25)
+    assert retrieve.floor_for("sentence-transformers/all-MiniLM-L6-v2@4833883622a7", r) == 0.25
+    assert retrieve.floor_for("intfloat/e5-small-v2@0123456789ab", r) == 0.0
+    assert retrieve.floor_note(0, 4, 0.25) == (
+        "nothing matched well: all 4 candidate sections were found by meaning alone"
+        " with a similarity under 0.25 (the score floor)"
+    )
+
+
 def test_explain_adds_up():
     lists = {"lexical": [(1, 3.0), (3, 1.0)], "dense": [(3, 0.6), (4, 0.5), (1, 0.2)]}
     r = Ranking(dense_weight=0.6, doc_weight=0.25)

@@ -26,7 +26,10 @@ export interface LspRange { start: LspPosition; end: LspPosition }
 export interface SearchResult {
   uri: string;
   path: string;
+  /** as written in the file, inline markup kept (`code`, *emphasis*) */
   heading: string;
+  /** the same as plain text (what the picker shows; breadcrumbs are plain) */
+  heading_text?: string;
   breadcrumb: string;
   range: LspRange;
   start_line: number; // 1-based
@@ -501,7 +504,7 @@ export function shorten(text: string, max: number): string {
 export function parentCrumb(r: SearchResult): string {
   const crumb = r.breadcrumb || '';
   const parts = crumb.split(' > ');
-  if (parts.length > 1 && parts[parts.length - 1] === r.heading) parts.pop();
+  if (parts.length > 1 && parts[parts.length - 1] === (r.heading_text ?? r.heading)) parts.pop();
   return parts.join(' > ');
 }
 
@@ -515,7 +518,7 @@ export function toItem(r: SearchResult): ResultItem {
     .map((p) => shorten(p, CRUMB_PART_MAX))
     .join(' > ');
   return {
-    label: shorten(r.heading || file, LABEL_MAX),
+    label: shorten(r.heading_text || r.heading || file, LABEL_MAX),
     description: crumb ? `${file} · ${crumb}` : file,
     detail: r.snippet,
     alwaysShow: true,
