@@ -154,6 +154,23 @@ class EmbedQueue(DenseSide):
         self._queue = None  # the slices are done: count what a change made meanwhile
         return self.store.pending_count(self.model_id)
 
+    def embed_files(self, rels: Iterable[str], limit: int, rep: IndexReport | None = None) -> int:
+        """Embed up to ``limit`` of the pending texts of the files ``rels`` (open
+        in an editor) and return how many of theirs are still pending. Reads no
+        queue of the whole folder: the reading pass runs it between its slices,
+        so the open files are searchable by meaning before every file is read."""
+        rep = rep or IndexReport()
+        if self.cancelled.is_set():
+            return 0
+        pending: dict[str, None] = {}
+        for rel in rels:
+            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
+                pending[h] = None
+        take = set(list(pending)[:limit])
+        if take:
+            self._embed(None, rep, take)
+        return len(pending) - len(take) if not rep.interrupted else len(pending)
+
     def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
         if only is None:
             return self.store.pending_chunks(self.model_id)

@@ -12,11 +12,13 @@ a file reads its final content; reads (search, related, status) go to a
 single-thread *reader* executor, so a query never waits behind a long reindex
 (the store and the dense matrix lock themselves). A folder's vectors are made
 a slice at a time (:data:`EMBED_SLICE` chunks per writer job, the files open in
-an editor first), so a save or a folder change waits for one slice at most.
+an editor first), so a save or a folder change waits for one slice at most; the
+first reading pass is sliced too (:data:`READ_SLICE` files per job, the open
+files first, and their vectors made between two slices once the model is in).
 
-State: ``starting`` → ``indexing`` (reconciling; search is lexical until every
-file is chunked and the model is loaded, then hybrid over the vectors made so
-far) → ``ready`` (hybrid) or ``lexical-only`` (the model cannot be used), or
+State: ``starting`` → ``indexing`` (reconciling; search is lexical until the
+model is loaded, then hybrid over the vectors made so far, with a note while
+files are still read) → ``ready`` (hybrid) or ``lexical-only`` (the model cannot be used), or
 ``error`` (the index cannot be opened, or indexing failed: what the index
 holds is still searched by keywords).
 """
@@ -264,10 +266,21 @@ class Folder:
         rep = IndexReport()
         reading = self.write(eng.start_reading, rep, self.first_files())
         while self.write(eng.read_next, reading, READ_SLICE, rep, progress):
-            pass
+            self._embed_open(rep)
         self.write(eng.finish_reading, rep)
         rep.seconds = time.perf_counter() - t0
         return rep
+
+    def _embed_open(self, rep: IndexReport) -> None:
+        """Between two reading slices: one slice of the open files' vectors,
+        once the model (loading in the background) is ready -- they become
+        searchable by meaning while the rest of the folder is still read."""
+        eng = self.engine
+        assert eng is not None
+        if self.closed or not eng.embedder.loaded or eng.embedder.error is not None:
+            return
+        if opened := self.first_files():
+            self.write(eng.embed_files, opened, EMBED_SLICE, rep)
 
     def _preload(self) -> None:
         """Start loading the model in the background, while the files are read."""
@@ -422,17 +435,19 @@ class Folder:
         **how: bool,
     ) -> SearchResponse:
         """Search through :func:`facade.search`. While the folder is indexing,
-        meaning (hybrid, dense) only once every file is chunked and the model is
-        loaded (over the vectors made so far), keywords before, and the note
-        says so; otherwise as asked (the engine says why if the model cannot be
-        used). ``how``: :func:`facade.search`'s ``prefix_last`` and ``explain``."""
+        meaning (hybrid, dense) once the model is loaded, over the vectors made
+        so far (the open files' first, while the rest is still read; a section
+        with no vector yet is ranked by its keywords), keywords before, and the
+        note says so; otherwise as asked (the engine says why if the model
+        cannot be used). ``how``: :func:`facade.search`'s ``prefix_last`` and
+        ``explain``."""
         if token:
             token.check()
         eng = self.engine
         if eng is None:
             return SearchResponse([], "lexical", self.message)  # completeness: it is opening
         busy = self.state in ("starting", "indexing")
-        wait = busy and not (self.chunked and eng.embedder.loaded)
+        wait = busy and not eng.embedder.loaded
         resp = facade.search(
             eng, query, limit=limit, mode="lexical" if wait else mode, paths=paths, **how
         )

@@ -57,3 +57,55 @@ def test_index_reads_every_file_in_one_call(tmp_path):
     rep = eng.index(embed=False)
     assert (rep.files, rep.indexed, rep.unchanged, rep.removed) == (1, 0, 1, 1)
     assert sorted(eng.store.documents()) == ["b.md"]
+
+
+def test_open_files_are_searchable_by_meaning_while_the_rest_is_read(tmp_path, monkeypatch):
+    """A folder read in slices of 5 files with the model loaded: after the first
+    slice, the note open in the editor has its vectors and a search by meaning
+    finds it by meaning alone (partial, said so) although most files are not read yet."""
+    from mdseek.index import folder as folder_mod
+    from mdseek.index.folder import EngineOptions, Folder
+
+    from conftest import copy_fixtures
+
+    ws = copy_fixtures(tmp_path / "ws")
+    opened = "handbook/runbooks/database-failover.md"
+    monkeypatch.setattr(folder_mod, "READ_SLICE", 5)
+    f = Folder(ws)
+    try:
+        f.open(EngineOptions(index_path=tmp_path / "index.sqlite"))
+        f.first_files = lambda: [opened]
+        assert f.engine is not None and f.engine.embedder.available()  # as the preload makes it
+        seen = []
+        real = Folder._embed_open
+
+        def after_first_slice(self, rep):
+            real(self, rep)
+            if not seen:
+                eng = self.engine
+                hashes = eng.store.document_hashes(opened)
+                seen.append(
+                    (
+                        len(eng.store.documents()),
+                        len(hashes),
+                        eng.store.pending_for(eng.model_id, hashes),
+                        self.search("what do I do when the main database machine dies", 3, "dense"),
+                        self.completeness("dense"),
+                    )
+                )
+
+        monkeypatch.setattr(Folder, "_embed_open", after_first_slice)
+        assert f.reconcile() is not None and f.state == "ready"
+        docs, chunks, pending, resp, done = seen[0]
+        assert (docs, pending) == (
+            5,
+            [],
+        ) and chunks > 0  # 5 of 24 files read, the open one embedded
+        assert resp.mode == "dense" and resp.results and {r.path for r in resp.results} == {opened}
+        assert not done.complete
+        assert done.note.startswith(
+            "partial results: the folder is still being read (results may miss files); "
+        )
+        assert "chunks still wait for their vector" in done.note
+    finally:
+        f.close()
