@@ -106,23 +106,13 @@ def alias_sites(doc: ParsedDocument) -> list[AliasSite]:
     names = {key(a) for a in doc_aliases(doc)}
     if not names:
         return []
-    lines = doc.lines()
     out: list[AliasSite] = []
-    inside = False
-    for n in range(1, max(1, doc.body_start_line - 1)):
-        text = lines[n]
-        m = _KEY.match(text)
-        if m:
-            inside = True
-            rest, base = m.group(2), m.start(2)
-        elif inside and (text.startswith((" ", "\t", "-")) or not text.strip()):
-            item = _ITEM.match(text)
+    for n, rest, base, on_key_line in doc.front_matter_value_lines(_KEY):
+        if not on_key_line:
+            item = _ITEM.match(rest)
             if item is None:
                 continue
             rest, base = item.group(2), item.end(1)
-        else:
-            inside = False
-            continue
         body = rest.strip().removeprefix("[").removesuffix("]")
         offset = base + rest.find(body) if body else base
         pos = 0

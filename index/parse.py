@@ -22,7 +22,7 @@ import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import PurePosixPath
@@ -110,6 +110,26 @@ class ParsedDocument:
 
     def lines(self) -> list[str]:
         return self.text.split("\n")
+
+    def front_matter_value_lines(
+        self, key: re.Pattern[str]
+    ) -> Iterator[tuple[int, str, int, bool]]:
+        """Where a front-matter key's value is written: ``key`` (a pattern
+        whose group 2 is the text after the colon) on its own line, then the
+        indented, list or blank lines under it; as (line, text, its column,
+        whether it is the key's own line)."""
+        lines = self.lines()
+        inside = False
+        for n in range(1, max(1, self.body_start_line - 1)):
+            text = lines[n]
+            m = key.match(text)
+            if m:
+                inside = True
+                yield n, m.group(2), m.start(2), True
+            elif inside and (text.startswith((" ", "\t", "-")) or not text.strip()):
+                yield n, text, 0, False
+            else:
+                inside = False
 
 
 _PARSER_LOCK = threading.Lock()

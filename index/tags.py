@@ -58,7 +58,7 @@ def is_tag_name(name: str) -> bool:
 
 def find_tags(doc: ParsedDocument) -> list[Tag]:
     lines = doc.lines()
-    out = _front_matter_tags(doc, lines)
+    out = _front_matter_tags(doc)
     for b in doc.blocks:
         if b.kind in SKIPPED:
             continue
@@ -101,7 +101,7 @@ def tag_at(tags: list[Tag], line: int, col: int) -> Tag | None:
     return None
 
 
-def _front_matter_tags(doc: ParsedDocument, lines: list[str]) -> list[Tag]:
+def _front_matter_tags(doc: ParsedDocument) -> list[Tag]:
     if not doc.front_matter:
         return []
     value = doc.front_matter.get("tags", doc.front_matter.get("tag"))
@@ -113,18 +113,7 @@ def _front_matter_tags(doc: ParsedDocument, lines: list[str]) -> list[Tag]:
         return []
     wanted = {w for w in wanted if is_tag_name(w)}
     out: list[Tag] = []
-    inside = False
-    for n in range(1, max(1, doc.body_start_line - 1)):
-        text = lines[n]
-        m = _FM_KEY.match(text)
-        if m:
-            inside = True
-            rest, base = m.group(2), m.start(2)
-        elif inside and (text.startswith((" ", "\t", "-")) or not text.strip()):
-            rest, base = text, 0
-        else:
-            inside = False
-            continue
+    for n, rest, base, _ in doc.front_matter_value_lines(_FM_KEY):
         for t in _FM_NAME.finditer(rest):
             if t.group(1).lower() in wanted:
                 out.append(Tag(t.group(1), n, base + t.start(1), base + t.end(1), True))
