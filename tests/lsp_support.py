@@ -61,6 +61,19 @@ def capabilities(watch: bool = True, progress: bool = True) -> types.ClientCapab
     )
 
 
+def rename_capabilities() -> types.ClientCapabilities:
+    """A client that renames: versioned document changes with file renames,
+    willRenameFiles, prepareRename (no file watching, no progress)."""
+    c = capabilities(watch=False, progress=False)
+    assert c.workspace is not None and c.text_document is not None
+    c.workspace.workspace_edit = types.WorkspaceEditClientCapabilities(
+        document_changes=True, resource_operations=[types.ResourceOperationKind.Rename]
+    )
+    c.workspace.file_operations = types.FileOperationClientCapabilities(will_rename=True)
+    c.text_document.rename = types.RenameClientCapabilities(prepare_support=True)
+    return c
+
+
 def copy_workspace(dest: Path) -> Path:
     """The fixtures folder (holding handbook/) copied to ``dest``; never the repo's own."""
     shutil.copytree(FIXTURES, dest, ignore=shutil.ignore_patterns(".mdseek"))

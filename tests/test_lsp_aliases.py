@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 import rename_check as rc
-from lsp_support import capabilities, config, initialize, open_doc, uri, wait_ready
+from lsp_support import config, initialize, open_doc, rename_capabilities, uri, wait_ready
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -50,17 +50,6 @@ FILES = {
 INCIDENT = "ops/incident response.md"
 
 
-def caps() -> types.ClientCapabilities:
-    c = capabilities(watch=False, progress=False)
-    assert c.workspace is not None and c.text_document is not None
-    c.workspace.workspace_edit = types.WorkspaceEditClientCapabilities(
-        document_changes=True, resource_operations=[types.ResourceOperationKind.Rename]
-    )
-    c.workspace.file_operations = types.FileOperationClientCapabilities(will_rename=True)
-    c.text_document.rename = types.RenameClientCapabilities(prepare_support=True)
-    return c
-
-
 def make_ws(dest: Path) -> Path:
     for rel, text in FILES.items():
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -75,7 +64,7 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest_lsp.fixture(config=config())
 async def client(lsp_client: LanguageClient, ws: Path):
-    await initialize(lsp_client, ws, caps=caps())
+    await initialize(lsp_client, ws, caps=rename_capabilities())
     yield
     await lsp_client.shutdown_session()
 

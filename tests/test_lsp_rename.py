@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import pytest_lsp
 import rename_check as rc
-from lsp_support import capabilities, config, initialize, open_doc, uri
+from lsp_support import config, initialize, open_doc, rename_capabilities, uri
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -24,17 +24,6 @@ FIXTURE = Path(__file__).resolve().parent / "rename_ws"
 SETUP = "guide/setup.md"
 LOG = "notes/daily log.md"
 WS: dict = {}
-
-
-def caps() -> types.ClientCapabilities:
-    c = capabilities(watch=False, progress=False)
-    assert c.workspace is not None and c.text_document is not None
-    c.workspace.workspace_edit = types.WorkspaceEditClientCapabilities(
-        document_changes=True, resource_operations=[types.ResourceOperationKind.Rename]
-    )
-    c.workspace.file_operations = types.FileOperationClientCapabilities(will_rename=True)
-    c.text_document.rename = types.RenameClientCapabilities(prepare_support=True)
-    return c
 
 
 @pytest.fixture
@@ -47,7 +36,7 @@ def ws(tmp_path: Path) -> Path:
 
 @pytest_lsp.fixture(config=config())
 async def client(lsp_client: LanguageClient, ws: Path):
-    WS["init"] = await initialize(lsp_client, ws, caps=caps())
+    WS["init"] = await initialize(lsp_client, ws, caps=rename_capabilities())
     yield
     await lsp_client.shutdown_session()
 
