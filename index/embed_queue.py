@@ -130,11 +130,7 @@ class EmbedQueue(DenseSide):
         rep = rep or IndexReport()
         if self.cancelled.is_set():
             return self.store.pending_count(self.model_id)
-        take: dict[str, None] = {}
-        for rel in first:
-            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
-                if len(take) < limit:
-                    take[h] = None
+        take = dict.fromkeys(list(self._pending_of(first))[:limit])
         if self._queue is None:
             pending = self.store.pending_chunks(self.model_id)
             counts = self.embedder.token_counts([t for _, t in pending])
@@ -162,14 +158,19 @@ class EmbedQueue(DenseSide):
         rep = rep or IndexReport()
         if self.cancelled.is_set():
             return 0
-        pending: dict[str, None] = {}
-        for rel in rels:
-            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
-                pending[h] = None
+        pending = self._pending_of(rels)
         take = set(list(pending)[:limit])
         if take:
             self._embed(None, rep, take)
         return len(pending) - len(take) if not rep.interrupted else len(pending)
+
+    def _pending_of(self, rels: Iterable[str]) -> dict[str, None]:
+        """The pending texts of these files, in their order (a dict as an ordered set)."""
+        out: dict[str, None] = {}
+        for rel in rels:
+            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
+                out[h] = None
+        return out
 
     def _pending(self, only: set[str] | None) -> list[tuple[str, str]]:
         if only is None:
