@@ -342,6 +342,7 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
     name = name.strip()
     if not name:
         raise RenameError("a heading cannot be renamed to an empty name")
+    _must_be_utf8(rel, doc, "its heading")
     if "\n" in name or "\r" in name:
         raise RenameError("a heading name must be one line")
     idx = doc.headings.index(h)
@@ -363,7 +364,7 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
                 f"the heading '{other.text}' (line {other.line + 1}) already has the anchor #{base}"
             )
     out = Outcome()
-    out.add(rel, Edit(*span, name))
+    add_file_edits(out, rel, doc, [Edit(*span, name)])
     names = _Names(corpus.files)
     for src in _mentioning(corpus, {_stem(rel), *corpus.aliases.of(rel)}, {rel}):
         sdoc = doc if src == rel else corpus.doc(src)
@@ -381,6 +382,16 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
             ),
         )
     return out
+
+
+def _must_be_utf8(rel: str, doc: ParsedDocument, what: str) -> None:
+    """The file a rename starts in must take its edit: one that is not valid
+    UTF-8 would be saved with every bad byte turned into U+FFFD, and skipping
+    only its edit would point the folder's links at a name it does not have."""
+    if doc.decode_errors:
+        raise RenameError(
+            f"{rel} is not valid UTF-8: mdseek does not edit it, so {what} is left as it is"
+        )
 
 
 def add_file_edits(
@@ -446,6 +457,7 @@ def rename_alias(corpus: Corpus, rel: str, doc: ParsedDocument, old: str, name: 
     new = " ".join(name.split())
     if not new:
         raise RenameError("an alias cannot be renamed to an empty name")
+    _must_be_utf8(rel, doc, "its alias")
     if not _wiki_safe(new) or "^" in new:
         raise RenameError(f"'{new}' cannot be written in a wiki link (no [ ] | # ^)")
     aliases = corpus.aliases

@@ -17,6 +17,7 @@ from mdseek.index.rename import (
     link_sites,
     move_files,
     new_file_path,
+    rename_alias,
     rename_heading,
     rename_target,
 )
@@ -149,6 +150,21 @@ def test_a_file_that_is_not_utf8_is_skipped_and_named():
     out = rename_heading(c, "a.md", c.doc("a.md"), c.doc("a.md").headings[1], "D")
     assert "bad.md" not in out.edits and out.skipped == [("bad.md", "it is not valid UTF-8")]
     assert apply("[y](a.md#b)\n", out.edits["ok.md"]) == "[y](a.md#d)\n"
+
+
+def test_a_heading_or_alias_of_a_file_that_is_not_utf8_is_not_renamed():
+    # Its own edit would be saved as UTF-8: every Latin-1 byte of the file lost.
+    c = Corpus(
+        {
+            "bad.md": b"---\naliases: [Old]\n---\n# Caf\xe9\n\n## B\n",
+            "n.md": "[x](bad.md#b) [[Old]]\n",
+        }
+    )
+    doc = c.doc("bad.md")
+    with pytest.raises(RenameError, match=r"^bad\.md is not valid UTF-8: .*left as it is$"):
+        rename_heading(c, "bad.md", doc, doc.headings[1], "D")
+    with pytest.raises(RenameError, match=r"^bad\.md is not valid UTF-8"):
+        rename_alias(c, "bad.md", doc, "Old", "New")
 
 
 def test_moving_a_file_rewrites_links_both_ways_in_their_own_style():
