@@ -14,7 +14,10 @@ from pytest_lsp import LanguageClient
 pytestmark = pytest.mark.slow
 
 WS: dict = {}
-README = "[x](.env)\n\n[y](out/secret.md)\n\n[z](good.md)\n"
+README = (
+    "[x](.env)\n\n[y](out/secret.md)\n\n[z](good.md)\n\n[p](pic.png) [q](out/pic.png)"
+    " [k](deploy.key) [n](node_modules/pkg/readme.md) [[.env]] ![[deploy.key]]\n"
+)
 
 
 @pytest.fixture
@@ -24,9 +27,14 @@ def trust_ws(tmp_path) -> Path:
     (ws / "README.md").write_text(README)
     (ws / ".env").write_text("# Keys\n\nAPI_KEY=hunter2-envsecret\n")
     (ws / "good.md").write_text("# Good\n\ngood visible content\n")
+    (ws / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (ws / "deploy.key").write_text("-----BEGIN PRIVATE KEY-----\n")
+    (ws / "node_modules" / "pkg").mkdir(parents=True)
+    (ws / "node_modules" / "pkg" / "readme.md").write_text("# Pkg\n\nexcluded\n")
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "secret.md").write_text("# Secret\n\nzebra-outside-secret\n")
+    (outside / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (ws / "out").symlink_to(outside, target_is_directory=True)
     return ws
 
@@ -69,3 +77,18 @@ async def test_hover_and_definition_never_show_a_file_the_folder_does_not_index(
             )
         )
         assert loc is None, (line, loc)
+
+
+async def test_document_links_offer_only_what_hover_and_definition_would_open(
+    client: LanguageClient,
+):
+    # The same rule as hover: a markdown file the folder indexes, or a picture,
+    # PDF, sound or video inside the folder (real path); never .env, a key, a
+    # file behind a symlink out of the folder, or an excluded folder's file.
+    ws = WS["ws"]
+    u = open_doc(client, ws / "README.md", README)
+    links = await client.text_document_document_link_async(
+        types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=u))
+    )
+    targets = sorted(Path(lk.target.split("#")[0].removeprefix("file://")).name for lk in links)
+    assert targets == ["good.md", "pic.png"], [lk.target for lk in links]
