@@ -19,7 +19,7 @@ from . import retrieve
 from .chunk import Chunker
 from .embed import Embedder, EmbedSettings
 from .files import FileFilter, relpath
-from .location import locate, prepare, prune_orphans_daily
+from .location import locate, prepare
 from .model import (
     ModelTokenizer,
     ModelUnavailable,
@@ -27,6 +27,7 @@ from .model import (
     load_tokenizer,
     minus_prompt,
 )
+from .prune import prune_daily
 from .requests import filter_from_spec
 from .rerank import Reranker
 from .store import Store
@@ -84,7 +85,7 @@ class EngineBase:
         self.location = locate(self.root, index_path)
         prepare(self.location)  # no symlinks; a private folder
         if self.location.kind == "cache":
-            prune_orphans_daily()  # indexes of deleted folders, once a day, quietly
+            prune_daily()  # indexes of long-missing folders, once a day, quietly
         self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
         self.embedder = Embedder(model, settings=embed)

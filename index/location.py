@@ -32,7 +32,6 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 import stat
 import time
 from dataclasses import dataclass
@@ -223,79 +222,3 @@ def move_aside(path: Path, why: str) -> Path:
         if os.path.lexists(side):
             os.replace(side, dest.with_name(dest.name + suffix))
     return dest
-
-
-@dataclass(frozen=True)
-class CachedIndex:
-    folder: Path  # <cache root>/<folder name>-<hash>
-    root: str | None  # the folder it indexes (None: the index does not say)
-    size: int  # bytes of every file in ``folder``
-
-    @property
-    def orphan(self) -> bool:
-        """Its folder no longer exists (an index that names none is left alone)."""
-        return self.root is not None and not Path(self.root).is_dir()
-
-
-def cached_indexes() -> list[CachedIndex]:
-    """Every index in the user cache, with the folder it indexes and its size."""
-    from .store_file import read_meta  # the store imports this module
-
-    top = cache_root()
-    out = []
-    try:
-        folders = sorted(p for p in top.iterdir() if p.is_dir() and not p.is_symlink())
-    except OSError:
-        return []
-    for d in folders:
-        size = sum(f.lstat().st_size for f in d.iterdir() if f.is_file() and not f.is_symlink())
-        out.append(CachedIndex(d, read_meta(d / INDEX_FILENAME, "root"), size))
-    return out
-
-
-def remove_cached(index: CachedIndex) -> None:
-    """Delete one cache folder of mdseek's (its index and companions); never a link."""
-    if index.folder.is_symlink() or index.folder.parent != cache_root():
-        raise IndexLocationError(f"{index.folder} is not an index folder of the user cache")
-    shutil.rmtree(index.folder)
-
-
-ORPHAN_DAYS = 30  # an index whose folder is gone and that nobody wrote for this long
-PRUNE_STAMP = ".last-prune"  # in the cache root: when the last automatic prune ran
-
-
-def _written(folder: Path) -> float:
-    try:
-        return (folder / INDEX_FILENAME).stat().st_mtime
-    except OSError:
-        return folder.stat().st_mtime
-
-
-def prune_orphans_daily(now: float | None = None) -> list[CachedIndex]:
-    """Remove, quietly, the cache's indexes whose folder is gone and that were
-    not written for ORPHAN_DAYS; at most once a day (a stamp file), so it costs
-    one stat on most calls. Returns what was removed."""
-    now = time.time() if now is None else now
-    stamp = cache_root() / PRUNE_STAMP
-    try:
-        if now - stamp.stat().st_mtime < 86400:
-            return []
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return []
-    removed = []
-    try:
-        _mkdirs_private(stamp.parent)
-        stamp.touch()
-        os.utime(stamp, (now, now))
-        for c in cached_indexes():
-            # The index file's mtime: its last write (reading it may touch the folder).
-            if c.orphan and now - _written(c.folder) > ORPHAN_DAYS * 86400:
-                remove_cached(c)
-                removed.append(c)
-    except (OSError, IndexLocationError) as exc:
-        log.debug("automatic prune stopped: %s", exc)
-    for c in removed:
-        log.debug("pruned %s (%s no longer exists)", c.folder, c.root)
-    return removed

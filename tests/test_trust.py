@@ -5,6 +5,7 @@ The real server over stdio where a protocol is involved."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -275,59 +276,107 @@ def test_a_crafted_index_in_a_clone_never_shows_its_text(tmp_path):
 # -- prune ------------------------------------------------------------------------------
 
 
-def test_prune_removes_an_orphaned_index_and_keeps_live_ones(tmp_path):
+def _indexed(folder: Path) -> Path:
+    """``folder`` with one note, indexed (no vectors) in the user cache: its cache folder."""
     from mdseek.index.engine import Engine
 
-    live, gone = tmp_path / "live", tmp_path / "gone"
-    folders = {}
-    for d in (live, gone):
-        d.mkdir()
-        (d / "a.md").write_text("# A\n\nalpha\n")
-        eng = Engine(d)
-        eng.index(embed=False)
-        folders[d.name] = eng.index_path.parent
-        eng.close()
-    shutil.rmtree(gone)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-
-    def prune(*extra: str) -> str:
-        run = subprocess.run(
-            [sys.executable, "-m", "mdseek", "prune", *extra],
-            capture_output=True, text=True, env=env, timeout=60,
-        )  # fmt: skip
-        assert run.returncode == 0, run.stderr
-        return run.stdout
-
-    out = prune("--dry-run")
-    assert f"would remove {folders['gone']} (" in out and "1 orphaned index(es)" in out, out
-    assert folders["gone"].is_dir()
-    out = prune()
-    assert f"removed {folders['gone']} (" in out and str(gone) in out, out
-    assert not folders["gone"].exists() and (folders["live"] / "index.sqlite").is_file()
-    assert "0 orphaned index(es)" in prune()
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nalpha\n")
+    eng = Engine(folder)
+    eng.index(embed=False)
+    eng.close()
+    return eng.index_path.parent
 
 
-def test_an_old_orphan_is_pruned_quietly_once_a_day(tmp_path):
+def _prune(*extra: str) -> list[str]:
+    run = subprocess.run(
+        [sys.executable, "-m", "mdseek", "prune", *extra],
+        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return run.stdout.splitlines()
+
+
+def _line(out: list[str], folder: Path) -> str:
+    """The line about one cache folder, its size written as SIZE."""
+    (line,) = [ln for ln in out if f" {folder} (" in ln]
+    return re.sub(r"\(\d+\.\d MB\)", "(SIZE)", line)
+
+
+def _missing_for(cache: Path, days: float) -> None:
+    """As if prune had first seen the folder missing ``days`` ago (its own record)."""
+    from mdseek.index.prune import MISSING_SINCE
+
+    (cache / MISSING_SINCE).write_text(f"{time.time() - days * 86400}\n")
+
+
+@pytest.fixture
+def own_cache(tmp_path, monkeypatch) -> Path:
+    """A user cache of this test's own (prune looks at every index in it)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def test_prune_removes_only_long_missing_unlocked_indexes_and_says_what_it_keeps(
+    tmp_path, own_cache
+):
+    from filelock import FileLock
+
+    live, unmounted, gone, busy = (_indexed(tmp_path / n) for n in ("live", "usb", "gone", "busy"))
+    for name in ("usb", "gone", "busy"):
+        shutil.rmtree(tmp_path / name)  # unmounted, moved or deleted: mdseek cannot tell
+    out = _prune()  # the first time a folder is seen missing: nothing is removed
+    assert all(folder.is_dir() for folder in (live, unmounted, gone, busy)), out
+    assert _line(out, live) == f"kept {live} (SIZE): {tmp_path / 'live'} exists"
+    assert _line(out, unmounted).startswith(f"kept {unmounted} (SIZE): {tmp_path / 'usb'} ")
+    assert _line(out, unmounted).endswith(
+        "missing for 0 days; removed after 30 days missing (and not in use)"
+    ), out
+    _missing_for(gone, 31)
+    _missing_for(busy, 45)
+    lock = FileLock(str(busy / "index.sqlite.lock"))
+    lock.acquire()  # another process embedding into it
+    try:
+        dry = _prune("--dry-run")
+        assert _line(dry, gone) == (
+            f"would remove {gone} (SIZE): {tmp_path / 'gone'} missing for 31 days"
+        )
+        assert _line(dry, busy) == (
+            f"kept {busy} (SIZE): {tmp_path / 'busy'} missing for 45 days,"
+            " but in use (another process holds its lock)"
+        )
+        assert _line(dry, live).startswith("kept") and _line(dry, unmounted).startswith("kept")
+        assert re.fullmatch(r"would remove 1 index \(\d+\.\d MB\); kept 3 \(dry run\)", dry[-1])
+        assert gone.is_dir()
+        out = _prune()
+        assert _line(out, gone).startswith(f"removed {gone} (SIZE)") and not gone.exists()
+        assert busy.is_dir() and live.is_dir() and unmounted.is_dir()
+        assert re.fullmatch(r"removed 1 index \(\d+\.\d MB\); kept 3", out[-1]), out
+    finally:
+        lock.release()
+    assert _line(_prune("--days", "0"), unmounted).startswith(f"removed {unmounted}")
+    _missing_for(live, 40)  # it was missing, and came back: its count starts afresh
+    assert _line(_prune(), live) == f"kept {live} (SIZE): {tmp_path / 'live'} exists"
+    assert not (live / "missing-since").exists()
+
+
+def test_the_automatic_prune_runs_once_a_day_with_the_same_rule(tmp_path, own_cache):
     from mdseek.index.engine import Engine
-    from mdseek.index.location import PRUNE_STAMP, cache_root
+    from mdseek.index.location import cache_root
+    from mdseek.index.prune import PRUNE_STAMP, prune_daily
 
-    made = {}
-    for name in ("live", "old", "recent"):
-        d = tmp_path / name
-        d.mkdir()
-        (d / "a.md").write_text("# A\n\nalpha\n")
-        eng = Engine(d)
-        eng.index(embed=False)
-        made[name] = eng.index_path.parent
-        eng.close()
-        if name != "live":
-            shutil.rmtree(d)
-    month_ago = time.time() - 31 * 86400
-    os.utime(made["old"] / "index.sqlite", (month_ago, month_ago))
+    made = {name: _indexed(tmp_path / name) for name in ("live", "old", "recent")}
+    shutil.rmtree(tmp_path / "old")
     (cache_root() / PRUNE_STAMP).unlink(missing_ok=True)
-    Engine(tmp_path / "live").close()  # any engine on the cache prunes, once a day
-    assert not made["old"].exists()
-    assert made["recent"].is_dir() and made["live"].is_dir()  # gone for a day only; alive
-    os.utime(made["recent"] / "index.sqlite", (month_ago, month_ago))
-    Engine(tmp_path / "live").close()  # the same day: nothing more
-    assert made["recent"].is_dir()
+    Engine(tmp_path / "live").close()  # any engine on the cache runs it, once a day
+    assert (made["old"] / "missing-since").is_file()  # seen missing: kept, counted from now
+    day = 86400
+    now = time.time()
+    assert prune_daily(now + 2 * day) == []
+    shutil.rmtree(tmp_path / "recent")
+    assert prune_daily(now + 20 * day) == []  # "recent" seen missing from day 20
+    assert prune_daily(now + 20.5 * day) == []  # the same day: it does not run
+    removed = prune_daily(now + 31 * day)
+    assert [c.folder for c in removed] == [made["old"]] and not made["old"].exists()
+    assert made["recent"].is_dir() and made["live"].is_dir()
+    assert [c.folder for c in prune_daily(now + 51 * day)] == [made["recent"]]
