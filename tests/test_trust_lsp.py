@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_support import config, initialize, open_doc
+from lsp_support import config, initialize, open_doc, rename_capabilities
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -92,3 +92,65 @@ async def test_document_links_offer_only_what_hover_and_definition_would_open(
     )
     targets = sorted(Path(lk.target.split("#")[0].removeprefix("file://")).name for lk in links)
     assert targets == ["good.md", "pic.png"], [lk.target for lk in links]
+
+
+# -- rename and move stay inside the workspace folders (real paths) ---------------------
+
+INDEX = "[m](movable.md) and [[movable]]\n"
+
+
+@pytest.fixture
+def move_ws(tmp_path) -> Path:
+    ws = tmp_path / "mws"
+    ws.mkdir()
+    (ws / "index.md").write_text(INDEX)
+    (ws / "movable.md").write_text("# Movable\n\ntext\n")
+    (tmp_path / "elsewhere").mkdir()
+    (ws / "out").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    return ws
+
+
+@pytest_lsp.fixture(config=config())
+async def rename_client(lsp_client: LanguageClient, move_ws: Path):
+    WS["mws"] = move_ws
+    await initialize(lsp_client, move_ws, caps=rename_capabilities())
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest.mark.parametrize(
+    ("col", "name"),
+    [(6, "out/movable.md"), (25, "out/movable"), (6, "out%2fmovable.md"), (None, "willRename")],
+)
+async def test_rename_never_moves_a_file_out_of_the_workspace_through_a_symlink(
+    rename_client: LanguageClient, col: int | None, name: str
+):
+    ws = WS["mws"]
+    u = open_doc(rename_client, ws / "index.md", INDEX)
+    real = (ws.parent / "elsewhere" / "movable.md").resolve()
+    if col is None:  # moved in the editor into the symlinked folder: no edits pointing there
+        edit = await rename_client.workspace_will_rename_files_async(
+            types.RenameFilesParams(
+                files=[
+                    types.FileRename(
+                        old_uri=(ws / "movable.md").as_uri(),
+                        new_uri=(ws / "out/movable.md").as_uri(),
+                    )
+                ]
+            )
+        )
+        assert edit is None, edit
+        return
+    with pytest.raises(Exception) as err:
+        await rename_client.text_document_rename_async(
+            types.RenameParams(
+                text_document=types.TextDocumentIdentifier(uri=u),
+                position=types.Position(line=0, character=col),
+                new_name=name,
+            )
+        )
+    assert str(err.value).endswith(
+        f"out/movable.md is outside the workspace folders (it resolves to {real})"
+    ), str(err.value)
+    assert "\n" not in str(err.value)
+    assert (ws / "movable.md").is_file() and not real.exists()
