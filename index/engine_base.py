@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import retrieve
+from .adopt import open_index
 from .chunk import Chunker
 from .embed import Embedder, EmbedSettings
 from .files import FileFilter, relpath
@@ -93,9 +94,13 @@ class EngineBase:
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
-        self.store = Store(self.index_path, recover=self.location.owned, check=check_index)
+        loc = self.location
+        # A workspace index made elsewhere is set aside and read again (adopt.py).
+        self.store, adopted = open_index(
+            loc, lambda: Store(self.index_path, recover=loc.owned, check=check_index)
+        )
         # What the user should hear about opening the index (a file set aside, a migration).
-        self.notices: list[str] = [n for n in (self.location.notice, self.store.notice) if n]
+        self.notices: list[str] = [n for n in (loc.notice, adopted, self.store.notice) if n]
         self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
         self._write = threading.RLock()
         self.ranking = retrieve.DEFAULT  # fusion and document-context settings

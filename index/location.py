@@ -17,10 +17,13 @@ the file the link points to): :func:`prepare` refuses them with
 :class:`IndexLocationError`, naming the path.
 
 Trusted: a workspace index that mdseek did not write for this user (owned by
-another user, or readable/writable by others, as a clone or an archive leaves
-it) is not used: the folder is indexed into the cache, with one notice. Its
-rows could hold text that is not in the files. An explicit index file owned by
-another user or writable by others is refused.
+another user, or readable/writable by others, as a clone leaves it) is not
+used: the folder is indexed into the cache, with one notice. Its rows could
+hold text that is not in the files. One that passes (an archive extracted by
+the user leaves 0700/0600 and the user as owner) is still not adopted as it
+is unless mdseek made it on this machine: :mod:`adopt` sets it aside and reads
+the files again. An explicit index file owned by another user or writable by
+others is refused.
 
 Private: the index holds the full text of the notes, so its folders are created
 0700 and its files 0600 (SQLite gives ``-wal``/``-shm`` the main file's mode).
