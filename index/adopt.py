@@ -25,7 +25,11 @@ cache (``<cache>/mdseek/vouched/``) named by a hash of the token and the index
 file's device and inode. A copy of the file, a file extracted over it or one
 carried to another machine fails the check; moving the folder within its file
 system does not. A file the user made empty to ask for a workspace index holds
-no rows: it is taken as it is.
+no rows: it is taken as it is. An index that another engine has open
+(:class:`Claim`: a shared lock every engine holds) is this user's: it is taken
+as it is, and remembered, never set aside under that engine, even when the two
+processes keep their records in different caches (an MCP client starts its
+servers without the shell's ``XDG_CACHE_HOME``).
 
 The old file is read-only and guarded while the vectors are copied: only a
 plain ``vectors`` table is read, its rows by their types, with a bound on the
@@ -45,7 +49,6 @@ from pathlib import Path
 from .location import (
     FILE_MODE,
     IndexLocation,
-    IndexLocationError,
     _mkdirs_private,
     cache_root,
     companions,
@@ -57,7 +60,6 @@ from .store_file import APPLICATION_ID, SIGNATURE, guard, is_damage, read_meta
 log = logging.getLogger(__name__)
 
 TOKEN_KEY = "made_here"  # the meta row holding the index's token
-LOCK_SECONDS = 120  # waiting for another process that is adopting the same index
 
 
 def registry() -> Path:
@@ -88,7 +90,11 @@ def vouch(store: Store) -> None:
     """Record that mdseek made this index here (when it makes or adopts one)."""
     token = secrets.token_hex(16)
     store.set_meta(TOKEN_KEY, token)
-    entry = _entry(store.path, token)
+    _record(store.path, token)
+
+
+def _record(path: Path, token: str) -> None:
+    entry = _entry(path, token)
     if entry is None:
         return
     try:
@@ -96,51 +102,122 @@ def vouch(store: Store) -> None:
         fd = os.open(entry, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
         os.close(fd)
     except OSError as exc:  # the next open adopts it again: slower, never unsafe
-        log.warning("cannot record that mdseek made %s: %s", store.path, exc)
+        log.warning("cannot record that mdseek made %s: %s", path, exc)
 
 
-def open_index(loc: IndexLocation, open_store: Callable[[], Store]) -> tuple[Store, str | None]:
-    """The store of ``loc`` (``open_store`` opens it) and, when a workspace
-    index was adopted just now, the one line that says so."""
-    if loc.kind != "workspace" or made_here(loc.path):
-        return open_store(), None
-    from filelock import FileLock, Timeout
+class Claim:
+    """An engine's hold on a workspace index, for as long as it has it open: a
+    shared ``flock`` on ``<index>.open``. An index another engine holds is in
+    use by this user (it was made or adopted when that engine opened it), so it
+    is never set aside under that engine; and adopting takes the exclusive
+    lock, so two processes never adopt the same file at once. Without flock
+    (Windows, some network file systems) nothing is held and every open decides
+    alone."""
 
-    lock = FileLock(str(loc.path) + ".lock", mode=FILE_MODE, thread_local=False)
-    try:
-        lock.acquire(timeout=LOCK_SECONDS)
-    except Timeout:
-        raise IndexLocationError(
-            f"another process holds {lock.lock_file} while mdseek sets up {loc.path}; "
-            "try again when it is done"
-        ) from None
-    try:
-        if made_here(loc.path):  # another process adopted it meanwhile
-            return open_store(), None
-        # Nothing to distrust (no rows), or not an index at all (the store sets
-        # it aside, renamed, and says so): what the store makes now is ours.
-        old = move_aside(loc.path, "adopting") if _holds_index(loc.path) else None
-        store = open_store()
+    def __init__(self, index: Path):
+        self.fd: int | None = None
         try:
-            kept = store.take_foreign_vectors(old) if old is not None else 0
-            vouch(store)
-        except BaseException:
-            store.close()
-            raise
-    finally:
-        lock.release()
+            import fcntl  # noqa: F401 - POSIX only
+
+            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+            self.fd = os.open(str(index) + ".open", flags, FILE_MODE)
+        except (ImportError, OSError) as exc:
+            log.debug("no hold on %s: %s", index, exc)
+
+    def _lock(self, how: int) -> bool:
+        import fcntl
+
+        if self.fd is None:
+            return how & fcntl.LOCK_EX != 0  # alone, as far as anyone can tell
+        try:
+            fcntl.flock(self.fd, how)
+            return True
+        except BlockingIOError:
+            return False
+        except OSError as exc:  # a file system without flock
+            log.debug("cannot lock %s.open: %s", self.fd, exc)
+            return how & fcntl.LOCK_EX != 0
+
+    def alone(self) -> bool:
+        """Take the exclusive lock if no other engine holds the index."""
+        import fcntl
+
+        return self._lock(fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def share(self) -> None:
+        """Hold the shared lock (waiting while another process adopts the index)."""
+        import fcntl
+
+        self._lock(fcntl.LOCK_SH)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # releases the lock
+            self.fd = None
+
+
+def open_index(
+    loc: IndexLocation, open_store: Callable[[], Store]
+) -> tuple[Store, str | None, Claim | None]:
+    """The store of ``loc`` (``open_store`` opens it); when a workspace index
+    was adopted just now, the one line that says so; the engine's hold on a
+    workspace index (to close with the engine)."""
+    if loc.kind != "workspace":
+        return open_store(), None, None
+    claim = Claim(loc.path)
+    try:
+        if claim.alone():
+            old = None if made_here(loc.path) else _set_aside(loc.path)
+            store = open_store()
+            try:
+                kept = _made_ours(store, old)
+            except BaseException:
+                store.close()
+                raise
+            claim.share()
+            return store, _said(loc.path, old, kept), claim
+        # Another engine of this user has it open: it made or adopted it. Ours too.
+        claim.share()
+        token = read_meta(loc.path, TOKEN_KEY)
+        if token:
+            _record(loc.path, token)
+        return open_store(), None, claim
+    except BaseException:
+        claim.close()
+        raise
+
+
+def _set_aside(path: Path) -> Path | None:
+    """An index that may hold rows, renamed out of the way (with its -wal and
+    -shm); None for nothing to distrust, or a file that is not an index at all
+    (the store sets those aside itself, renamed, and says so)."""
+    return move_aside(path, "adopting") if _holds_index(path) else None
+
+
+def _made_ours(store: Store, old: Path | None) -> int:
+    """The new store vouched for, with the old file's vectors (if any) copied
+    for checking; how many (-1: the old file could not be read)."""
+    if store.get_meta(TOKEN_KEY) is not None and old is None:
+        return 0  # made here, and still so
+    kept = store.take_foreign_vectors(old) if old is not None else 0
+    vouch(store)
+    if old is not None and kept >= 0:  # its text is in the files, its vectors copied
+        for p in (old, *companions(old)[:3]):
+            p.unlink(missing_ok=True)
+    return kept
+
+
+def _said(path: Path, old: Path | None, kept: int) -> str | None:
     if old is None:
-        return store, None
+        return None
+    log.info("adopted %s: %d vectors kept for checking", path, kept)
     said = (
-        f"the index {loc.path} was not made by mdseek on this machine: its sections are "
+        f"the index {path} was not made by mdseek on this machine: its sections are "
         "read again from the files, and its vectors serve only texts the files hold"
     )
     if kept < 0:  # unreadable: kept, renamed, never deleted
-        return store, f"{said} (none could be read; the old file is now {old.name})"
-    for p in (old, *companions(old)[:3]):  # its text is in the files, its vectors copied
-        p.unlink(missing_ok=True)
-    log.info("adopted %s: %d vectors kept for checking", loc.path, kept)
-    return store, said
+        return f"{said} (none could be read; the old file is now {old.name})"
+    return said
 
 
 def _holds_index(path: Path) -> bool:

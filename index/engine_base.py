@@ -96,7 +96,7 @@ class EngineBase:
         self._chunker: Chunker | None = None
         loc = self.location
         # A workspace index made elsewhere is set aside and read again (adopt.py).
-        self.store, adopted = open_index(
+        self.store, adopted, self._claim = open_index(
             loc, lambda: Store(self.index_path, recover=loc.owned, check=check_index)
         )
         # What the user should hear about opening the index (a file set aside, a migration).

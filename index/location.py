@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 
 WORKSPACE_DIRNAME = ".mdseek"
 INDEX_FILENAME = "index.sqlite"
-COMPANIONS = ("-wal", "-shm", "-journal", ".lock")
+COMPANIONS = ("-wal", "-shm", "-journal", ".lock", ".open")  # .open: see adopt.py
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 

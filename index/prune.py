@@ -104,7 +104,7 @@ def review(now: float, days: float = MISSING_DAYS, record: bool = True) -> list[
             continue
         if c.root_exists:
             if record:
-                (c.folder / MISSING_SINCE).unlink(missing_ok=True)
+                _forget(c)
             out.append(Verdict(c, False, f"{c.root} exists"))
             continue
         since = c.missing_since()
@@ -122,6 +122,13 @@ def review(now: float, days: float = MISSING_DAYS, record: bool = True) -> list[
         else:
             out.append(Verdict(c, True, what))
     return out
+
+
+def _forget(c: CachedIndex) -> None:
+    try:
+        (c.folder / MISSING_SINCE).unlink(missing_ok=True)
+    except OSError as exc:
+        log.debug("cannot clear the missing record of %s: %s", c.root, exc)
 
 
 def _record(c: CachedIndex, now: float) -> None:

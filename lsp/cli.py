@@ -883,8 +883,8 @@ class _OnceModelError(logging.Filter):
 def cmd_prune(args: argparse.Namespace) -> int:
     from mdseek.index.prune import prune
 
-    if args.days < 0:
-        raise CliError(f"--days must be 0 or more (got {args.days:g})")
+    if not args.days >= 0:  # NaN too
+        raise CliError(f"--days must be a number of days, 0 or more (got {args.days:g})")
     verdicts = prune(days=args.days, dry_run=args.dry_run)
     gone = "would remove" if args.dry_run else "removed"
     for v in verdicts:

@@ -391,6 +391,38 @@ def test_a_crafted_schema_in_a_planted_index_does_not_stop_the_folder_being_sear
     assert "not made by mdseek" in run.stderr
 
 
+def test_an_index_open_in_another_process_is_never_set_aside(tmp_path):
+    """Two processes of the same user that keep their records in different caches
+    (an MCP client starts servers without XDG_CACHE_HOME): the one that opens
+    the index second finds it held by the first and takes it as it is."""
+    from mdseek.index.engine import Engine
+
+    ws = tmp_path / "ws"
+    (ws / ".mdseek").mkdir(parents=True, mode=0o700)
+    (ws / "a.md").write_text("# A\n\nalpha beta\n")
+    index = ws / ".mdseek" / "index.sqlite"
+    index.touch(mode=0o600)
+    first = Engine(ws)  # this process's cache
+    try:
+        first.index(embed=False)
+        inode = index.stat().st_ino
+        other = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "other")}
+        run = subprocess.run(
+            [sys.executable, "-m", "mdseek", "search", str(ws), "alpha", "--mode", "lexical"],
+            capture_output=True, text=True, env=other, timeout=300,
+        )  # fmt: skip
+        assert run.returncode == 0 and "a.md" in run.stdout, run.stderr
+        assert "not made by mdseek" not in run.stderr and index.stat().st_ino == inode
+        assert first.search("alpha", mode="lexical").results  # still its file
+    finally:
+        first.close()
+    again = subprocess.run(  # alone now: it remembers the index from last time
+        [sys.executable, "-m", "mdseek", "search", str(ws), "alpha", "--mode", "lexical"],
+        capture_output=True, text=True, env=other, timeout=300,
+    )  # fmt: skip
+    assert "not made by mdseek" not in again.stderr and index.stat().st_ino == inode
+
+
 # -- prune ------------------------------------------------------------------------------
 
 
