@@ -86,6 +86,33 @@ def made_here(path: Path) -> bool:
     return entry is not None and entry.is_file()
 
 
+def held_elsewhere(path: Path) -> bool:
+    """Whether another engine has the workspace index at ``path`` open (its
+    :class:`Claim`); creates nothing."""
+    try:
+        import fcntl
+
+        fd = os.open(str(path) + ".open", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except (ImportError, OSError):
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def trusted(loc: IndexLocation) -> bool:
+    """Whether what the index at ``loc`` says may be read before an engine
+    opens it (the CLI's remembered file filter): any but a workspace index
+    this machine cannot vouch for."""
+    return loc.kind != "workspace" or made_here(loc.path) or held_elsewhere(loc.path)
+
+
 def vouch(store: Store) -> None:
     """Record that mdseek made this index here (when it makes or adopts one)."""
     token = secrets.token_hex(16)

@@ -344,14 +344,12 @@ def _index_filter(args: argparse.Namespace, root: Path) -> FileFilter:
     """The filter a command that does not shape the index (search, status) uses:
     the one the index was built with. Options that would change it stop the
     command with one line saying so (search never rewrites what the index holds)."""
-    from mdseek.index.adopt import made_here
+    from mdseek.index.adopt import trusted
 
     flt = _filter(args)
     loc = locate(root.resolve(), args.db)
-    # A workspace index not made here says nothing that counts (it is read again).
-    trusted = loc.kind != "workspace" or made_here(loc.path)
-    try:
-        raw = read_meta(loc.path, "file_filter") if trusted else None
+    try:  # a workspace index not made here says nothing that counts (it is read again)
+        raw = read_meta(loc.path, "file_filter") if trusted(loc) else None
         stored = requests.filter_from_spec(json.loads(raw)) if raw else None
     except ValueError:
         stored = None

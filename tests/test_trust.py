@@ -396,22 +396,26 @@ def test_an_index_open_in_another_process_is_never_set_aside(tmp_path):
     (an MCP client starts servers without XDG_CACHE_HOME): the one that opens
     the index second finds it held by the first and takes it as it is."""
     from mdseek.index.engine import Engine
+    from mdseek.index.files import FileFilter
 
     ws = tmp_path / "ws"
     (ws / ".mdseek").mkdir(parents=True, mode=0o700)
     (ws / "a.md").write_text("# A\n\nalpha beta\n")
+    (ws / "b.txt").write_text("gamma\n")
     index = ws / ".mdseek" / "index.sqlite"
     index.touch(mode=0o600)
-    first = Engine(ws)  # this process's cache
+    chosen = FileFilter(include=("**/*.md", "**/*.txt"))  # remembered by the index
+    first = Engine(ws, file_filter=chosen)  # this process's cache
     try:
         first.index(embed=False)
         inode = index.stat().st_ino
         other = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "other")}
         run = subprocess.run(
-            [sys.executable, "-m", "mdseek", "search", str(ws), "alpha", "--mode", "lexical"],
+            [sys.executable, "-m", "mdseek", "search", str(ws), "alpha gamma", "--mode", "lexical"],
             capture_output=True, text=True, env=other, timeout=300,
         )  # fmt: skip
         assert run.returncode == 0 and "a.md" in run.stdout, run.stderr
+        assert "b.txt" in run.stdout, run.stdout  # the filter it remembers counts
         assert "not made by mdseek" not in run.stderr and index.stat().st_ino == inode
         assert first.search("alpha", mode="lexical").results  # still its file
     finally:
