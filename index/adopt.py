@@ -166,7 +166,8 @@ class Claim:
             return how & fcntl.LOCK_EX != 0
 
     def alone(self) -> bool:
-        """Take the exclusive lock if no other engine holds the index."""
+        """Take the exclusive lock if no other engine holds the index (from a
+        shared lock of ours: upgrade it, or lose it)."""
         import fcntl
 
         return self._lock(fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -193,7 +194,11 @@ def open_index(
         return open_store(), None, None
     claim = Claim(loc.path)
     try:
-        if claim.alone():
+        alone = claim.alone()
+        if not alone:  # held: wait out an exclusive holder (an adopter, a probe), ask again
+            claim.share()
+            alone = claim.alone()  # only if nobody else holds it now
+        if alone:
             old = None if made_here(loc.path) else _set_aside(loc.path)
             store = open_store()
             try:
@@ -204,7 +209,7 @@ def open_index(
             claim.share()
             return store, _said(loc.path, old, kept), claim
         # Another engine of this user has it open: it made or adopted it. Ours too.
-        claim.share()
+        claim.share()  # (the failed upgrade let go of the shared lock)
         token = read_meta(loc.path, TOKEN_KEY)
         if token:
             _record(loc.path, token)
