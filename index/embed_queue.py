@@ -35,6 +35,7 @@ class EmbedQueue(DenseSide):
         self._embed_lock = EmbedLock(self.index_path)
         self._queue: list[str] | None = None  # pending text hashes for embed_next, longest first
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
+        self._untrusted = self.store.has_untrusted()  # an adopted index's vectors (adopt.py)
 
     def embed_pending(
         self,
@@ -66,6 +67,10 @@ class EmbedQueue(DenseSide):
         except ModelUnavailable as exc:
             rep.lexical_only_reason = str(exc)
             return 0, False
+        if self._untrusted and self._take_untrusted(rep):
+            pending = self._pending(only)
+            if not pending:
+                return 0, True
 
         def waited_for(seconds: float) -> None:
             rep.lock_wait_seconds = seconds
@@ -105,6 +110,26 @@ class EmbedQueue(DenseSide):
                 rep.rejected,
             )
         return rep
+
+    def _take_untrusted(self, rep: IndexReport) -> int:
+        """The vectors an adopted index brought (:mod:`adopt`), for the texts
+        read from the files that wait for one, checked as a team's vectors
+        file's are; the rest of those texts' are dropped. Returns how many were taken."""
+        dim = self.embedder.dim
+        with self._write:
+            hashes, mat = self.store.untrusted_for_pending(self.model_id, dim)
+            got = import_vectors(self.store, self.model_id, dim, (self.model_id, hashes, mat))
+            if got.taken:
+                self._dense_add(hashes=hashes)
+                self._queue = None
+            self._untrusted = self.store.drop_untrusted_of_chunks()
+        if got.rejected:
+            log.info(
+                "%d vectors of the adopted index refused (not finite or not unit length)",
+                got.rejected,
+            )
+        rep.vectors_taken += got.taken
+        return got.taken
 
     def export_vectors(self, path: str | Path) -> int:
         """Write the vectors the index uses (for ``seed_vectors`` elsewhere); returns how many."""

@@ -31,6 +31,8 @@ class Engine(Reconcile, Search):
         if self._threads is not None:
             self._threads.shutdown(wait=True)
         self.store.close()
+        if self._claim is not None:
+            self._claim.close()  # another process may adopt it now
 
     def status(self) -> dict:
         counts = self.store.counts()

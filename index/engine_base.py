@@ -16,10 +16,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from . import retrieve
+from .adopt import open_index
 from .chunk import Chunker
 from .embed import Embedder, EmbedSettings
 from .files import FileFilter, relpath
-from .location import locate, prepare, prune_orphans_daily
+from .location import locate, prepare
 from .model import (
     ModelTokenizer,
     ModelUnavailable,
@@ -27,6 +28,7 @@ from .model import (
     load_tokenizer,
     minus_prompt,
 )
+from .prune import prune_daily
 from .requests import filter_from_spec
 from .rerank import Reranker
 from .store import Store
@@ -84,7 +86,7 @@ class EngineBase:
         self.location = locate(self.root, index_path)
         prepare(self.location)  # no symlinks; a private folder
         if self.location.kind == "cache":
-            prune_orphans_daily()  # indexes of deleted folders, once a day, quietly
+            prune_daily()  # indexes of long-missing folders, once a day, quietly
         self.index_path = self.location.path
         self.filter = file_filter or FileFilter()
         self.embedder = Embedder(model, settings=embed)
@@ -92,9 +94,13 @@ class EngineBase:
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._chunker: Chunker | None = None
-        self.store = Store(self.index_path, recover=self.location.owned, check=check_index)
+        loc = self.location
+        # A workspace index made elsewhere is set aside and read again (adopt.py).
+        self.store, adopted, self._claim = open_index(
+            loc, lambda: Store(self.index_path, recover=loc.owned, check=check_index)
+        )
         # What the user should hear about opening the index (a file set aside, a migration).
-        self.notices: list[str] = [n for n in (self.location.notice, self.store.notice) if n]
+        self.notices: list[str] = [n for n in (loc.notice, adopted, self.store.notice) if n]
         self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
         self._write = threading.RLock()
         self.ranking = retrieve.DEFAULT  # fusion and document-context settings

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .engine import Engine, SearchResponse, SearchResult
-from .files import BadGlob, FileFilter, check_glob, scan
+from .files import BadGlob, FileFilter, check_glob, matches, scan
 from .links import find_heading
+from .obsidian import is_media
 from .parse import MAX_INLINE_HEADING, ParsedDocument, Section, heading_text, parse_bytes
 from .requests import path_wanted
 from .stats import window_fraction
@@ -52,9 +53,11 @@ def confine(engine: Engine, path: str) -> tuple[str, Path]:
     return confine_in(engine.root, engine.filter, path)
 
 
-def confine_in(root: Path, flt: FileFilter, path: str) -> tuple[str, Path]:
+def confine_in(root: Path, flt: FileFilter, path: str, media: bool = False) -> tuple[str, Path]:
     """:func:`confine` for a folder (resolved) and its filter, without an engine
-    (the language server's links, before the folder's index is open)."""
+    (the language server's links, before the folder's index is open). With
+    ``media``, a picture, PDF, sound or video (:func:`obsidian.is_media`) the
+    filter does not exclude passes too, whatever its size: what a link may open."""
     if not isinstance(path, str) or not path.strip() or "\0" in path:
         raise NotIndexed("give the path of a markdown file, relative to the folder")
     p = Path(path.strip())
@@ -67,10 +70,11 @@ def confine_in(root: Path, flt: FileFilter, path: str) -> tuple[str, Path]:
     if not real.is_relative_to(root):
         raise OutsideRoot(f"{path}: outside the served folder")
     rel = real.relative_to(root).as_posix()
-    if not flt.wants(rel):
+    attachment = media and is_media(rel) and not matches(rel, flt.exclude)
+    if not (attachment or flt.wants(rel)):
         raise NotIndexed(f"{path}: not a markdown file this folder indexes")
     try:
-        if not real.is_file() or real.stat().st_size > flt.max_file_size:
+        if not real.is_file() or (not attachment and real.stat().st_size > flt.max_file_size):
             raise NotIndexed(f"{path}: no such markdown file (or over the size limit)")
     except OSError as exc:
         raise NotIndexed(f"{path}: cannot be read ({exc.strerror})") from exc

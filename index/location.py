@@ -17,10 +17,13 @@ the file the link points to): :func:`prepare` refuses them with
 :class:`IndexLocationError`, naming the path.
 
 Trusted: a workspace index that mdseek did not write for this user (owned by
-another user, or readable/writable by others, as a clone or an archive leaves
-it) is not used: the folder is indexed into the cache, with one notice. Its
-rows could hold text that is not in the files. An explicit index file owned by
-another user or writable by others is refused.
+another user, or readable/writable by others, as a clone leaves it) is not
+used: the folder is indexed into the cache, with one notice. Its rows could
+hold text that is not in the files. One that passes (an archive extracted by
+the user leaves 0700/0600 and the user as owner) is still not adopted as it
+is unless mdseek made it on this machine: :mod:`adopt` sets it aside and reads
+the files again. An explicit index file owned by another user or writable by
+others is refused.
 
 Private: the index holds the full text of the notes, so its folders are created
 0700 and its files 0600 (SQLite gives ``-wal``/``-shm`` the main file's mode).
@@ -32,7 +35,6 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 import stat
 import time
 from dataclasses import dataclass
@@ -42,7 +44,7 @@ log = logging.getLogger(__name__)
 
 WORKSPACE_DIRNAME = ".mdseek"
 INDEX_FILENAME = "index.sqlite"
-COMPANIONS = ("-wal", "-shm", "-journal", ".lock")
+COMPANIONS = ("-wal", "-shm", "-journal", ".lock", ".open")  # .open: see adopt.py
 DIR_MODE = 0o700
 FILE_MODE = 0o600
 
@@ -223,79 +225,3 @@ def move_aside(path: Path, why: str) -> Path:
         if os.path.lexists(side):
             os.replace(side, dest.with_name(dest.name + suffix))
     return dest
-
-
-@dataclass(frozen=True)
-class CachedIndex:
-    folder: Path  # <cache root>/<folder name>-<hash>
-    root: str | None  # the folder it indexes (None: the index does not say)
-    size: int  # bytes of every file in ``folder``
-
-    @property
-    def orphan(self) -> bool:
-        """Its folder no longer exists (an index that names none is left alone)."""
-        return self.root is not None and not Path(self.root).is_dir()
-
-
-def cached_indexes() -> list[CachedIndex]:
-    """Every index in the user cache, with the folder it indexes and its size."""
-    from .store_file import read_meta  # the store imports this module
-
-    top = cache_root()
-    out = []
-    try:
-        folders = sorted(p for p in top.iterdir() if p.is_dir() and not p.is_symlink())
-    except OSError:
-        return []
-    for d in folders:
-        size = sum(f.lstat().st_size for f in d.iterdir() if f.is_file() and not f.is_symlink())
-        out.append(CachedIndex(d, read_meta(d / INDEX_FILENAME, "root"), size))
-    return out
-
-
-def remove_cached(index: CachedIndex) -> None:
-    """Delete one cache folder of mdseek's (its index and companions); never a link."""
-    if index.folder.is_symlink() or index.folder.parent != cache_root():
-        raise IndexLocationError(f"{index.folder} is not an index folder of the user cache")
-    shutil.rmtree(index.folder)
-
-
-ORPHAN_DAYS = 30  # an index whose folder is gone and that nobody wrote for this long
-PRUNE_STAMP = ".last-prune"  # in the cache root: when the last automatic prune ran
-
-
-def _written(folder: Path) -> float:
-    try:
-        return (folder / INDEX_FILENAME).stat().st_mtime
-    except OSError:
-        return folder.stat().st_mtime
-
-
-def prune_orphans_daily(now: float | None = None) -> list[CachedIndex]:
-    """Remove, quietly, the cache's indexes whose folder is gone and that were
-    not written for ORPHAN_DAYS; at most once a day (a stamp file), so it costs
-    one stat on most calls. Returns what was removed."""
-    now = time.time() if now is None else now
-    stamp = cache_root() / PRUNE_STAMP
-    try:
-        if now - stamp.stat().st_mtime < 86400:
-            return []
-    except FileNotFoundError:
-        pass
-    except OSError:
-        return []
-    removed = []
-    try:
-        _mkdirs_private(stamp.parent)
-        stamp.touch()
-        os.utime(stamp, (now, now))
-        for c in cached_indexes():
-            # The index file's mtime: its last write (reading it may touch the folder).
-            if c.orphan and now - _written(c.folder) > ORPHAN_DAYS * 86400:
-                remove_cached(c)
-                removed.append(c)
-    except (OSError, IndexLocationError) as exc:
-        log.debug("automatic prune stopped: %s", exc)
-    for c in removed:
-        log.debug("pruned %s (%s no longer exists)", c.folder, c.root)
-    return removed

@@ -38,6 +38,19 @@ def block_ids(doc: ParsedDocument) -> dict[str, int]:
     return out
 
 
+# What a note embeds or links besides notes, and an editor opens on a click:
+# pictures, PDFs, sounds and videos (Obsidian's attachment types). Any other
+# file of a folder (``.env``, a key, a config) is never offered as a link target.
+MEDIA_SUFFIXES = frozenset(
+    ".png .jpg .jpeg .gif .bmp .svg .webp .avif .pdf"
+    " .mp3 .wav .m4a .ogg .flac .3gp .mp4 .webm .ogv .mov .mkv".split()
+)
+
+
+def is_media(name: str) -> bool:
+    return posixpath.splitext(name.strip())[1].lower() in MEDIA_SUFFIXES
+
+
 def is_attachment(name: str) -> bool:
     """A wiki target naming a file that is not a note (``image.png``, ``a.pdf``)."""
     ext = posixpath.splitext(name.strip())[1].lower()

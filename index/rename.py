@@ -277,19 +277,55 @@ def _stem(path: str) -> str:
     return posixpath.splitext(posixpath.basename(path))[0].lower()
 
 
-def _mentioning(corpus: Corpus, names: set[str], always: set[str]) -> list[str]:
+def _names(text: str, word: str) -> bool:
+    """Whether ``text`` holds ``word`` as a link writes a name: not inside a
+    longer name (a one-letter name is in every file's text); an encoded ``/``
+    (``%2f``, ``%5c``) may stand before it."""
+    i = text.find(word)
+    while i >= 0:
+        j = i + len(word)
+        before = i == 0 or not _name_char(text[i - 1]) or text[max(0, i - 3) : i] in _ENCODED_SEP
+        if before and (j >= len(text) or not _name_char(text[j])):
+            return True
+        i = text.find(word, i + 1)
+    return False
+
+
+_ENCODED_SEP = ("%2f", "%5c")
+
+
+def _name_char(c: str) -> bool:
+    return c.isalnum() or c in "_-"
+
+
+def _mentioning(
+    corpus: Corpus, names: set[str], always: set[str], wiki_names: Iterable[str] = ()
+) -> list[str]:
     """The files whose text names one of ``names`` (file names without suffix,
     folder names): only they can hold a link to a file so named (a markdown link
-    writes the name, maybe %-encoded or without ``.md``; a wiki link writes it).
+    writes the name, maybe %-encoded or without ``.md``; a wiki link writes it);
+    or holds a wiki link to one of ``wiki_names`` (``[[name]]``, ``[[dir/name#h]]``).
     Reading text is cheap; parsing every file of a big folder was not."""
     words = set()
     for n in names:
         words |= {n.lower(), quote(n).lower(), quote(n, safe="").lower()}
-    rx = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+    words.discard("")
+    wiki = [re.escape(n.lower()) for n in sorted(wiki_names) if n]
+    wiki_rx = (
+        re.compile(
+            r"\[\[\s*(?:[^\]|#\n]*/)?(?:" + "|".join(wiki) + r")(?:\.md|\.markdown)?\s*[\]|#^]"
+        )
+        if wiki
+        else None
+    )
     out = []
     for f in corpus.files:
         text = corpus.text(f) if f not in always else None
-        if f in always or text is None or rx.search(text.replace("\\", "").lower()):
+        if f in always or text is None:
+            out.append(f)
+            continue
+        low = text.replace("\\", "").lower()
+        if any(_names(low, w) for w in words) or (wiki_rx is not None and wiki_rx.search(low)):
             out.append(f)
     for f in always:
         if f not in out:
@@ -342,6 +378,7 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
     name = name.strip()
     if not name:
         raise RenameError("a heading cannot be renamed to an empty name")
+    _must_be_utf8(rel, doc, "its heading")
     if "\n" in name or "\r" in name:
         raise RenameError("a heading name must be one line")
     idx = doc.headings.index(h)
@@ -363,7 +400,7 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
                 f"the heading '{other.text}' (line {other.line + 1}) already has the anchor #{base}"
             )
     out = Outcome()
-    out.add(rel, Edit(*span, name))
+    add_file_edits(out, rel, doc, [Edit(*span, name)])
     names = _Names(corpus.files)
     for src in _mentioning(corpus, {_stem(rel), *corpus.aliases.of(rel)}, {rel}):
         sdoc = doc if src == rel else corpus.doc(src)
@@ -381,6 +418,16 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
             ),
         )
     return out
+
+
+def _must_be_utf8(rel: str, doc: ParsedDocument, what: str) -> None:
+    """The file a rename starts in must take its edit: one that is not valid
+    UTF-8 would be saved with every bad byte turned into U+FFFD, and skipping
+    only its edit would point the folder's links at a name it does not have."""
+    if doc.decode_errors:
+        raise RenameError(
+            f"{rel} is not valid UTF-8: mdseek does not edit it, so {what} is left as it is"
+        )
 
 
 def add_file_edits(
@@ -446,6 +493,7 @@ def rename_alias(corpus: Corpus, rel: str, doc: ParsedDocument, old: str, name: 
     new = " ".join(name.split())
     if not new:
         raise RenameError("an alias cannot be renamed to an empty name")
+    _must_be_utf8(rel, doc, "its alias")
     if not _wiki_safe(new) or "^" in new:
         raise RenameError(f"'{new}' cannot be written in a wiki link (no [ ] | # ^)")
     aliases = corpus.aliases
@@ -567,9 +615,10 @@ def move_files(corpus: Corpus, moves: Sequence[Move]) -> Outcome:
     names = _Names(corpus.files)
     moved = {f for f in corpus.files if layout.after(f) != f}
     named = {_stem(f) for f in moved} | {posixpath.basename(m.old) for m in moves if m.folder}
-    named |= {_stem(layout.after(f)) for f in moved}  # [[new name]] may have meant another note
+    # [[new name]] may have meant another note (or none): only a wiki link can change meaning
+    new_names = {_stem(layout.after(f)) for f in moved}
     out = Outcome()
-    for src in _mentioning(corpus, named, moved):
+    for src in _mentioning(corpus, named, moved, new_names):
         sdoc = corpus.doc(src)
         if sdoc is None:
             continue

@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 SCHEMA_VERSION = 2
 APPLICATION_ID = 0x6D64736B  # "mdsk" in the SQLite header: this file is an mdseek index
-_SIGNATURE = {"meta", "documents", "chunks", "vectors"}  # indexes from before application_id
+SIGNATURE = {"meta", "documents", "chunks", "vectors"}  # indexes from before application_id
 # SQLite result codes of a file that is not a database or is damaged.
 _DAMAGED = {getattr(sqlite3, "SQLITE_NOTADB", 26), getattr(sqlite3, "SQLITE_CORRUPT", 11)}
 
@@ -94,14 +94,36 @@ _MIGRATIONS: dict[int, str | None] = {
 }
 
 
+GUARD_STEPS = 1000  # SQLite progress callbacks (of 1,000 steps each) a guarded read may take
+
+
+def guard(db: sqlite3.Connection, steps: int = GUARD_STEPS) -> None:
+    """Bound the work SQLite does on a file a stranger may have written (a
+    view over an endless recursive query cannot hang the reader; about a
+    second at most), and never run functions its schema names."""
+    left = [steps]
+
+    def tick() -> int:
+        left[0] -= 1
+        return 1 if left[0] < 0 else 0  # non-zero interrupts the statement
+
+    db.set_progress_handler(tick, 1000)
+    db.execute("PRAGMA trusted_schema=OFF")
+
+
 def read_meta(path: Path, key: str) -> str | None:
-    """A meta row of an index file, read only (None: no file, no row, unreadable);
-    opens nothing for writing and creates nothing."""
+    """A meta row of an index file, read only (None: no file, no row, unreadable,
+    or more work than a meta row takes); opens nothing for writing, creates nothing."""
     if not path.is_file():
         return None
     try:
         db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
         try:
+            guard(db)
+            if db.execute("SELECT type FROM sqlite_master WHERE name = 'meta'").fetchone() != (
+                "table",
+            ):
+                return None
             row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         finally:
             db.close()
@@ -251,7 +273,7 @@ class IndexFile:
         }
         if version == 0 and app_id == 0 and not tables:
             return  # a new, empty file
-        ours = app_id == APPLICATION_ID or (app_id == 0 and _SIGNATURE <= tables)
+        ours = app_id == APPLICATION_ID or (app_id == 0 and SIGNATURE <= tables)
         if not ours:
             raise _Unusable("is an SQLite database but not an mdseek index", "foreign")
         if version > SCHEMA_VERSION:

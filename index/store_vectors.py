@@ -5,11 +5,19 @@ the sweep drops vectors no chunk uses and every other model's."""
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Iterable
+from pathlib import Path
 
 import numpy as np
 
-from .store_file import IndexFile
+from .store_file import IndexFile, guard
+
+log = logging.getLogger(__name__)
+
+UNTRUSTED = "untrusted:"  # model id prefix of vectors an adopted index brought (see adopt.py)
+FOREIGN_STEPS = 200_000  # guard steps (of 1,000 each) for copying them: minutes, never forever
 
 
 class VectorCache(IndexFile):
@@ -140,3 +148,82 @@ class VectorCache(IndexFile):
                     )
                 )
         return self.chunk_vectors(model, ids)
+
+    # -- vectors an adopted index brought (adopt.py) ------------------------------------
+
+    def take_foreign_vectors(self, path: Path) -> int:
+        """Copy the vectors of the index file at ``path`` (another's, set aside)
+        under ``untrusted:<model>``, where only :meth:`untrusted_for_pending`
+        reads them; returns how many (-1: the file could not be read). Only a plain ``vectors`` table is read,
+        its rows by type, with the work bounded (:func:`store_file.guard`)."""
+        with self.lock:
+            try:
+                self.db.execute("ATTACH DATABASE ? AS foreign_index", (f"{path.as_uri()}?mode=ro",))
+            except sqlite3.Error as exc:
+                log.warning("cannot read the vectors of %s: %s", path, exc)
+                return -1
+            trusted = self.db.execute("PRAGMA trusted_schema").fetchone()[0]
+            try:
+                guard(self.db, FOREIGN_STEPS)
+                sql = self.db.execute(
+                    "SELECT sql FROM foreign_index.sqlite_master WHERE name = 'vectors'"
+                    " AND type = 'table'"
+                ).fetchone()
+                if sql is None or not str(sql[0]).upper().startswith("CREATE TABLE"):
+                    return 0
+                with self.transaction() as db:
+                    return int(
+                        db.execute(
+                            "INSERT OR IGNORE INTO vectors(model, text_hash, dim, vec)"
+                            " SELECT ? || model, text_hash, dim, vec FROM foreign_index.vectors"
+                            " WHERE typeof(model) = 'text' AND typeof(text_hash) = 'text'"
+                            " AND typeof(dim) = 'integer' AND typeof(vec) = 'blob'"
+                            " AND length(model) <= 1000 AND length(text_hash) <= 128"
+                            " AND length(vec) = 4 * dim",
+                            (UNTRUSTED,),
+                        ).rowcount
+                    )
+            except sqlite3.Error as exc:
+                log.warning("cannot read the vectors of %s: %s", path, exc)
+                return -1
+            finally:
+                self.db.set_progress_handler(None, 0)
+                self.db.execute(f"PRAGMA trusted_schema={int(trusted)}")
+                self.db.execute("DETACH DATABASE foreign_index")
+
+    def has_untrusted(self) -> bool:
+        with self.lock:
+            return (
+                self.db.execute(
+                    "SELECT 1 FROM vectors WHERE model >= ? AND model < ? LIMIT 1",
+                    (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),
+                ).fetchone()
+                is not None
+            )
+
+    def untrusted_for_pending(self, model: str, dim: int) -> tuple[list[str], np.ndarray]:
+        """(text hashes, matrix) of the untrusted vectors of ``model``, of ``dim``
+        values, whose text a chunk waits for (no vector of ``model`` yet)."""
+        with self.lock:
+            rows = self.db.execute(
+                "SELECT u.text_hash, u.vec FROM vectors u WHERE u.model = ? AND length(u.vec) = ?"
+                " AND EXISTS (SELECT 1 FROM chunks c WHERE c.text_hash = u.text_hash)"
+                " AND NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_key"
+                " WHERE v.model = ? AND v.text_hash = u.text_hash)",
+                (UNTRUSTED + model, 4 * dim, model),
+            ).fetchall()
+        if not rows:
+            return [], np.zeros((0, dim), dtype=np.float32)
+        mat = np.frombuffer(b"".join(v for _, v in rows), dtype=np.float32).reshape(len(rows), dim)
+        return [h for h, _ in rows], mat
+
+    def drop_untrusted_of_chunks(self) -> bool:
+        """Drop the untrusted vectors whose text a chunk has (taken or refused by
+        now); returns whether any untrusted vector is left (texts not read yet)."""
+        with self.transaction() as db:
+            db.execute(
+                "DELETE FROM vectors WHERE model >= ? AND model < ?"
+                " AND text_hash IN (SELECT text_hash FROM chunks)",
+                (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),
+            )
+        return self.has_untrusted()

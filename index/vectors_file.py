@@ -9,7 +9,12 @@ takes only the vectors of text hashes the index is still waiting for, of the
 same model id and dimension, finite and of unit length; anything else in the
 file is ignored. A stale or hostile file can therefore cost ranking (a wrong
 vector for a real text), never show text that is not in the files, and never
-run code: it is a NumPy ``.npz`` read with ``allow_pickle=False``.
+run code: it is a NumPy ``.npz`` read with ``allow_pickle=False``, and never
+cost memory beyond its declared size: the members' unpacked sizes, dtypes and
+shapes are read from the zip's directory and the arrays' headers, and a file
+that would unpack to more than MAX_BYTES, or whose headers say anything else
+than what :func:`export_vectors` writes, is refused in one line before any
+array is loaded.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 FORMAT = "mdseek-vectors-1"
-MAX_BYTES = 2 * 2**30  # a file larger than this is refused before reading
+MAX_BYTES = 2 * 2**30  # a file larger than this, or unpacking to more, is refused before reading
 
 
 class VectorsFileError(ValueError):
@@ -54,8 +59,62 @@ def export_vectors(store, model: str, dest: Path) -> int:
     return len(hashes)
 
 
+# What each member may be, checked in its .npy header before anything is read:
+# dtype kind, the largest item size, ndim, and what it is said to be.
+MEMBERS = {
+    "format": ("U", 256, 0, "one format name"),
+    "model": ("U", 4096, 0, "one model id"),
+    "hashes": ("S", 128, 1, "a list of text hashes"),
+    "vectors": ("f", 4, 2, "a matrix of float32 vectors"),
+}
+
+
+def _header(fh) -> tuple[tuple[int, ...], np.dtype]:
+    version = np.lib.format.read_magic(fh)
+    if version == (1, 0):
+        shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+    elif version == (2, 0):
+        shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+    else:
+        raise ValueError(f"npy format {version}")
+    return shape, dtype
+
+
+def check_members(path: Path) -> None:
+    """Refuse, before anything is unpacked, a file whose members unpack to more
+    than MAX_BYTES (the zip's declared sizes: a small file can unpack to
+    gigabytes), whose arrays' headers declare more values than their member
+    holds, or whose hashes, vectors, format or model are of another kind."""
+    with zipfile.ZipFile(path) as zf:
+        infos = zf.infolist()
+        unpacked = sum(i.file_size for i in infos)
+        if unpacked > MAX_BYTES:
+            raise VectorsFileError(
+                f"{path}: unpacks to {unpacked:,} bytes, over the {MAX_BYTES:,} a vectors file may hold"
+            )
+        for info in infos:
+            name = info.filename.removesuffix(".npy")
+            if name not in MEMBERS or not info.filename.endswith(".npy"):
+                continue
+            with zf.open(info) as fh:
+                shape, dtype = _header(fh)
+                body = info.file_size - fh.tell()
+            kind, itemsize, ndim, what = MEMBERS[name]
+            values = int(np.prod(shape, dtype=object))
+            if values * dtype.itemsize > body:
+                raise VectorsFileError(
+                    f"{path}: {info.filename} declares {values:,} values of "
+                    f"{dtype.itemsize} bytes, more than it holds"
+                )
+            if dtype.kind != kind or dtype.itemsize > itemsize or dtype.hasobject:
+                raise VectorsFileError(f"{path}: {info.filename} holds {dtype}, not {what}")
+            if len(shape) != ndim:
+                raise VectorsFileError(f"{path}: {info.filename} is not {what}")
+
+
 def read_vectors(path: Path) -> tuple[str, list[str], np.ndarray]:
-    """(model id, text hashes, float32 matrix) from a file made by :func:`export_vectors`."""
+    """(model id, text hashes, float32 matrix) from a file made by :func:`export_vectors`;
+    everything is checked (:func:`check_members`) before any array is loaded."""
     path = Path(path)
     try:
         size = path.stat().st_size
@@ -66,6 +125,7 @@ def read_vectors(path: Path) -> tuple[str, list[str], np.ndarray]:
             f"{path}: {size} bytes, over the {MAX_BYTES} a vectors file may have"
         )
     try:
+        check_members(path)
         with np.load(path, allow_pickle=False) as z:
             if str(z["format"]) != FORMAT:
                 raise VectorsFileError(f"{path}: not an mdseek vectors file ({FORMAT})")
@@ -74,7 +134,8 @@ def read_vectors(path: Path) -> tuple[str, list[str], np.ndarray]:
             vecs = z["vectors"]
     except VectorsFileError:
         raise
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, io.UnsupportedOperation) as exc:
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile, io.UnsupportedOperation,
+            EOFError, MemoryError) as exc:  # fmt: skip
         raise VectorsFileError(
             f"{path}: not an mdseek vectors file ({type(exc).__name__})"
         ) from None

@@ -234,8 +234,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the status as JSON")
     _add_common(p)
 
-    p = command("prune", "remove the indexes in the user cache whose folder no longer exists")
-    p.add_argument("--dry-run", action="store_true", help="list them, remove nothing")
+    p = command(
+        "prune",
+        "remove the indexes in the user cache whose folder has been missing for a long time",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="say what would be removed and kept; remove nothing"
+    )
+    p.add_argument(
+        "--days",
+        type=float,
+        default=30,
+        metavar="N",
+        help="remove an index once its folder has been missing N days (default 30; "
+        "counted from the first prune that found it missing; 0: now)",
+    )
     _add_common(p)
 
     p = command("serve", "run the language server on stdio (for editors)")
@@ -331,9 +344,12 @@ def _index_filter(args: argparse.Namespace, root: Path) -> FileFilter:
     """The filter a command that does not shape the index (search, status) uses:
     the one the index was built with. Options that would change it stop the
     command with one line saying so (search never rewrites what the index holds)."""
+    from mdseek.index.adopt import trusted
+
     flt = _filter(args)
-    try:
-        raw = read_meta(locate(root.resolve(), args.db).path, "file_filter")
+    loc = locate(root.resolve(), args.db)
+    try:  # a workspace index not made here says nothing that counts (it is read again)
+        raw = read_meta(loc.path, "file_filter") if trusted(loc) else None
         stored = requests.filter_from_spec(json.loads(raw)) if raw else None
     except ValueError:
         stored = None
@@ -863,18 +879,21 @@ class _OnceModelError(logging.Filter):
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from mdseek.index.location import cached_indexes, remove_cached
+    from mdseek.index.prune import prune
 
-    orphans = [c for c in cached_indexes() if c.orphan]
-    for c in orphans:
-        if not args.dry_run:
-            remove_cached(c)
-        verb = "would remove" if args.dry_run else "removed"
-        print(f"{verb} {c.folder} ({c.size / 1e6:.1f} MB; {c.root} no longer exists)")
-    total = sum(c.size for c in orphans) / 1e6
+    if not args.days >= 0:  # NaN too
+        raise CliError(f"--days must be a number of days, 0 or more (got {args.days:g})")
+    verdicts = prune(days=args.days, dry_run=args.dry_run)
+    gone = "would remove" if args.dry_run else "removed"
+    for v in verdicts:
+        print(
+            f"{gone if v.remove else 'kept'} {v.index.folder} ({v.index.size / 1e6:.1f} MB): {v.why}"
+        )
+    removed = [v for v in verdicts if v.remove]
+    size = sum(v.index.size for v in removed) / 1e6
     print(
-        f"{len(orphans)} orphaned index(es), {total:.1f} MB"
-        + (" (dry run)" if args.dry_run else "")
+        f"{gone} {len(removed)} index{'' if len(removed) == 1 else 'es'} ({size:.1f} MB); "
+        f"kept {len(verdicts) - len(removed)}" + (" (dry run)" if args.dry_run else "")
     )
     return 0
 

@@ -4,10 +4,13 @@ so a click (Ctrl+click in VS Code, ``gx``-style plugins elsewhere) opens it.
 Inline ``[t](x.md#a)``, reference-style ``[t][ref]`` and wiki ``[[x#Heading]]``
 links resolve the way go-to-definition does: to the file, at the heading's
 line (``file:///x.md#L12``). A link to another file of the folder that is not
-markdown (an image, a PDF) opens that file. Web links (http, https, mailto)
-keep their URL; nothing else with a scheme is offered (no ``command:`` or
-``file:`` link from a stranger's document). Broken links and links that leave
-the workspace get no target (the diagnostics name them).
+markdown (a picture, a PDF, a sound or a video) opens that file. Web links
+(http, https, mailto) keep their URL; nothing else with a scheme is offered (no
+``command:`` or ``file:`` link from a stranger's document). A target is offered
+only when hover and definition would open it (:meth:`Workspace.linked_file`,
+the one confinement rule): never ``.env``, a key or a config file, a file the
+folder excludes, or one outside the folder (symlinks resolved). Broken links
+and links that leave the workspace get no target (the diagnostics name them).
 """
 
 from __future__ import annotations
@@ -55,14 +58,14 @@ def _target(ws: Workspace, path: Path, lk: Link) -> tuple[str, str] | None:
     root = ws.root_for(path)
     if root is not None and lk.kind == "wiki" and lk.path and is_attachment(lk.path):
         rel = find_attachment(lk.path, root.rel(path), root.exists)  # ![[image.png]]
-        return (ws.uri_for((root.path / rel).resolve()), rel) if rel else None
+        real = ws.linked_file(root, rel) if rel else None
+        return (ws.uri_for(real), rel) if real and rel else None
     t = ws.resolve_link(root, path, lk)
     if t.path is None or not t.exists:
         return None
     if not t.path.lower().endswith(MARKDOWN_SUFFIXES):  # an image, a PDF: the file itself
-        if root is None or not root.exists(t.path):
-            return None
-        return ws.uri_for((root.path / t.path).resolve()), t.path
+        real = ws.linked_file(root, t.path) if root is not None else None
+        return (ws.uri_for(real), t.path) if real else None
     hit = ws.link_target(root, path, lk)
     if hit is None:
         return None

@@ -7,7 +7,10 @@ Reads the folder's files as the editor sees them (open buffers, else disk) and
 asks :mod:`mdseek.index.rename` for the edits; :func:`_workspace_edit` is the one
 place an outcome becomes a ``WorkspaceEdit`` (``documentChanges`` with each
 buffer's version, ``null`` for a file read from disk). A file that cannot be read
-or decoded is left untouched and named in the log.
+or decoded is left untouched and named in the log. Every file an edit or a file
+operation names is resolved through its real path (symlinks followed) and must
+lie inside a workspace folder (:func:`_confined`): a rename into ``out/`` where
+``out`` links elsewhere is refused in one line.
 """
 
 from __future__ import annotations
@@ -238,8 +241,23 @@ def will_rename_sync(
     return merged
 
 
+def _confined(ws: Workspace, corpus: _Corpus, rel: str) -> Path:
+    """The real path of the folder's ``rel`` (symlinks followed; it need not
+    exist yet); RenameError unless it lies inside a workspace folder."""
+    try:
+        real = (corpus.root.path / rel).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise RenameError(f"{rel} cannot be resolved ({exc})") from None
+    if ws.root_for(real) is None:
+        raise RenameError(f"{rel} is outside the workspace folders (it resolves to {real})")
+    return real
+
+
 def _workspace_edit(ws: Workspace, corpus: _Corpus, out: Outcome, caps: Any) -> types.WorkspaceEdit:
-    """The one place an outcome becomes a WorkspaceEdit."""
+    """The one place an outcome becomes a WorkspaceEdit; every file it names
+    is confined to the workspace folders first (:func:`_confined`)."""
+    for rel in [*out.edits, *(p for move in out.moves for p in move)]:
+        _confined(ws, corpus, rel)
     for rel, why in out.skipped:
         log.warning("rename: %s left untouched: %s", corpus.root.path / rel, why)
     edit_caps = getattr(getattr(caps, "workspace", None), "workspace_edit", None)

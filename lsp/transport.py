@@ -11,6 +11,9 @@ its protocol and our own read loop (nothing in pygls is patched):
 * Invalid params. A request whose params do not fit the method's type fails in
   the JSON hook, before it has an id, so no answer is ever sent and the client
   waits forever. Here it gets ``-32602 Invalid params`` with a one-line message;
+  a request that leaves ``params`` out (legal JSON-RPC) is served when the
+  method takes none (``shutdown``, ``mdseek/status``) and otherwise gets
+  ``-32602`` saying the method needs them;
   a notification like it is logged in one line and dropped; a response from the
   client that does not fit (``workspace/configuration`` answered with ``null``)
   is handed over untyped, so the request waiting for it still finishes.
@@ -32,6 +35,7 @@ import re
 import threading
 from typing import Any
 
+import attrs
 import cattrs
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcMethodNotFound
@@ -98,16 +102,35 @@ class MdseekProtocol(LanguageServerProtocol):
             raise BadMessage(INVALID_REQUEST, "Invalid request: method must be a string", msg_id)
         if "method" not in data:
             return self._structure_answer(data, msg_id)
+        known = self.get_message_type(method)
+        if "params" not in data and "id" in data:
+            data = self._without_params(data, known)
         try:
-            cls = self.get_message_type(method) or (
-                JsonRPCRequestMessage if "id" in data else JsonRPCNotification
-            )
+            cls = known or (JsonRPCRequestMessage if "id" in data else JsonRPCNotification)
             return self._converter.structure(data, cls)
         except Exception as exc:
             what = _one_line(_describe(exc))
             raise BadMessage(
                 INVALID_PARAMS, f"Invalid params for {method}: {what}", msg_id, method
             ) from None
+
+    @staticmethod
+    def _without_params(data: dict[str, Any], known: type | None) -> dict[str, Any]:
+        """A request that leaves ``params`` out (JSON-RPC allows it): served when
+        the method takes none (LSP's ``shutdown``; mdseek's own requests, whose
+        params are all optional), else -32602 saying that the method needs them."""
+        if known is None:
+            return {**data, "params": None}  # mdseek/*: the handler checks what it needs
+        field = attrs.fields_dict(known).get("params") if attrs.has(known) else None
+        if field is None or field.default is not attrs.NOTHING:
+            return data
+        method = data["method"]
+        raise BadMessage(
+            INVALID_PARAMS,
+            f"Invalid params for {method}: the request has no params, and {method} needs them",
+            data.get("id"),
+            method,
+        )
 
     def _structure_answer(self, data: dict[str, Any], msg_id: Any) -> Any:
         """The client's answer to one of our requests. One that does not fit its

@@ -132,6 +132,15 @@ class Workspace:
         doc = self.docs.parsed(real, rel, self.root_paths)
         return (real, doc) if doc else None
 
+    def linked_file(self, root: Root, rel: str) -> Path | None:
+        """The real path of a file a link may open (document links): what
+        :meth:`linked_doc` shows, or a picture, PDF, sound or video inside the
+        folder that its filter does not exclude. One rule for every feature."""
+        try:
+            return confine_in(root.path, root.settings.file_filter(), rel, media=True)[1]
+        except (OutsideRoot, NotIndexed):
+            return None
+
     def link_target(
         self, root: Root | None, path: Path, link: Link
     ) -> tuple[Path, ParsedDocument, Heading | None] | None:

@@ -107,7 +107,20 @@ def workspace_with_index(dest: Path, golden: Path) -> Path:
     (ws / ".mdseek").mkdir(mode=0o700, exist_ok=True)
     shutil.copy(golden, ws / ".mdseek" / "index.sqlite")
     (ws / ".mdseek" / "index.sqlite").chmod(0o600)
+    made_here(ws / ".mdseek" / "index.sqlite")
     return ws
+
+
+def made_here(index: Path) -> None:
+    """Record a workspace index copied by a test as made on this machine, as if
+    mdseek had built it there: the tests then use it as a user's own (one made
+    elsewhere is read again, its vectors checked: tests/test_trust.py)."""
+    from mdseek.index.adopt import vouch
+    from mdseek.index.store import Store
+
+    store = Store(index, check=False)
+    vouch(store)
+    store.close()
 
 
 @pytest.fixture(scope="session")

@@ -203,4 +203,7 @@ def indexed_copy(tmp_path_factory, name: str, request=None) -> Path:
     src = indexed_template(tmp_path_factory, request)
     dest = tmp_path_factory.mktemp(name) / "ws"
     shutil.copytree(src, dest, ignore=shutil.ignore_patterns("*.sqlite-wal", "*.sqlite-shm"))
+    from conftest import made_here
+
+    made_here(dest / ".mdseek" / "index.sqlite")  # the copy is the user's own
     return dest

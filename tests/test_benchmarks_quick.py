@@ -102,3 +102,14 @@ def test_quick_benchmark_run(tmp_path: Path) -> None:
     # Nothing written into the repository's results or README.
     assert _snapshot(results) == before
     assert readme.read_text(encoding="utf-8") == readme_before
+
+
+def test_rename_speed_benchmark_runs() -> None:
+    # It broke when the rename engine started reading the folder's aliases.
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks.rename_speed", "--notes", "60", "--repeat", "1"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.startswith("60 notes: heading rename "), proc.stdout
+    assert " s (" in proc.stdout and "file move " in proc.stdout, proc.stdout

@@ -172,6 +172,9 @@ async def test_a_file_that_cannot_be_decoded_is_left_alone(client: LanguageClien
     touched = {rc.uri_path(c.text_document.uri) for c in edit.document_changes}
     assert bad.resolve() not in touched and (ws / LOG).resolve() in touched
     assert bad.read_bytes() == data
+    # its own heading: refused in one line (an edit would be saved as UTF-8)
+    with pytest.raises(Exception, match=r"latin1\.md is not valid UTF-8: mdseek does not edit"):
+        await rename(client, bad, 0, 3, "Other")
 
 
 def mapped(links: dict, move) -> dict:

@@ -171,6 +171,36 @@ def test_every_request_with_invalid_params_gets_an_answer(tiny):
         no_tracebacks(s)
 
 
+def test_a_request_without_params_is_answered_as_the_spec_says(tiny):
+    # JSON-RPC lets a request leave "params" out. LSP gives shutdown no params and
+    # mdseek/status and mdseek/reindex none that are needed: they are served.
+    # A method that needs params gets -32602 saying so, in mdseek's words.
+    with RawServer(tiny) as s:
+        s.initialize(tiny)
+
+        def bare(method: str) -> dict:
+            mid = s.next_id()
+            s.send({"jsonrpc": "2.0", "id": mid, "method": method})
+            res = s.wait_response(mid, timeout=60)
+            assert res is not None, method
+            return res
+
+        assert bare("mdseek/status")["result"]["state"]
+        assert set(bare("mdseek/reindex")["result"]) == {"files", "chunks"}
+        err = bare("mdseek/search")["error"]
+        assert err == {
+            "code": -32602,
+            "message": "query is empty: say what you are looking for, in words",
+        }, err
+        for method in ("textDocument/hover", "workspace/symbol", "codeLens/resolve"):
+            err = bare(method)["error"]
+            assert err["code"] == -32602 and err["message"] == (
+                f"Invalid params for {method}: the request has no params, and {method} needs them"
+            ), err
+        assert bare("shutdown")["result"] is None
+        no_tracebacks(s)
+
+
 def test_a_client_answering_configuration_with_null_does_not_stall_the_server(tiny):
     class NullConfig(RawServer):
         def answer(self, msg: dict):

@@ -4,17 +4,20 @@ of the wrong size or not an mdseek vectors file costs nothing and shows no text.
 
 from __future__ import annotations
 
+import io
 import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from mdseek.index.engine import Engine
-from mdseek.index.vectors_file import FORMAT, VectorsFileError
+from mdseek.index.vectors_file import FORMAT, VectorsFileError, read_vectors
 
 from conftest import copy_fixtures
 
@@ -126,3 +129,150 @@ def test_cli_index_with_vectors(tmp_path, exported):
         [*cmd, "--vectors", str(tmp_path / "nope.npz")], capture_output=True, text=True, timeout=600
     )
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "cannot be read" in bad.stderr
+
+
+# -- crafted files: checked before anything is loaded --------------------------------
+
+
+def _npy_header(descr: str, shape: tuple[int, ...]) -> bytes:
+    buf = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buf, {"descr": descr, "fortran_order": False, "shape": shape}
+    )
+    return buf.getvalue()
+
+
+def _npy(arr: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, arr, allow_pickle=False)
+    return buf.getvalue()
+
+
+def _zip(path: Path, members: dict[str, tuple[bytes, int, int, int]]) -> Path:
+    """A zip written by hand: name -> (deflated bytes, crc, unpacked size, method)
+    as given, so a member may declare any size its stream really unpacks to."""
+    out, central = bytearray(), bytearray()
+    for name, (data, crc, size, method) in members.items():
+        n = name.encode()
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0, 0x21,
+                               crc, len(data), size, len(n), 0, 0, 0, 0, 0, len(out)) + n  # fmt: skip
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21,
+                           crc, len(data), size, len(n), 0) + n + data  # fmt: skip
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(members), len(members),
+                      len(central), len(out), 0)  # fmt: skip
+    path.write_bytes(bytes(out + central + end))
+    return path
+
+
+def _stored(raw: bytes) -> tuple[bytes, int, int, int]:
+    return raw, zlib.crc32(raw), len(raw), 0
+
+
+def _team_members(model: str, hashes: np.ndarray, vectors: bytes | None = None) -> dict:
+    members = {
+        "format.npy": _stored(_npy(np.array(FORMAT))),
+        "model.npy": _stored(_npy(np.array(model))),
+        "hashes.npy": _stored(_npy(hashes)),
+    }
+    if vectors is not None:
+        members["vectors.npy"] = _stored(vectors)
+    return members
+
+
+def _zeros_bomb(rows: int, dim: int = 384) -> tuple[bytes, int, int, int]:
+    """A float32 (rows, dim) member of zeros, deflated: 2.3 GB in about 2 MB."""
+    head = _npy_header("<f4", (rows, dim))
+    size = len(head) + rows * dim * 4
+    co = zlib.compressobj(9, zlib.DEFLATED, -15)
+    block = bytes(1 << 24)
+    # After a full flush the compressor starts afresh: every block deflates alike.
+    first = co.compress(head) + co.flush(zlib.Z_FULL_FLUSH)
+    piece = co.compress(block) + co.flush(zlib.Z_FULL_FLUSH)
+    blocks, rest = divmod(rows * dim * 4, len(block))
+    data = first + piece * blocks + co.compress(bytes(rest)) + co.flush()
+    crc = zlib.crc32(head)
+    for _ in range(blocks):
+        crc = zlib.crc32(block, crc)
+    return data, zlib.crc32(bytes(rest), crc), size, 8
+
+
+def test_a_vectors_file_that_unpacks_huge_is_refused_before_it_is_read(tmp_path):
+    # 2.3 GB of float32 zeros in a 2 MB file: it used to be unpacked into memory.
+    rows = 1_500_000
+    bomb = _zip(tmp_path / "bomb.npz", {
+        **_team_members("m@1", np.array(["0" * 40] * 2, dtype="S64")),
+        "vectors.npy": _zeros_bomb(rows),
+    })  # fmt: skip
+    assert bomb.stat().st_size < 5_000_000
+    probe = (  # VmHWM: this process's peak memory (ru_maxrss counts the parent's too)
+        "import re\n"
+        "from mdseek.index.vectors_file import read_vectors, VectorsFileError\n"
+        "try:\n"
+        f"    read_vectors({str(bomb)!r})\n"
+        "    print('read')\n"
+        "except VectorsFileError as exc:\n"
+        "    print(exc)\n"
+        "status = open('/proc/self/status').read()\n"
+        "print(int(re.search(r'VmHWM:\\s*(\\d+) kB', status).group(1)) // 1024)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    message, peak_mb = run.stdout.splitlines()
+    unpacked = len(_npy_header("<f4", (rows, 384))) + rows * 384 * 4 + 3 * 200
+    assert message.startswith(f"{bomb}: unpacks to 2,3"), message
+    assert "bytes, over the 2,147,483,648 a vectors file may hold" in message, message
+    assert unpacked > 2**31
+    assert int(peak_mb) < 400, f"peak {peak_mb} MB"
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        (
+            "huge_shape",
+            "vectors.npy declares 384,000,000,000,000 values of 4 bytes, more than it holds",
+        ),
+        ("int_hashes", "hashes.npy holds int64, not a list of text hashes"),
+        ("text_hashes", "hashes.npy holds <U64, not a list of text hashes"),
+        ("float64_vectors", "vectors.npy holds float64, not a matrix of float32 vectors"),
+        ("model_list", "model.npy is not one model id"),
+    ],
+)
+def test_a_crafted_vectors_file_is_a_one_line_error_never_a_traceback(tmp_path, case, says):
+    hashes = np.array(["0" * 40] * 3, dtype="S64")
+    unit = np.zeros((3, 384), dtype=np.float32)
+    unit[:, 0] = 1.0
+    members = {
+        "huge_shape": _team_members("m@1", hashes, _npy_header("<f4", (10**12, 384))),
+        "int_hashes": _team_members("m@1", np.arange(3), _npy(unit)),
+        "text_hashes": _team_members("m@1", hashes.astype("U64"), _npy(unit)),
+        "float64_vectors": _team_members("m@1", hashes, _npy(unit.astype(np.float64))),
+        "model_list": {
+            **_team_members("m@1", hashes, _npy(unit)),
+            "model.npy": _stored(_npy(np.array(["m@1", "x"]))),
+        },
+    }[case]
+    path = _zip(tmp_path / f"{case}.npz", members)
+    with pytest.raises(VectorsFileError) as err:
+        read_vectors(path)
+    assert str(err.value) == f"{path}: {says}", str(err.value)
+
+
+@pytest.mark.slow
+def test_cli_refuses_a_crafted_vectors_file_in_one_line(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.md").write_text("# A\n\nalpha\n")
+    crafted = _zip(
+        tmp_path / "huge.npz",
+        _team_members("m@1", np.arange(3), _npy_header("<f4", (10**12, 384))),
+    )
+    db = tmp_path / "idx" / "index.sqlite"
+    run = subprocess.run(
+        [sys.executable, "-m", "mdseek", "index", str(ws), "--db", str(db), "--no-progress",
+         "--vectors", str(crafted)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 1, (run.stdout, run.stderr)
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "huge.npz: hashes.npy holds int64, not a list of text hashes" in run.stderr, run.stderr
