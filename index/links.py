@@ -42,6 +42,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _WIKI = re.compile(r"\[\[([^\[\]|\n]*?)(?:\|([^\[\]\n]*))?\]\]")
+_CHECKBOX = re.compile(r"\[[ xX]\](?:\s|$)")  # a task list item's box, where a list item starts
 
 
 @dataclass(frozen=True)
@@ -194,13 +195,14 @@ def find_links(doc: ParsedDocument | str) -> list[Link]:
     src_lines = text.split("\n")
     tokens = _parser().parse(text)
     out: list[Link] = []
-    for tok in tokens:
+    for k, tok in enumerate(tokens):
         if tok.type != "inline" or tok.map is None or not tok.children:
             continue
         content = tok.content
         lm = _LineMap(content, tok.map[0], src_lines)
         cut: list[tuple[int, int]] = []  # content spans that are not plain text
         children = tok.children
+        item = k >= 2 and tokens[k - 2].type == "list_item_open"
         for i, c in enumerate(children):
             span = (c.meta or {}).get("span")
             if span:
@@ -209,6 +211,8 @@ def find_links(doc: ParsedDocument | str) -> list[Link]:
                 continue
             if c.markup == "autolink":
                 continue  # <https://...>: a URL, never a section
+            if item and span[0] == 0 and _CHECKBOX.match(content):
+                continue  # - [x] a task: a checkbox (GitHub, Obsidian), even if [x]: is defined
             href = str(c.attrs.get("href", ""))
             path, anchor = _split_href(href)
             label, _ = _text_of(children, i)

@@ -2,10 +2,10 @@
 so a click (Ctrl+click in VS Code, ``gx``-style plugins elsewhere) opens it.
 
 Inline ``[t](x.md#a)``, reference-style ``[t][ref]`` and wiki ``[[x#Heading]]``
-links resolve the way go-to-definition does: to the file, at the heading's
+links, and the destination of a reference definition ``[ref]: x.md#a``, resolve the way go-to-definition does: to the file, at the heading's
 line (``file:///x.md#L12``). A link to another file of the folder that is not
 markdown (an image, a PDF) opens that file. Web links (http, https, mailto)
-keep their URL; nothing else with a scheme is offered (no ``command:`` or
+keep their URL; an empty destination ``[t](<>)`` gets none; nothing else with a scheme is offered (no ``command:`` or
 ``file:`` link from a stranger's document). Broken links and links that leave
 the workspace get no target (the diagnostics name them).
 """
@@ -34,7 +34,7 @@ def document_links_sync(ws: Workspace, uri: str, tooltips: bool = True) -> list[
     path, doc = found
     lines = doc.lines()
     out = []
-    for lk in ws.docs.links(path, doc):
+    for lk in ws.written_links(path, doc):
         target = _target(ws, path, lk)
         if target is not None:
             out.append(
@@ -49,6 +49,8 @@ def document_links_sync(ws: Workspace, uri: str, tooltips: bool = True) -> list[
 
 def _target(ws: Workspace, path: Path, lk: Link) -> tuple[str, str] | None:
     """The URI a link opens and a tooltip naming it."""
+    if lk.kind == "markdown" and not lk.href.strip():
+        return None  # [t](<>): leads nowhere
     if lk.kind == "markdown" and lk.external:
         href = lk.href.strip()
         return (href, href) if href.lower().startswith(WEB_SCHEMES) else None

@@ -9,7 +9,6 @@ sections (on the folder's reader thread).
 from __future__ import annotations
 
 import asyncio
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +17,6 @@ from lsprotocol import types
 from mdseek.index.aliases import NO_ALIASES
 from mdseek.index.engine import SearchResult
 from mdseek.index.links import (
-    Link,
     anchor_context,
     anchor_link,
     find_heading,
@@ -27,8 +25,7 @@ from mdseek.index.links import (
     resolve,
 )
 from mdseek.index.obsidian import block_ids, is_block_ref
-from mdseek.index.parse import Heading, ParsedDocument
-from mdseek.index.rename import link_sites
+from mdseek.index.parse import Heading
 
 from . import features as F
 from .convert import start_range
@@ -51,7 +48,7 @@ def definition_sync(
     cur = ws.cursor(uri, position)
     if cur is None:
         return None
-    link = link_at(_written_links(ws, cur.path, cur.doc), cur.line, cur.col)
+    link = link_at(ws.written_links(cur.path, cur.doc), cur.line, cur.col)
     if link is None:
         return None
     root = ws.root_for(cur.path)
@@ -87,7 +84,7 @@ def references_sync(
         return []
     heading = ws.heading_at(doc, cur.line)
     target_path, target_doc = path, doc
-    link = link_at(_written_links(ws, path, doc), cur.line, cur.col) if heading is None else None
+    link = link_at(ws.written_links(path, doc), cur.line, cur.col) if heading is None else None
     if link is not None:  # references of what the link points to
         t = ws.resolve_link(root, path, link)
         found = ws.target_doc(root, path, t)
@@ -116,7 +113,7 @@ def references_sync(
         if d is None:
             continue
         lines = None
-        for lk in _written_links(ws, p, d, used_definitions=False):
+        for lk in ws.written_links(p, d, used_definitions=False):
             wiki = lk.kind == "wiki"
             t = resolve(
                 lk, rel, root.exists, files if wiki else (), aliases if wiki else NO_ALIASES
@@ -131,28 +128,6 @@ def references_sync(
             lines = lines or d.lines()
             out.append(types.Location(uri=ws.uri_for(p), range=F.link_range(ws.pos, lines, lk)))
     return out
-
-
-_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)
-
-
-def _written_links(
-    ws: Workspace, path: Path, doc: ParsedDocument, used_definitions: bool = True
-) -> list[Link]:
-    """The document's links, and the destination of each reference definition
-    (``[ref]: x.md#anchor`` names its target even when no ``[t][ref]`` uses it,
-    and a rename rewrites it). With ``used_definitions`` False, only the
-    definitions no ``[t][ref]`` of the document uses: a used one is counted
-    once, at its use. Definitions are looked for only in a text that seems to
-    hold one."""
-    links = ws.docs.links(path, doc)
-    if not _DEFINITION.search(doc.text):
-        return links
-    defs = [s.link for s in link_sites(doc, links) if s.kind == "definition"]
-    if not used_definitions:
-        used = {lk.href for lk in links if lk.reference}
-        defs = [d for d in defs if d.href not in used]
-    return [*links, *defs]
 
 
 @dataclass
