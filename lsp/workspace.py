@@ -28,7 +28,6 @@ from .convert import Positions, path_to_uri, uri_to_path
 from .documents import Documents
 from .roots import Root
 
-
 _DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)
 
 

@@ -192,7 +192,7 @@ def apply_edits(text: str, edits: Iterable[tuple[Range, str]]) -> str:
     for (l0, c0, l1, c1), new in edits:
         spans.append((_offset(text, l0, c0), _offset(text, l1, c1), new))
     spans.sort(key=lambda s: (s[0], s[1]))
-    for (a0, a1, _), (b0, _, _) in itertools.pairwise(spans):
+    for (_, a1, _), (b0, _, _) in itertools.pairwise(spans):
         assert a1 <= b0, f"overlapping edits {spans}"
     for a, b, new in reversed(spans):
         text = text[:a] + new + text[b:]
