@@ -387,6 +387,15 @@ def find_heading(doc: HasHeadings, anchor: str | None, by_text: bool = False) ->
     return _by_slug(heads, github_slug(anchor))
 
 
+_LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)
+
+
+def is_line_fragment(anchor: str) -> bool:
+    """``#L10``, ``#L10,4``, ``#L10-L20``, ``#10-20``: a place by line (GitHub,
+    VS Code), not a heading -- unless a heading has that anchor."""
+    return bool(_LINE_FRAGMENT.fullmatch(anchor))
+
+
 # -- completion context -------------------------------------------------------
 
 _MD_ANCHOR = re.compile(r"\]\(\s*<?([^()\s#<>]*)#([^()\s#<>]*)$")

@@ -10,7 +10,6 @@ return protocol types; :mod:`.server` wires them to the protocol.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,15 +19,12 @@ from mdseek.index.aliases import AliasMap
 from mdseek.index.facade import NotIndexed, OutsideRoot, confine_in
 from mdseek.index.links import Link, Target, find_heading, resolve
 from mdseek.index.parse import Heading, ParsedDocument
-from mdseek.index.rename import link_sites
 
 from .aliases import FolderAliases
 from .config import Settings
 from .convert import Positions, path_to_uri, uri_to_path
 from .documents import Documents
 from .roots import Root
-
-_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)
 
 
 @dataclass
@@ -98,25 +94,8 @@ class Workspace:
     def written_links(
         self, path: Path, doc: ParsedDocument, used_definitions: bool = True
     ) -> list[Link]:
-        """The document's links, and the destination of each reference definition
-        (``[ref]: x.md#anchor`` names its target even when no ``[t][ref]`` uses it,
-        and a rename rewrites it). With ``used_definitions`` False, only the
-        definitions no ``[t][ref]`` of the document uses: a used one is counted
-        once, at its use. Definitions are looked for only in a text that seems
-        to hold one."""
-        links = self.docs.links(path, doc)
-        if not _DEFINITION.search(doc.text):
-            return links
-        lines = doc.lines()
-        defs = [
-            s.link
-            for s in link_sites(doc, links)
-            if s.kind == "definition" and not lines[s.line].lstrip().startswith("[^")
-        ]  # [^1]: ... is a footnote (GitHub, Obsidian), not a link
-        if not used_definitions:
-            used = {lk.href for lk in links if lk.reference}
-            defs = [d for d in defs if d.href not in used]
-        return [*links, *defs]
+        """See :meth:`.documents.Documents.written_links`."""
+        return self.docs.written_links(path, doc, used_definitions)
 
     def aliases(self, root: Root) -> AliasMap:
         """The folder's front-matter aliases (open buffers as typed)."""
