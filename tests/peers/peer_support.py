@@ -429,24 +429,26 @@ CURSOR = "$$CURSOR$$"
 
 
 def cursors(text: str) -> tuple[str, list[tuple[int, int]]]:
-    """The peer's ``$$CURSOR$$`` markers taken out: the text and each marker's
-    (line, UTF-16 character)."""
+    """Where the peer's ``$$CURSOR$$`` markers are: (line, UTF-16 character) of
+    each. The peer leaves the markers in the document it tests (its
+    ``getCursorPositions`` reads them from the text the document holds), so the
+    text is returned as it is."""
     out = []
-    while CURSOR in text:
-        i = text.index(CURSOR)
+    i = text.find(CURSOR)
+    while i >= 0:
         before = text[:i]
-        line = before.count("\n")
         row = before.rsplit("\n", 1)[-1]
-        out.append((line, len(row.encode("utf-16-le")) // 2))
-        text = text[:i] + text[i + len(CURSOR) :]
+        out.append((before.count("\n"), len(row.encode("utf-16-le")) // 2))
+        i = text.find(CURSOR, i + len(CURSOR))
     return text, out
 
 
 async def run_selection(client: LanguageClient, tmp: Path, case: dict) -> None:
     """Keys: ``text`` with ``$$CURSOR$$`` markers (the peer's), ``chains``: for
     each cursor the peer's lineage, innermost first, as (start line, end line)
-    or full ranges."""
+    or full ranges; ``positions`` where the peer gives them instead of markers."""
     text, points = cursors(case["text"])
+    points = case.get("positions", points)
     case = {**case, "files": {"doc.md": text}}
     async with workspace(client, tmp, case) as ws:
         found = await client.text_document_selection_range_async(
@@ -535,3 +537,37 @@ async def run_completion(client: LanguageClient, tmp: Path, case: dict) -> None:
         text = ws.files[at] or ""
         got = sorted(accepted_line(text, case["pos"], it) for it in items)
         assert got == sorted(case["accepted"]), [(it.label, it.text_edit) for it in items]
+
+
+async def run_slugs(client: LanguageClient, tmp: Path, case: dict) -> None:
+    """Keys: ``lookups`` [(fragment, heading line or None)]: the peer's
+    ``lookupByFragment``, asked through a link ``[x](doc.md#fragment)`` written
+    in a second document: go to definition lands on the heading's line, and a
+    fragment the peer finds nothing for is a broken link (a diagnostic);
+    ``slugs`` [anchor]: the peer's ``entries[i].slug``, each offered by anchor
+    completion after ``[x](doc.md#``."""
+    lookups = case.get("lookups", [])
+    links = lines(*(f"[x](doc.md#{frag})" for frag, _ in lookups), "[x](doc.md#")
+    case = {**case, "files": {**case["files"], "links.md": links}}
+    async with workspace(client, tmp, case) as ws:
+        found = await diagnostics_of(client, ws, "links.md")
+        broken = sorted(d.range.start.line for d in found)
+        assert broken == [n for n, (_, want) in enumerate(lookups) if want is None], [
+            (as_tuple(d.range), d.message) for d in found
+        ]
+        for n, (_, want) in enumerate(lookups):
+            if want is None:
+                continue
+            got = await client.text_document_definition_async(
+                types.DefinitionParams(
+                    text_document=tdi(ws.uri("links.md")), position=position((n, 1))
+                )
+            )
+            _match_locations(_locations(ws, got), [("doc.md", want)])
+        if "slugs" in case:
+            last = len(lookups)
+            pos = (last, len("[x](doc.md#"))
+            items = await completion_items(client, ws, "links.md", pos)
+            offered = {accepted_line(links, pos, it) for it in items}
+            for slug in case["slugs"]:
+                assert f"[x](doc.md#{slug}" in offered, sorted(offered)
