@@ -399,7 +399,9 @@ def is_line_fragment(anchor: str) -> bool:
 # -- completion context -------------------------------------------------------
 
 _MD_ANCHOR = re.compile(r"\]\(\s*<?([^()\s#<>]*)#([^()\s#<>]*)$")
+_MD_ANCHOR_ANGLE = re.compile(r"\]\(\s*<([^<>\n#]*)#([^<>#\n]*)$")  # [t](<a b.md#...
 _DEF_ANCHOR = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s#<>]*)#(\S*)$")
+_DEF_ANCHOR_ANGLE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<([^<>\n#]*)#([^<>#\n]*)$")
 _WIKI_ANCHOR = re.compile(r"\[\[([^\[\]|#]*)#([^\[\]|#]*)$")
 
 
@@ -412,10 +414,16 @@ class AnchorContext:
 
 
 def anchor_context(line_text: str, col: int) -> AnchorContext | None:
-    """If the cursor (code-point column) sits right after ``](path#…`` or
-    ``[[note#…``, what is being completed."""
+    """If the cursor (code-point column) sits right after ``](path#…``,
+    ``](<path with spaces#…`` or ``[[note#…``, what is being completed."""
     before = line_text[:col]
-    for kind, rx in (("wiki", _WIKI_ANCHOR), ("markdown", _MD_ANCHOR), ("markdown", _DEF_ANCHOR)):
+    for kind, rx in (
+        ("wiki", _WIKI_ANCHOR),
+        ("markdown", _MD_ANCHOR),
+        ("markdown", _MD_ANCHOR_ANGLE),
+        ("markdown", _DEF_ANCHOR),
+        ("markdown", _DEF_ANCHOR_ANGLE),
+    ):
         m = rx.search(before)
         if m:
             return AnchorContext(kind, m.group(1), m.group(2), m.start(2))

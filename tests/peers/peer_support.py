@@ -141,6 +141,17 @@ class Workspace:
         await until(roots, lambda rs: want in rs, timeout=30, what=f"folder {want} added")
         return self
 
+    async def opened(self) -> None:
+        """Until the folder's index is open (its state past ``starting``): what
+        completion of link targets needs (it ranks sections by meaning)."""
+        want = str(self.root.resolve())
+
+        async def state() -> str:
+            st = plain(await self.client.protocol.send_request_async("mdseek/status", {}))
+            return next((r["state"] for r in st["roots"] if r["path"] == want), "starting")
+
+        await until(state, lambda s: s != "starting", timeout=60, what=f"folder {want} open")
+
     async def __aexit__(self, *exc: object) -> None:
         folder = types.WorkspaceFolder(uri=uri(self.root), name=self.root.name)
         self.client.workspace_did_change_workspace_folders(
@@ -532,6 +543,7 @@ async def run_completion(client: LanguageClient, tmp: Path, case: dict) -> None:
         text, (pos,) = cursors(case["text"])
         case = {**case, "pos": pos, "files": {**case.get("files", {}), case["at"]: text}}
     async with workspace(client, tmp, case) as ws:
+        await ws.opened()
         at = case.get("at", "doc.md")
         items = await completion_items(client, ws, at, case["pos"])
         text = ws.files[at] or ""
@@ -571,3 +583,21 @@ async def run_slugs(client: LanguageClient, tmp: Path, case: dict) -> None:
             offered = {accepted_line(links, pos, it) for it in items}
             for slug in case["slugs"]:
                 assert f"[x](doc.md#{slug}" in offered, sorted(offered)
+
+
+async def run_completion_items(client: LanguageClient, tmp: Path, case: dict) -> None:
+    """Keys: ``text`` (the peer's document, ``$$CURSOR$$`` left in), ``at`` and
+    ``items``: the peer's (label, new text) of each completion, compared with
+    mdseek's as sorted lists (the peer orders by its own sort text)."""
+    text, (pos,) = cursors(case["text"])
+    at = case.get("at", "new.md")
+    case = {**case, "files": {**case.get("files", {}), at: text}}
+    async with workspace(client, tmp, case) as ws:
+        await ws.opened()
+        items = await completion_items(client, ws, at, pos)
+        got = []
+        for it in items:
+            te = it.text_edit
+            new = te.new_text if te is not None else (it.insert_text or it.label)
+            got.append((it.label, new))
+        assert sorted(got) == sorted(tuple(i) for i in case["items"])
