@@ -254,7 +254,8 @@ def changed(ws: Workspace, texts: dict[str, str]) -> dict[str, str]:
 
 async def run_rename(client: LanguageClient, tmp: Path, case: dict) -> None:
     """Keys: ``new_name`` and ``edits`` {path: [(range, new text)]} (and ``renames``
-    [(old path, new path)]) for textDocument/rename; or ``prepare``
+    [(old path, new path)]) for textDocument/rename, ``only`` a path where the
+    peer asserts that file's edits only; or ``prepare``
     ((range, placeholder), or None where the peer's prepareRename rejects)."""
     async with workspace(client, tmp, case) as ws:
         at = tdi(ws.uri(case.get("at", "doc.md")))
@@ -277,6 +278,11 @@ async def run_rename(client: LanguageClient, tmp: Path, case: dict) -> None:
             types.RenameParams(text_document=at, position=pos, new_name=case["new_name"])
         )
         texts, renames = workspace_edit_result(ws, edit)
+        if "only" in case:  # the peer asserts one file's edits
+            rel = case["only"]
+            want = expected_texts(ws, {rel: case["edits"][rel]})[rel]
+            assert texts.get(rel, ws.files[rel]) == want
+            return
         assert changed(ws, texts) == expected_texts(ws, case["edits"])
         assert renames == [tuple(r) for r in case.get("renames", [])]
 
@@ -376,7 +382,7 @@ def match_spans(got: Sequence[Range], want: Sequence[Range]) -> None:
 async def run_document_links(client: LanguageClient, tmp: Path, case: dict) -> None:
     """Keys: ``links`` [range], or [(range, target)] where the peer asserts the
     target: (path, line) for a heading (mdseek's ``#L<n>``), (path,) for a file,
-    or a URL."""
+    or a URL; ``exact`` where the peer's ranges are whole links, as mdseek's."""
     async with workspace(client, tmp, case) as ws:
         found = await client.text_document_document_link_async(
             types.DocumentLinkParams(text_document=tdi(ws.uri(case.get("at", "doc.md"))))
@@ -384,7 +390,10 @@ async def run_document_links(client: LanguageClient, tmp: Path, case: dict) -> N
         got = [as_tuple(d.range) for d in found or []]
         want = case["links"]
         spans = [w[0] if len(w) == 2 and isinstance(w[0], (list, tuple)) else w for w in want]
-        match_spans(got, spans)
+        if case.get("exact"):  # the peer marks the whole link, as mdseek does
+            assert sorted(got) == sorted(tuple(s) for s in spans)
+        else:
+            match_spans(got, spans)
         for w in want:
             if not (len(w) == 2 and isinstance(w[0], (list, tuple))):
                 continue
