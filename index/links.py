@@ -372,11 +372,20 @@ def _by_slug(headings: Sequence[Heading], slug: str) -> Heading | None:
 
 def find_heading(doc: HasHeadings, anchor: str | None, by_text: bool = False) -> Heading | None:
     """The heading an anchor names: its slug first, then (wiki style, or a
-    hand-written anchor) its text, case- and punctuation-insensitively."""
+    hand-written anchor) its text, case- and punctuation-insensitively; a wiki
+    anchor ``Section#Subsection`` names the heading at the end of that path."""
     if not anchor:
         return None
     heads = doc.headings
-    if not by_text:
+    if by_text and "#" in anchor:  # [[note#Section#Subsection]]: Obsidian's heading path
+        parts = [p.strip().lower() for p in anchor.split("#") if p.strip()]
+        k = 0
+        for h in heads:
+            if parts and h.text.strip().lower() == parts[k]:
+                if k == len(parts) - 1:
+                    return h
+                k += 1
+        anchor = parts[-1] if parts else anchor
         h = _by_slug(heads, anchor) or _by_slug(heads, anchor.lower())
         if h is not None:
             return h
@@ -385,6 +394,32 @@ def find_heading(doc: HasHeadings, anchor: str | None, by_text: bool = False) ->
         if h.text.strip().lower() == want:
             return h
     return _by_slug(heads, github_slug(anchor))
+
+
+_HTML_ANCHOR = re.compile(
+    r"""<(?:[A-Za-z][^<>]*?\s+id|a\s[^<>]*?\bname)\s*=\s*["']([^"'<>]+)["']"""
+)
+_CODE_BLOCKS = ("fence", "code_block")
+
+
+def html_anchors(doc: ParsedDocument) -> dict[str, int]:
+    """``id`` (and ``<a name>``) attributes of the document's HTML, outside code:
+    anchors a link's ``#fragment`` can name as well as a heading's (GitHub,
+    mdBook, VS Code), each with its 0-based line."""
+    text = doc.text
+    if "<" not in text or ("id" not in text and "name" not in text):
+        return {}
+    lines = doc.lines()
+    code = {
+        n for b in doc.blocks if b.kind in _CODE_BLOCKS for n in range(b.start_line, b.end_line)
+    }
+    out: dict[str, int] = {}
+    for n, line in enumerate(lines):
+        if n in code or "<" not in line:
+            continue
+        for m in _HTML_ANCHOR.finditer(line):
+            out.setdefault(m.group(1), n)
+    return out
 
 
 _LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)

@@ -82,7 +82,7 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
 
     for link in facts.links:
         if link.kind == "wiki" and link.path and is_attachment(link.path):  # ![[image.png]]
-            if find_attachment(link.path, root.rel(path), root.exists) is None:
+            if find_attachment(link.path, root.rel(path), root.exists, root.files_named) is None:
                 report(link, f"No such file: {link.path}")
             continue
         target = ws.resolve_link(root, path, link)
@@ -108,7 +108,10 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             if (
                 tfacts is not None
                 and find_heading(tfacts, target.anchor, target.by_text) is None
-                and not (link.kind == "markdown" and is_line_fragment(target.anchor))
+                and not (
+                    link.kind == "markdown"
+                    and (is_line_fragment(target.anchor) or target.anchor in tfacts.html_anchors)
+                )
             ):
                 shown = target.anchor if target.by_text else "#" + target.anchor
                 data = {

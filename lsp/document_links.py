@@ -56,7 +56,7 @@ def _target(ws: Workspace, path: Path, lk: Link) -> tuple[str, str] | None:
         return (href, href) if href.lower().startswith(WEB_SCHEMES) else None
     root = ws.root_for(path)
     if root is not None and lk.kind == "wiki" and lk.path and is_attachment(lk.path):
-        rel = find_attachment(lk.path, root.rel(path), root.exists)  # ![[image.png]]
+        rel = find_attachment(lk.path, root.rel(path), root.exists, root.files_named)
         return (ws.uri_for((root.path / rel).resolve()), rel) if rel else None
     t = ws.resolve_link(root, path, lk)
     if t.path is None or not t.exists:

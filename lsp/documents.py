@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdseek.index.links import Link, find_links
+from mdseek.index.links import Link, find_links, html_anchors
 from mdseek.index.parse import Heading, ParsedDocument, normalise, parse_bytes, parse_text
 from mdseek.index.rename import link_sites
 
@@ -31,11 +31,12 @@ _DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)  # a line that m
 @dataclass(frozen=True)
 class LinkFacts:
     """What checking links needs of a file: its links (and the reference
-    definitions no link uses), and its headings (for anchors into it). Small
-    enough to keep for every file of a folder."""
+    definitions no link uses), and its headings and HTML ids (for anchors into
+    it). Small enough to keep for every file of a folder."""
 
     links: tuple[Link, ...]
     headings: tuple[Heading, ...]
+    html_anchors: dict[str, int]  # <span id="x">: anchors too, with their lines
 
 
 def inside_any(path: Path, roots: Iterable[Path]) -> Path | None:
@@ -135,7 +136,7 @@ class Documents:
         if doc is None:
             return None
         links = self.written_links(path, doc, used_definitions=False)
-        facts = LinkFacts(tuple(links), tuple(doc.headings))
+        facts = LinkFacts(tuple(links), tuple(doc.headings), html_anchors(doc))
         with self._lock:
             if len(self._facts) >= FACTS_KEPT:
                 self._facts.clear()

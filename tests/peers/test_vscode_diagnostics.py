@@ -12,9 +12,9 @@ Translation into LSP terms:
 
 Not ported (checks mdseek does not make): reference labels without a
 definition (``[text][no-such]``), unused and duplicate link definitions (5
-tests), the ``ignoreLinks`` and ``validate*`` settings (10 tests), the HTML
-``id`` suite (6 tests); from the "Diagnostic Manager" suite, the tests of its
-own file-stat cache and of multi-root folders (4).
+tests), the ``ignoreLinks`` and ``validate*`` settings (10 tests); from the
+"Diagnostic Manager" suite, the tests of its own file-stat cache and of
+multi-root folders (4).
 """
 
 from __future__ import annotations
@@ -309,7 +309,40 @@ CASES: list[dict] = [
         "at": "doc2.md",
         "diags": [],
     },
-    # -- HTML id anchors: the part that is about headings ---------------------------------
+    # -- HTML id anchors ----------------------------------------------------------------
+    {
+        "name": "Should not generate diagnostic for link to HTML id in own file",
+        "files": {"doc.md": lines('<div id="my-target"></div>', "", "[link](#my-target)")},
+        "diags": [],
+    },
+    {
+        "name": "Should still generate diagnostic for link to non-existent fragment even with HTML ids present",
+        "files": {
+            "doc.md": lines(
+                '<div id="my-target"></div>', "", "[good](#my-target)", "[bad](#no-such-target)"
+            )
+        },
+        "diags": [(3, 6, 3, 21)],
+    },
+    {
+        "name": "Should not generate diagnostic for link to HTML id in code block",
+        "files": {"doc.md": lines("~~~", '<div id="my-target"></div>', "~~~", "[bad](#my-target)")},
+        "diags": [(3, 6, 3, 16)],
+    },
+    {
+        "name": "Should not generate diagnostic for link to HTML id in other file",
+        "files": {
+            "doc1.md": lines("[good](doc2.md#my-target)", "[bad](doc2.md#no-such-target)"),
+            "doc2.md": lines('<span id="my-target">content</span>'),
+        },
+        "at": "doc1.md",
+        "diags": [(1, 13, 1, 28)],
+    },
+    {
+        "name": "Should not generate diagnostic for link to HTML id with single quotes",
+        "files": {"doc.md": lines("<div id='my-target'></div>", "", "[link](#my-target)")},
+        "diags": [],
+    },
     {
         "name": "Should not generate diagnostic for link to header that also has an HTML id",
         "files": {
