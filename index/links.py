@@ -386,9 +386,10 @@ def find_heading(doc: HasHeadings, anchor: str | None, by_text: bool = False) ->
                     return h
                 k += 1
         anchor = parts[-1] if parts else anchor
-        h = _by_slug(heads, anchor) or _by_slug(heads, anchor.lower())
-        if h is not None:
-            return h
+    if not by_text:
+        found = _by_slug(heads, anchor) or _by_slug(heads, anchor.lower())
+        if found is not None:
+            return found
     want = anchor.strip().lower()
     for h in heads:
         if h.text.strip().lower() == want:
