@@ -142,15 +142,21 @@ class Workspace:
         return self
 
     async def opened(self) -> None:
-        """Until the folder's index is open (its state past ``starting``): what
-        completion of link targets needs (it ranks sections by meaning)."""
+        """Until the folder is indexed (``ready``, or ``lexical-only``): completion
+        of link targets ranks sections by meaning, so its answer is the same
+        every run only once the folder's vectors are made."""
         want = str(self.root.resolve())
 
         async def state() -> str:
             st = plain(await self.client.protocol.send_request_async("mdseek/status", {}))
             return next((r["state"] for r in st["roots"] if r["path"] == want), "starting")
 
-        await until(state, lambda s: s != "starting", timeout=60, what=f"folder {want} open")
+        await until(
+            state,
+            lambda s: s in ("ready", "lexical-only"),
+            timeout=120,
+            what=f"folder {want} indexed",
+        )
 
     async def __aexit__(self, *exc: object) -> None:
         folder = types.WorkspaceFolder(uri=uri(self.root), name=self.root.name)

@@ -174,6 +174,7 @@ CASES: list[dict] = [
         "doc4.md",
         (0, 4),
         ["[[another doc]]", "[[doc one]]", "[[doc two]]"],
+        convention=OFFERS,
     ),
     cand(
         "WikiWithSpaces_FileStem.test2",
