@@ -224,6 +224,32 @@ def scan(
                 yield found
 
 
+def other_files(root: Path, flt: FileFilter, limit: int = 200_000) -> list[str]:
+    """Workspace-relative paths of the folder's files that are not indexed
+    (images, PDFs: what Obsidian's ``![[name.png]]`` names, wherever it sits),
+    under :func:`scan`'s folder rules: excluded folders pruned, symlinked folders
+    and files not followed; at most ``limit``."""
+    root = root.resolve()
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        d = Path(dirpath)
+        base = relpath(root, d)
+        prefix = "" if base == "." else base + "/"
+        dirnames[:] = [
+            n
+            for n in sorted(dirnames)
+            if not matches(prefix + n + "/\0", flt.exclude) and not (d / n).is_symlink()
+        ]
+        for name in sorted(filenames):
+            rel = prefix + name
+            if flt.wants(rel) or matches(rel, flt.exclude) or (d / name).is_symlink():
+                continue
+            out.append(rel)
+            if len(out) >= limit:
+                return out
+    return out
+
+
 def check_file(root: Path, p: Path, flt: FileFilter, skip=None) -> FoundFile | None:
     """A FoundFile for ``p`` if it may be indexed, else None (reason given to ``skip``)."""
     root = root.resolve()

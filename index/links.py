@@ -42,6 +42,7 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _WIKI = re.compile(r"\[\[([^\[\]|\n]*?)(?:\|([^\[\]\n]*))?\]\]")
+_CHECKBOX = re.compile(r"\[[ xX]\](?:\s|$)")  # a task list item's box, where a list item starts
 
 
 @dataclass(frozen=True)
@@ -194,13 +195,14 @@ def find_links(doc: ParsedDocument | str) -> list[Link]:
     src_lines = text.split("\n")
     tokens = _parser().parse(text)
     out: list[Link] = []
-    for tok in tokens:
+    for k, tok in enumerate(tokens):
         if tok.type != "inline" or tok.map is None or not tok.children:
             continue
         content = tok.content
         lm = _LineMap(content, tok.map[0], src_lines)
         cut: list[tuple[int, int]] = []  # content spans that are not plain text
         children = tok.children
+        item = k >= 2 and tokens[k - 2].type == "list_item_open"
         for i, c in enumerate(children):
             span = (c.meta or {}).get("span")
             if span:
@@ -209,6 +211,8 @@ def find_links(doc: ParsedDocument | str) -> list[Link]:
                 continue
             if c.markup == "autolink":
                 continue  # <https://...>: a URL, never a section
+            if item and span[0] == 0 and _CHECKBOX.match(content):
+                continue  # - [x] a task: a checkbox (GitHub, Obsidian), even if [x]: is defined
             href = str(c.attrs.get("href", ""))
             path, anchor = _split_href(href)
             label, _ = _text_of(children, i)
@@ -368,14 +372,24 @@ def _by_slug(headings: Sequence[Heading], slug: str) -> Heading | None:
 
 def find_heading(doc: HasHeadings, anchor: str | None, by_text: bool = False) -> Heading | None:
     """The heading an anchor names: its slug first, then (wiki style, or a
-    hand-written anchor) its text, case- and punctuation-insensitively."""
+    hand-written anchor) its text, case- and punctuation-insensitively; a wiki
+    anchor ``Section#Subsection`` names the heading at the end of that path."""
     if not anchor:
         return None
     heads = doc.headings
+    if by_text and "#" in anchor:  # [[note#Section#Subsection]]: Obsidian's heading path
+        parts = [p.strip().lower() for p in anchor.split("#") if p.strip()]
+        k = 0
+        for h in heads:
+            if parts and h.text.strip().lower() == parts[k]:
+                if k == len(parts) - 1:
+                    return h
+                k += 1
+        anchor = parts[-1] if parts else anchor
     if not by_text:
-        h = _by_slug(heads, anchor) or _by_slug(heads, anchor.lower())
-        if h is not None:
-            return h
+        found = _by_slug(heads, anchor) or _by_slug(heads, anchor.lower())
+        if found is not None:
+            return found
     want = anchor.strip().lower()
     for h in heads:
         if h.text.strip().lower() == want:
@@ -383,10 +397,47 @@ def find_heading(doc: HasHeadings, anchor: str | None, by_text: bool = False) ->
     return _by_slug(heads, github_slug(anchor))
 
 
+_HTML_ANCHOR = re.compile(
+    r"""<(?:[A-Za-z][^<>]*?\s+id|a\s[^<>]*?\bname)\s*=\s*["']([^"'<>]+)["']"""
+)
+_CODE_BLOCKS = ("fence", "code_block")
+
+
+def html_anchors(doc: ParsedDocument) -> dict[str, int]:
+    """``id`` (and ``<a name>``) attributes of the document's HTML, outside code:
+    anchors a link's ``#fragment`` can name as well as a heading's (GitHub,
+    mdBook, VS Code), each with its 0-based line."""
+    text = doc.text
+    if "<" not in text or ("id" not in text and "name" not in text):
+        return {}
+    lines = doc.lines()
+    code = {
+        n for b in doc.blocks if b.kind in _CODE_BLOCKS for n in range(b.start_line, b.end_line)
+    }
+    out: dict[str, int] = {}
+    for n, line in enumerate(lines):
+        if n in code or "<" not in line:
+            continue
+        for m in _HTML_ANCHOR.finditer(line):
+            out.setdefault(m.group(1), n)
+    return out
+
+
+_LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)
+
+
+def is_line_fragment(anchor: str) -> bool:
+    """``#L10``, ``#L10,4``, ``#L10-L20``, ``#10-20``: a place by line (GitHub,
+    VS Code), not a heading -- unless a heading has that anchor."""
+    return bool(_LINE_FRAGMENT.fullmatch(anchor))
+
+
 # -- completion context -------------------------------------------------------
 
 _MD_ANCHOR = re.compile(r"\]\(\s*<?([^()\s#<>]*)#([^()\s#<>]*)$")
+_MD_ANCHOR_ANGLE = re.compile(r"\]\(\s*<([^<>\n#]*)#([^<>#\n]*)$")  # [t](<a b.md#...
 _DEF_ANCHOR = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s#<>]*)#(\S*)$")
+_DEF_ANCHOR_ANGLE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<([^<>\n#]*)#([^<>#\n]*)$")
 _WIKI_ANCHOR = re.compile(r"\[\[([^\[\]|#]*)#([^\[\]|#]*)$")
 
 
@@ -399,10 +450,16 @@ class AnchorContext:
 
 
 def anchor_context(line_text: str, col: int) -> AnchorContext | None:
-    """If the cursor (code-point column) sits right after ``](path#…`` or
-    ``[[note#…``, what is being completed."""
+    """If the cursor (code-point column) sits right after ``](path#…``,
+    ``](<path with spaces#…`` or ``[[note#…``, what is being completed."""
     before = line_text[:col]
-    for kind, rx in (("wiki", _WIKI_ANCHOR), ("markdown", _MD_ANCHOR), ("markdown", _DEF_ANCHOR)):
+    for kind, rx in (
+        ("wiki", _WIKI_ANCHOR),
+        ("markdown", _MD_ANCHOR),
+        ("markdown", _MD_ANCHOR_ANGLE),
+        ("markdown", _DEF_ANCHOR),
+        ("markdown", _DEF_ANCHOR_ANGLE),
+    ):
         m = rx.search(before)
         if m:
             return AnchorContext(kind, m.group(1), m.group(2), m.start(2))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from .links import MARKDOWN_SUFFIXES
 from .parse import ParsedDocument
@@ -57,11 +57,29 @@ def is_attachment(name: str) -> bool:
     return bool(ext) and ext not in MARKDOWN_SUFFIXES and " " not in ext and len(ext) <= 6
 
 
-def find_attachment(name: str, source: str, exists: Callable[[str], bool]) -> str | None:
-    """The workspace path of an attachment: next to the linking note, then from the root."""
+def find_attachment(
+    name: str,
+    source: str,
+    exists: Callable[[str], bool],
+    named: Callable[[str], Sequence[str]] | None = None,
+) -> str | None:
+    """The workspace path of an attachment: next to the linking note, then from
+    the root, then -- as Obsidian finds ``![[image.png]]`` in any folder of the
+    vault -- a file of that name anywhere (``named``: the folder's files called
+    so, case ignored), the nearest to the note."""
     name = name.strip().replace("\\", "/")
     for cand in (posixpath.join(posixpath.dirname(source), name), name.lstrip("/")):
         rel = posixpath.normpath(cand)
         if not rel.startswith(("../", "/")) and rel not in ("..", ".") and exists(rel):
             return rel
-    return None
+    if named is None or "/" in name.strip("/"):
+        return None
+    here = posixpath.dirname(source)
+
+    def distance(f: str) -> tuple[int, int, str]:
+        common = posixpath.commonpath([here, posixpath.dirname(f)]) if here else ""
+        up = here.count("/") + bool(here) - (common.count("/") + bool(common))
+        return (up + f.count("/") - common.count("/") - bool(common), len(f), f)
+
+    found = [f for f in named(posixpath.basename(name).lower()) if exists(f)]
+    return min(found, key=distance) if found else None

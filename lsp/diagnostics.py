@@ -41,7 +41,14 @@ from urllib.parse import quote
 from lsprotocol import types
 
 from mdseek.index.aliases import alias_sites
-from mdseek.index.links import MARKDOWN_SUFFIXES, Link, find_heading, find_links, link_at
+from mdseek.index.links import (
+    MARKDOWN_SUFFIXES,
+    Link,
+    find_heading,
+    find_links,
+    is_line_fragment,
+    link_at,
+)
 from mdseek.index.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
 from mdseek.index.parse import Heading, ParsedDocument, github_slug, title_from_path
 
@@ -75,7 +82,7 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
 
     for link in facts.links:
         if link.kind == "wiki" and link.path and is_attachment(link.path):  # ![[image.png]]
-            if find_attachment(link.path, root.rel(path), root.exists) is None:
+            if find_attachment(link.path, root.rel(path), root.exists, root.files_named) is None:
                 report(link, f"No such file: {link.path}")
             continue
         target = ws.resolve_link(root, path, link)
@@ -98,7 +105,14 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             continue
         if target.anchor:
             tfacts = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)
-            if tfacts is not None and find_heading(tfacts, target.anchor, target.by_text) is None:
+            if (
+                tfacts is not None
+                and find_heading(tfacts, target.anchor, target.by_text) is None
+                and not (
+                    link.kind == "markdown"
+                    and (is_line_fragment(target.anchor) or target.anchor in tfacts.html_anchors)
+                )
+            ):
                 shown = target.anchor if target.by_text else "#" + target.anchor
                 data = {
                     "kind": "anchor",

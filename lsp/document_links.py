@@ -2,15 +2,17 @@
 so a click (Ctrl+click in VS Code, ``gx``-style plugins elsewhere) opens it.
 
 Inline ``[t](x.md#a)``, reference-style ``[t][ref]`` and wiki ``[[x#Heading]]``
-links resolve the way go-to-definition does: to the file, at the heading's
+links, and the destination of a reference definition ``[ref]: x.md#a``, resolve
+the way go-to-definition does: to the file, at the heading's
 line (``file:///x.md#L12``). A link to another file of the folder that is not
 markdown (a picture, a PDF, a sound or a video) opens that file. Web links
-(http, https, mailto) keep their URL; nothing else with a scheme is offered (no
-``command:`` or ``file:`` link from a stranger's document). A target is offered
-only when hover and definition would open it (:meth:`Workspace.linked_file`,
-the one confinement rule): never ``.env``, a key or a config file, a file the
-folder excludes, or one outside the folder (symlinks resolved). Broken links
-and links that leave the workspace get no target (the diagnostics name them).
+(http, https, mailto) keep their URL; an empty destination ``[t](<>)`` gets
+none; nothing else with a scheme is offered (no ``command:`` or ``file:`` link
+from a stranger's document). A target is offered only when hover and
+definition would open it (:meth:`Workspace.linked_file`, the one confinement
+rule): never ``.env``, a key or a config file, a file the folder excludes, or
+one outside the folder (symlinks resolved). Broken links and links that leave
+the workspace get no target (the diagnostics name them).
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def document_links_sync(ws: Workspace, uri: str, tooltips: bool = True) -> list[
     path, doc = found
     lines = doc.lines()
     out = []
-    for lk in ws.docs.links(path, doc):
+    for lk in ws.written_links(path, doc):
         target = _target(ws, path, lk)
         if target is not None:
             out.append(
@@ -52,12 +54,14 @@ def document_links_sync(ws: Workspace, uri: str, tooltips: bool = True) -> list[
 
 def _target(ws: Workspace, path: Path, lk: Link) -> tuple[str, str] | None:
     """The URI a link opens and a tooltip naming it."""
+    if lk.kind == "markdown" and not lk.href.strip():
+        return None  # [t](<>): leads nowhere
     if lk.kind == "markdown" and lk.external:
         href = lk.href.strip()
         return (href, href) if href.lower().startswith(WEB_SCHEMES) else None
     root = ws.root_for(path)
     if root is not None and lk.kind == "wiki" and lk.path and is_attachment(lk.path):
-        rel = find_attachment(lk.path, root.rel(path), root.exists)  # ![[image.png]]
+        rel = find_attachment(lk.path, root.rel(path), root.exists, root.files_named)
         real = ws.linked_file(root, rel) if rel else None
         return (ws.uri_for(real), rel) if real and rel else None
     t = ws.resolve_link(root, path, lk)

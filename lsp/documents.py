@@ -10,28 +10,33 @@ folder's size.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdseek.index.links import Link, find_links
+from mdseek.index.links import Link, find_links, html_anchors
 from mdseek.index.parse import Heading, ParsedDocument, normalise, parse_bytes, parse_text
+from mdseek.index.rename import link_sites
 
 log = logging.getLogger(__name__)
 
 MAX_READ = 20_000_000  # never read a huge file for a hover
 PARSED_KEPT = 512  # parsed documents kept (the open ones always)
 FACTS_KEPT = 200_000  # files whose links and headings are kept
+_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)  # a line that may be one
 
 
 @dataclass(frozen=True)
 class LinkFacts:
-    """What checking links needs of a file: its links, and its headings (for
-    anchors into it). Small enough to keep for every file of a folder."""
+    """What checking links needs of a file: its links (and the reference
+    definitions no link uses), and its headings and HTML ids (for anchors into
+    it). Small enough to keep for every file of a folder."""
 
     links: tuple[Link, ...]
     headings: tuple[Heading, ...]
+    html_anchors: dict[str, int]  # <span id="x">: anchors too, with their lines
 
 
 def inside_any(path: Path, roots: Iterable[Path]) -> Path | None:
@@ -130,7 +135,8 @@ class Documents:
         doc = self.parsed(path, rel, roots)
         if doc is None:
             return None
-        facts = LinkFacts(tuple(self.links(path, doc)), tuple(doc.headings))
+        links = self.written_links(path, doc, used_definitions=False)
+        facts = LinkFacts(tuple(links), tuple(doc.headings), html_anchors(doc))
         with self._lock:
             if len(self._facts) >= FACTS_KEPT:
                 self._facts.clear()
@@ -182,3 +188,26 @@ class Documents:
         if entry[2] is None:
             entry[2] = find_links(doc)
         return entry[2]
+
+    def written_links(
+        self, path: Path, doc: ParsedDocument, used_definitions: bool = True
+    ) -> list[Link]:
+        """:meth:`links`, and the destination of each reference definition
+        (``[ref]: x.md#anchor`` names its target even when no ``[t][ref]`` uses
+        it, and a rename rewrites it); a footnote ``[^1]: ...`` is none. With
+        ``used_definitions`` False, only the definitions no ``[t][ref]`` of the
+        document uses: a used one counts once, at its use. Definitions are
+        looked for only in a text that seems to hold one."""
+        links = self.links(path, doc)
+        if not _DEFINITION.search(doc.text):
+            return links
+        lines = doc.lines()
+        defs = [
+            s.link
+            for s in link_sites(doc, links)
+            if s.kind == "definition" and not lines[s.line].lstrip().startswith("[^")
+        ]
+        if not used_definitions:
+            used = {lk.href for lk in links if lk.reference}
+            defs = [d for d in defs if d.href not in used]
+        return [*links, *defs]

@@ -1,5 +1,6 @@
 """textDocument/foldingRange: sections, front matter, fences, lists and their
-items, block quotes, tables, HTML comments and ``<!-- #region -->`` markers.
+items, block quotes, tables, HTML blocks and comments, and ``<!-- #region -->``
+markers.
 
 A section folds from its heading to the last non-blank line before the next
 heading of the same or a higher level (so an H2 folds its H3s). Blocks come
@@ -51,8 +52,12 @@ def folding_ranges(doc: ParsedDocument) -> list[types.FoldingRange]:
                 elif m and regions:
                     start = regions.pop()
                     found[(start, n)] = types.FoldingRangeKind.Region
-            if b.content.lstrip().startswith("<!--") and not _REGION.match(lines[b.start_line]):
+            if _REGION.match(lines[b.start_line]):
+                continue
+            if b.content.lstrip().startswith("<!--"):
                 add(b.start_line, b.end_line, types.FoldingRangeKind.Comment)
+            else:  # <div> ... </div>, <details> ...
+                add(b.start_line, b.end_line)
     return [
         types.FoldingRange(start_line=a, end_line=z, kind=k)
         for (a, z), k in sorted(found.items(), key=lambda item: (item[0][0], -item[0][1]))

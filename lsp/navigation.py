@@ -48,7 +48,7 @@ def definition_sync(
     cur = ws.cursor(uri, position)
     if cur is None:
         return None
-    link = link_at(find_links(cur.doc), cur.line, cur.col)
+    link = link_at(ws.written_links(cur.path, cur.doc), cur.line, cur.col)
     if link is None:
         return None
     root = ws.root_for(cur.path)
@@ -84,7 +84,7 @@ def references_sync(
         return []
     heading = ws.heading_at(doc, cur.line)
     target_path, target_doc = path, doc
-    link = link_at(find_links(doc), cur.line, cur.col) if heading is None else None
+    link = link_at(ws.written_links(path, doc), cur.line, cur.col) if heading is None else None
     if link is not None:  # references of what the link points to
         t = ws.resolve_link(root, path, link)
         found = ws.target_doc(root, path, t)
@@ -113,7 +113,7 @@ def references_sync(
         if d is None:
             continue
         lines = None
-        for lk in ws.docs.links(p, d):
+        for lk in ws.written_links(p, d, used_definitions=False):
             wiki = lk.kind == "wiki"
             t = resolve(
                 lk, rel, root.exists, files if wiki else (), aliases if wiki else NO_ALIASES

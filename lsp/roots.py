@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mdseek.index.engine import Engine, IndexReport
-from mdseek.index.files import scan
+from mdseek.index.files import other_files, scan
 from mdseek.index.folder import Cancelled, CancelToken, EngineOptions, Folder, Progress
 from mdseek.index.rerank import Reranker
 
@@ -47,6 +47,7 @@ class Root:
         self.updates_done = 0
         self.last_update: dict | None = None  # timings of the last file update
         self._files: tuple[float, list[str]] | None = None
+        self._others: tuple[float, dict[str, list[str]]] | None = None
         self._files_lock = threading.Lock()
         self.on_updated: Callable[[Root, list[str]], None] | None = None
         self.folder.on_embedded = lambda: loop.call_soon_threadsafe(self._updated, ["*"])
@@ -210,6 +211,7 @@ class Root:
     def _invalidate_files(self) -> None:
         with self._files_lock:
             self._files = None
+            self._others = None
 
     def markdown_files(self) -> list[str]:
         """Workspace-relative paths of the folder's indexable files (cached until
@@ -222,6 +224,20 @@ class Root:
         with self._files_lock:
             self._files = (time.monotonic(), files)
         return files
+
+    def files_named(self, name: str) -> list[str]:
+        """Workspace-relative paths of the folder's other files (images, PDFs)
+        called ``name`` (lower case), for ``![[name.png]]`` (cached as
+        :meth:`markdown_files` is)."""
+        with self._files_lock:
+            if self._others is not None and time.monotonic() - self._others[0] < 30:
+                return self._others[1].get(name, [])
+        by_name: dict[str, list[str]] = {}
+        for rel in other_files(self.path, self.settings.file_filter()):
+            by_name.setdefault(rel.rsplit("/", 1)[-1].lower(), []).append(rel)
+        with self._files_lock:
+            self._others = (time.monotonic(), by_name)
+        return by_name.get(name, [])
 
     def exists(self, rel: str) -> bool:
         p = self.path / rel

@@ -91,6 +91,12 @@ class Workspace:
 
     # -- links ------------------------------------------------------------------
 
+    def written_links(
+        self, path: Path, doc: ParsedDocument, used_definitions: bool = True
+    ) -> list[Link]:
+        """See :meth:`.documents.Documents.written_links`."""
+        return self.docs.written_links(path, doc, used_definitions)
+
     def aliases(self, root: Root) -> AliasMap:
         """The folder's front-matter aliases (open buffers as typed)."""
         cache = self._aliases.setdefault(root.path, FolderAliases())

@@ -10,6 +10,10 @@ from pathlib import Path
 
 import pytest
 
+# The ported peer cases (tests/peers/) compare in a shared helper: its asserts
+# show both sides when rewritten, which must be asked for before it is imported.
+pytest.register_assert_rewrite("peer_support")
+
 # The ONNX export of the model is made once per test session, for real, in a
 # temp cache (servers the tests start inherit it). Set MDSEEK_CACHE_DIR to keep
 # one between sessions.

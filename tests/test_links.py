@@ -149,6 +149,16 @@ def test_find_heading_by_slug_text_and_duplicates():
     assert find_heading(doc, "nope") is None
 
 
+def test_find_heading_by_an_obsidian_heading_path():
+    """[[note#Section#Subsection]] (the Obsidian help vault writes 4 of them):
+    the heading at the end of the path, the one under the first part."""
+    doc = parse_text("# T\n\n## A\n\n### Mobile\n\n## B\n\n### Mobile\n\n### Only here\n")
+    assert find_heading(doc, "B#Mobile", by_text=True).line == 8
+    assert find_heading(doc, "A#Mobile", by_text=True).line == 4
+    assert find_heading(doc, "Nope#Only here", by_text=True).line == 10  # the last part anywhere
+    assert find_heading(doc, "B#Nope", by_text=True) is None
+
+
 def test_anchor_context():
     c = anchor_context("see [x](../a.md#pro", 19)
     assert (c.kind, c.path, c.prefix, c.start) == ("markdown", "../a.md", "pro", 16)

@@ -1,6 +1,6 @@
 """Obsidian syntax over stdio (pytest-lsp): embeds resolve like wiki links,
 block ids (``[[note#^id]]``) are targets of their own (never looked up as
-headings), attachments (``![[pic.png]]``) are files, not notes."""
+headings), attachments (``![[pic.png]]``) are files, not notes, found by name in any folder."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ NOTE = "# Note\n\nA paragraph with an id. ^abc-1\n\n## Head\n\ntext\n"
 VAULT = (
     "# Vault\n"
     "\n"
-    "![[note]] ![[note#Head]] [[note#^abc-1]] ![[pic.png]]\n"
+    "![[note]] ![[note#Head]] [[note#^abc-1]] ![[pic.png]] ![[icon.svg#icon]]\n"
     "\n"
     "Broken: [[note#^nope]] ![[gone.png]] [[note#Nope]]\n"
 )
@@ -32,6 +32,9 @@ async def client(lsp_client: LanguageClient, tmp_path_factory):
     (ws / "note.md").write_text(NOTE)
     (ws / "vault.md").write_text(VAULT)
     (ws / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    # an attachment in another folder, found by its name as Obsidian does
+    (ws / "Attachments" / "icons").mkdir(parents=True)
+    (ws / "Attachments" / "icons" / "icon.svg").write_text("<svg/>")
     WS["ws"] = ws
     await initialize(lsp_client, ws)
     WS["vault"] = open_doc(lsp_client, ws / "vault.md")
@@ -81,8 +84,11 @@ async def test_attachment_is_a_document_link(client: LanguageClient) -> None:
     res = await client.text_document_document_link_async(
         types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=WS["vault"]))
     )
-    pic = [(r.range, r.target) for r in res if r.target and r.target.endswith(".png")]
-    assert pic == [(rng(2, 42, 2, 53), uri(WS["ws"] / "pic.png"))]
+    pic = [(r.range, r.target) for r in res if r.target and r.target.endswith((".png", ".svg"))]
+    assert pic == [
+        (rng(2, 42, 2, 53), uri(WS["ws"] / "pic.png")),
+        (rng(2, 55, 2, 72), uri(WS["ws"] / "Attachments" / "icons" / "icon.svg")),
+    ]
 
 
 async def test_hover_on_an_embed_shows_the_embedded_section(client: LanguageClient) -> None:

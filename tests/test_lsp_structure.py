@@ -182,6 +182,7 @@ async def test_document_links(client: LanguageClient) -> None:
         (rng(30, 4, 30, 30), f"{other}#L7"),  # wiki link by name, heading by text
         (rng(30, 35, 30, 43), other),  # reference-style, no anchor: the file
         (rng(30, 48, 30, 62), uri(ws / "notes" / "img.png")),
+        (rng(33, 5, 33, 23), other),  # the definition [r]: <../other file.md> itself
     ]  # missing.md, the file outside the workspace and command: get nothing
     assert "Second part" in (res[1].tooltip or "")
 

@@ -1,0 +1,145 @@
+"""VS Code's markdown language service, src/test/pathCompletion.test.ts, ported.
+
+Peer: microsoft/vscode-markdown-languageservice at 972b95e0ff2251fd4c9a8d0f6d31247284708ab0
+
+Translation into LSP terms: ``provideCompletionItems`` is
+``textDocument/completion`` at the ``$$CURSOR$$`` of the peer's document (the
+peer leaves the marker in the text, so do we); the peer's (label, new text)
+of every item is compared with mdseek's, as sorted lists. For anchors after
+``#`` the comparison is of the line each item leaves once accepted (VS Code's
+item ``#a-b-c`` replaces the typed ``#``, mdseek's ``a-b-c`` goes after it: the
+same line); one case keeps the peer's labels to show that difference. The files
+the peer's workspace holds exist (empty where it gives no text).
+
+Not ported: completion of reference labels (``[][``, ``[ref``: 4 tests), the
+settings ``excludePaths``, ``preferredMdPathExtensionStyle`` and
+``includeWorkspaceHeaderCompletions`` (the workspace-header suite: 15 tests),
+HTML attributes and ids (13 tests), image links (4 tests).
+"""
+
+from __future__ import annotations
+
+import pytest
+from peer_support import (
+    CURSOR,
+    lines,
+    params,
+    run_completion,
+    run_completion_items,
+    server_fixture,
+)
+
+pytestmark = pytest.mark.slow
+
+client = server_fixture()
+
+C = CURSOR
+LABEL = "mdseek's anchor item is labelled and inserted without the '#' the user typed (a-b-c, after '#'); VS Code's replaces it ('#a-b-c')"
+FILES = "after '](' mdseek offers the folder's markdown files as paths from the document (and its sections by meaning); VS Code lists one folder level at a time (a.md, b.md, sub/)"
+
+
+def complete(name: str, text: str, items: list, **kw: object) -> dict:
+    """The peer's (label, new text) of each item."""
+    return {"name": name, "text": text, "items": items, **kw}
+
+
+def accept(name: str, text: str, accepted: list, **kw: object) -> dict:
+    """Anchor items as the cursor's line once each is accepted: the peer's new
+    text (``#`` and the anchor) put where its provider puts it, from the ``#``
+    to the cursor (pathCompletions.ts: ``linkTextStartPosition`` in the same
+    document, ``anchorStartPosition`` in another)."""
+    return {"name": name, "text": text, "accepted": accepted, "at": "new.md", **kw}
+
+
+ABC = {"a.md": "", "b.md": "", "sub/foo.md": ""}
+
+CASES: list[dict] = [
+    complete("Should not return anything when triggered in empty doc", C, []),
+    accept(
+        "Should return anchor completions",
+        lines(f"[](#{C}", "", "# A b C", "# x y Z"),
+        [f"[](#a-b-c{C}", f"[](#x-y-z{C}"],
+    ),
+    complete(
+        "Should return anchor completions [label as VS Code writes it]",
+        lines(f"[](#{C}", "", "# A b C", "# x y Z"),
+        [("#a-b-c", "#a-b-c"), ("#x-y-z", "#x-y-z")],
+        convention=LABEL,
+    ),
+    accept(
+        "Should return anchor for header with emoji",
+        lines(f"[](#{C}", "", "# 😀 a 😀 b 😀"),
+        [f"[](#-a--b-{C}"],
+    ),
+    accept(
+        "Should support completions for multibyte character header",
+        lines("# 생뚱 This is a title", "", f"[text](#생{C})"),
+        [f"[text](#생뚱-this-is-a-title{C})"],
+    ),
+    complete(
+        "Should not return suggestions for http links",
+        lines(f"[](http:{C}", "", "# http", "# http:", "# https:"),
+        [],
+    ),
+    complete(
+        "Should return relative path suggestions",
+        lines(f"[]({C}", "", "# A b C"),
+        [("#a-b-c", "#a-b-c"), ("a.md", "a.md"), ("b.md", "b.md"), ("sub/", "sub/")],
+        files=ABC,
+        convention=FILES,
+    ),
+    complete(
+        "Should return relative path suggestions using ./",
+        lines(f"[](./{C}", "", "# A b C"),
+        [("a.md", "a.md"), ("b.md", "b.md"), ("sub/", "sub/")],
+        files=ABC,
+        convention=FILES,
+    ),
+    complete(
+        "Should return absolute path suggestions using /",
+        lines(f"[](/{C}", "", "# A b C"),
+        [("a.md", "a.md"), ("b.md", "b.md"), ("sub/", "sub/")],
+        files={"a.md": "", "b.md": "", "sub/c.md": ""},
+        at="sub/new.md",
+        convention=FILES,
+    ),
+    accept(
+        "Should return anchor suggestions in other file",
+        lines(f"[](/b.md#{C}"),
+        [f"[](/b.md#b{C}", f"[](/b.md#header1{C}"],
+        files={"b.md": lines("# b", "", "[./a](./a)", "", "# header1")},
+        at="sub/new.md",
+    ),
+    complete(
+        "Should complete headers in link definitions",
+        lines("# a B c", "# x y    Z", f"[ref-1]: {C}"),
+        [("#a-b-c", "#a-b-c"), ("#x-y----z", "#x-y----z"), ("new.md", "new.md")],
+        at="sub/new.md",
+        convention="mdseek completes a definition's destination after '#' only",
+    ),
+    accept(
+        "Should support header completions on angle bracket path with spaces#1",
+        lines(f"[text](<file with space.md#{C}"),
+        [f"[text](<file with space.md#a-b-c{C}"],
+        files={"file with space.md": lines("# a B c")},
+    ),
+    complete(
+        "Should support header completions on angle bracket path with spaces#2",
+        lines(f"[text](<file with space/other.md#{C}"),
+        [],
+        files={"file with space.md": lines("# a B c")},
+    ),
+    accept(
+        "Should return completions for links with square brackets",
+        lines(f"[x [y] z](#{C}", "", "# A b C"),
+        [f"[x [y] z](#a-b-c{C}"],
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+async def test_vscode_path_completions(client, tmp_path, case):
+    if "accepted" in case:
+        await run_completion(client, tmp_path, case)
+    else:
+        await run_completion_items(client, tmp_path, case)

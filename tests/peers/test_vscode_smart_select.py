@@ -1,0 +1,171 @@
+"""VS Code's markdown language service, src/test/smartSelect.test.ts, ported.
+
+Peer: microsoft/vscode-markdown-languageservice at 972b95e0ff2251fd4c9a8d0f6d31247284708ab0
+
+Translation into LSP terms: ``provideSelectionRanges`` is
+``textDocument/selectionRange`` at each ``$$CURSOR$$`` of the peer's document
+(the peer leaves the markers in the text it tests, so do we); the lineage,
+innermost first, is compared as the peer compares it: (start line, end line)
+per stop, or whole ranges.
+
+The two products expand differently, and the cases that show it are marked:
+VS Code's provider leaves the word to the editor (VS Code's own word selection
+comes first), stops at a heading's content before the heading, and has no
+whole-document stop; mdseek starts at the word, goes from a block to its
+section (heading included) and ends with the whole document.
+
+Not ported: the other 51 tests -- bold and italic spans, the parts of a link
+(text, destination, title, angle brackets), inline code, tables' cells and
+rows, link definitions, images (stops mdseek does not make), the long
+heading-nesting tests (the heading-content stops the cases above already
+show), and the peer's list tests repeated with tabs.
+"""
+
+from __future__ import annotations
+
+import pytest
+from peer_support import CURSOR, lines, params, run_selection, server_fixture
+
+pytestmark = pytest.mark.slow
+
+client = server_fixture()
+
+WORD = "mdseek's first stop is the word under the cursor; VS Code leaves the word to the editor"
+DOC = "mdseek's last stop is the whole document"
+CONTENT = "VS Code stops at a heading's content (the lines under it) before the heading's section; mdseek goes from a block to the section"
+
+
+def select(name: str, text: str, *chains: list, **kw: object) -> dict:
+    return {"name": name, "files": {}, "text": text, "chains": list(chains), **kw}
+
+
+C = CURSOR
+CASES: list[dict] = [
+    select("Smart select single word", f"Hel{C}lo", [(0, 0)], convention=WORD),
+    select(
+        "Smart select multi-line paragraph",
+        lines(
+            f"Many of the core components and extensions to {C}VS Code live in their own repositories on GitHub. ",
+            "For example, the[node debug adapter](https://github.com/microsoft/vscode-node-debug) and the [mono debug adapter]",
+            "(https://github.com/microsoft/vscode-mono-debug) have their own repositories.",
+        ),
+        [(0, 2)],
+    ),
+    select(
+        "Smart select html block",
+        lines('<p align="center">', f'{C}<img alt="VS Code in action" src="x.png">', "</p>"),
+        [(0, 2)],
+    ),
+    select(
+        "Smart select block quote",
+        lines("> b1", f"b1 {C}", "", "> b2"),
+        [(1, 1), (0, 1)],
+        convention="VS Code stops at the cursor's line inside a block quote before the paragraph; mdseek at the paragraph, then the whole document",
+    ),
+    select(
+        "Smart select header on header line",
+        lines(f"# Header{C}", "Hello"),
+        [(0, 1)],
+        convention="mdseek stops at the word and at the heading line before the section",
+    ),
+    select(
+        "Smart select single word w grandparent header on text line",
+        lines("## ParentHeader", "# Header", f"{C}Hello"),
+        [(2, 2), (1, 2)],
+        convention=DOC,
+    ),
+    select(
+        "Smart select html block w parent header",
+        lines(
+            "# Header",
+            f'{C}<p align="center">',
+            '<img alt="VS Code in action" src="x.png">',
+            "</p>",
+        ),
+        [(1, 1), (1, 3), (0, 3)],
+        convention="VS Code stops at the cursor's line, then at the HTML block (lines 1-3); mdseek at the paragraph the marker's text makes of lines 1-2",
+    ),
+    select(
+        "Smart select fenced code block", lines("~~~", f"a{C}", "~~~"), [(0, 2)], convention=WORD
+    ),
+    select(
+        "Smart select list",
+        lines("- item 1", f"- {C}item 2", "- item 3", "- item 4"),
+        [(1, 1), (0, 3)],
+    ),
+    select(
+        "Smart select list with fenced code block",
+        lines("- item 1", "- ~~~", f"  {C}a", "  ~~~", "- item 3", "- item 4"),
+        [(1, 3), (0, 5)],
+    ),
+    select(
+        "Smart select multi cursor",
+        lines(f"- {C}item 1", "- ~~~", "  a", "  ~~~", f"- {C}item 3", "- item 4"),
+        [(0, 0), (0, 5)],
+        [(4, 4), (0, 5)],
+    ),
+    select(
+        "Smart select nested block quotes",
+        lines("> item 1", "> item 2", f">> {C}item 3", ">> item 4"),
+        [(2, 2), (2, 3), (0, 3)],
+        convention="VS Code stops at the cursor's line inside a block quote before the paragraph; mdseek at the paragraph",
+    ),
+    select(
+        "Smart select subheader content",
+        lines(
+            "# main header 1", "content 1", "## sub header 1", f"{C}content 2", "# main header 2"
+        ),
+        [(3, 3), (2, 3), (1, 3), (0, 3)],
+        convention=CONTENT + "; and " + DOC,
+    ),
+    select(
+        "Smart select subheader line",
+        lines(
+            "# main header 1", "content 1", f"## sub header 1{C}", "content 2", "# main header 2"
+        ),
+        [(2, 3), (1, 3), (0, 3)],
+        convention="mdseek stops at the heading line before its section; "
+        + CONTENT
+        + "; and "
+        + DOC,
+    ),
+    select(
+        "Smart select blank line",
+        lines("# main header 1", "content 1", f"{C}             ", "content 2", "# main header 2"),
+        [(1, 3), (0, 3)],
+        convention=DOC,
+    ),
+    select(
+        "Smart select line between paragraphs", lines("paragraph 1", C, "paragraph 2"), [(0, 2)]
+    ),
+    {
+        "name": "Smart select empty document",
+        "files": {},
+        "text": "",
+        "positions": [(0, 0)],
+        "chains": [[]],
+        "convention": "mdseek answers one selection range per position asked (the empty document's); VS Code answers none",
+    },
+    select(
+        "Smart select without multiple ranges",
+        lines("# main header 1", "", "", f"- {C}paragraph", "- content"),
+        [(3, 3), (3, 4), (1, 4), (0, 4)],
+        convention=CONTENT,
+    ),
+    select(
+        "Smart select last list item",
+        lines("- level 1", "- level 2", "- level 2", f"- level {C}1"),
+        [(3, 3), (0, 3)],
+    ),
+    select(
+        "Smart select link inside text",
+        lines(f"stuff here [te{C}xt](https://google.com) and here"),
+        [(0, 12, 0, 26), (0, 11, 0, 47), (0, 0, 0, 56)],
+        convention="VS Code's first stop is the link's text inside the brackets; mdseek's the word, then the link",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", params(CASES))
+async def test_vscode_smart_select(client, tmp_path, case):
+    await run_selection(client, tmp_path, case)
