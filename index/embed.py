@@ -10,9 +10,12 @@ cannot be exported, or whose export disagrees with torch, is served by torch,
 and the reason is said once.
 Both backends give the same fp32 vectors (cosine >= 0.9999, checked on export),
 so they share one model id: switching backends never re-embeds. ``precision``
-"int8" (ONNX Runtime only, opt-in: :mod:`mdseek.index.onnx_int8`) gives other
-vectors, stored under their own model id (``...#onnx-int8``): switching
-precision re-embeds, and the two never mix.
+"int8" (ONNX Runtime only: :mod:`mdseek.index.onnx_int8`) gives other vectors,
+stored under their own model id (``...#onnx-int8``): switching precision
+re-embeds, and the two never mix. int8 is the default for the bundled model,
+whose wheel ships the verified int8 copy (:func:`packaged.int8_copy`); a
+damaged copy is refused in one line and fp32 is used. Other models stay fp32
+unless int8 is asked for.
 
 If no backend can load, :class:`~mdseek.index.model.ModelUnavailable` carries
 the reason; the engine then serves lexical results and says why, once.
@@ -29,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from . import packaged
 from .model import (
     ModelUnavailable,
     Prompts,
@@ -87,11 +91,17 @@ def warm_default_session(
             from .onnx_encoder import read_manifest
 
             settings = EmbedSettings.from_env(backend, threads, precision=precision)
-            if settings.precision != "fp32":
-                return  # the int8 copy is opened by the engine that asks for it
+            if settings.precision == "int8":
+                return  # an asked-for int8 copy is opened by the engine that asks for it
             resolved = resolve_model(None)
             mid = model_id(resolved)
             folder = export_for(resolved, mid)  # the model wheel's (its files checked)
+            if folder is not None and settings.precision is None and settings.backend == "onnx":
+                sub, _ = packaged.int8_copy(folder)  # the default precision (its files checked)
+                if sub is not None:
+                    _onnx_encoder(sub, settings.n_threads)
+                    _speculative = (str(sub), settings.n_threads)
+                    return
             if folder is None:
                 folder = model_cache_dir(mid)
                 if why_not_private(folder, top=cache_dir()):
@@ -137,20 +147,21 @@ class EmbedSettings:
     embedded section, in place of the model's own prompts (None: the model's,
     :func:`~mdseek.index.model.model_prompts`; "" = none). ``allow_pickle``:
     load weights from pickle files (.bin/.pt) when a model has no safetensors.
-    ``precision``: "fp32" (default) or "int8" (ONNX Runtime's dynamic
-    quantisation of the export; its vectors have their own model id)."""
+    ``precision``: "fp32" or "int8" (ONNX Runtime's dynamic quantisation of
+    the export; its vectors have their own model id); None: the model's default
+    (:func:`default_precision`: int8 for the bundled model, else fp32)."""
 
     backend: str = "onnx"
     threads: int = 0
     query_prompt: str | None = None
     document_prompt: str | None = None
     allow_pickle: bool = False
-    precision: str = "fp32"
+    precision: str | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)} (got {self.backend!r})")
-        if self.precision not in PRECISIONS:
+        if self.precision is not None and self.precision not in PRECISIONS:
             raise ValueError(
                 f"precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r})"
             )
@@ -185,7 +196,7 @@ class EmbedSettings:
         if backend is None:
             backend = os.environ.get("MDSEEK_BACKEND") or cls.backend
         if precision is None:
-            precision = os.environ.get("MDSEEK_PRECISION") or cls.precision
+            precision = os.environ.get("MDSEEK_PRECISION") or None
         if threads is None:
             raw = os.environ.get("MDSEEK_THREADS") or "0"
             try:
@@ -208,6 +219,22 @@ class EmbedSettings:
             query=own.query if self.query_prompt is None else self.query_prompt,
             document=own.document if self.document_prompt is None else self.document_prompt,
         )
+
+
+def default_precision(
+    resolved: str, base_id: str, settings: EmbedSettings, prompts: Prompts
+) -> str:
+    """int8 for the bundled model when its wheel ships the int8 copy (its files'
+    sizes checked here, their sha256 when the model loads), on ONNX Runtime;
+    fp32 for every other model (int8 there is asked for: it quantises once)."""
+    if settings.backend != "onnx":
+        return "fp32"
+    if (prompts.query or prompts.document) and pooling_excludes_prompt(resolved):
+        return "fp32"
+    wheel = packaged.serves(resolved, base_id)
+    if wheel is None or not packaged.int8_listed(wheel):
+        return "fp32"
+    return "int8"
 
 
 class TorchEncoder:
@@ -264,12 +291,12 @@ class Embedder:
         # graph); the stored vectors' id adds the precision (int8 vectors are
         # others) and the prompts, so a change of either re-embeds.
         self.base_id = model_id(self.resolved)
-        self.model_id = self.base_id
-        if self.settings.precision == "int8":
-            from .onnx_int8 import int8_model_id
-
-            self.model_id = int8_model_id(self.base_id)
-        self.model_id += self.prompts.suffix()
+        # Asked for (a flag, a variable, a setting, or what the index remembers), or the model's default.
+        self.precision_asked = self.settings.precision is not None
+        self.precision = self.settings.precision or default_precision(
+            self.resolved, self.base_id, self.settings, self.prompts
+        )
+        self.model_id = self.id_for(self.precision)
         self.batch_size = batch_size
         self._model: Any = None
         self._error: ModelUnavailable | None = None
@@ -281,6 +308,13 @@ class Embedder:
         self.fallback_reason: str | None = None  # why torch serves although ONNX was asked for
         self._query_cache: dict[str, np.ndarray] = {}
         self.query_cache_size = 256  # 0 disables (benchmarks time the model call)
+
+    def id_for(self, precision: str) -> str:
+        """The model id of this model's vectors at ``precision`` (with the prompts)."""
+        from .onnx_int8 import int8_model_id
+
+        mid = int8_model_id(self.base_id) if precision == "int8" else self.base_id
+        return mid + self.prompts.suffix()
 
     @property
     def loaded(self) -> bool:
@@ -297,7 +331,16 @@ class Embedder:
 
     def _open(self) -> Any:
         threads = self.settings.n_threads
-        if self.settings.precision == "int8":
+        if self.precision == "int8" and not self.precision_asked:
+            # The default: the model wheel's int8 copy, checked now; damaged, fp32.
+            wheel = packaged.serves(self.resolved, self.base_id)
+            sub, why = packaged.int8_copy(wheel) if wheel else (None, None)
+            if sub is not None:
+                _drop_speculative((str(sub), threads))
+                return _onnx_encoder(sub, threads)
+            _say_once(why or "the bundled model's int8 copy is missing; using fp32")
+            self.precision, self.model_id = "fp32", self.id_for("fp32")
+        if self.precision == "int8":
             return self._open_int8(threads)
         if self.settings.backend == "onnx" and (
             (self.prompts.query or self.prompts.document) and pooling_excludes_prompt(self.resolved)

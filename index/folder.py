@@ -148,6 +148,7 @@ class Folder:
         # Called (on a background thread) when vectors made in the background are in.
         self.on_embedded: Callable[[], None] | None = None
         self._embedding = False  # a loop of embed slices is running
+        self._moving = False  # the precision move's loop is running
         self._embedding_lock = threading.Lock()
         self._checked = 0.0  # when catch_up last scanned, and how long that took
         self._scan_seconds = 0.0
@@ -254,7 +255,40 @@ class Folder:
             return None
         self.last_report = rep
         self.settle(rep)
+        self.move_in_background()
         return rep
+
+    def move_in_background(self) -> None:
+        """An index of fp32 vectors opened at the default int8: its int8 vectors
+        made a slice at a time on a background thread (the writer runs each
+        slice), search on the fp32 ones until the switch (:mod:`precision_move`)."""
+        eng = self.engine
+        if self.closed or eng is None or eng.mover is None or self.state != "ready":
+            return
+        with self._embedding_lock:
+            if self._moving:
+                return
+            self._moving = True
+        threading.Thread(
+            target=self._move_rest, name=f"mdseek-move-{self.name}", daemon=True
+        ).start()
+
+    def _move_rest(self) -> None:
+        eng = self.engine
+        assert eng is not None
+        try:
+            while not self.closed and self.write(eng.move_next, EMBED_SLICE):
+                pass
+        except Cancelled:
+            return
+        except Exception as exc:  # the next start resumes it
+            if not self.closed:
+                log.error("moving %s to int8 failed: %s", self.path, exc)
+            return
+        finally:
+            self._moving = False
+        if eng.mover is None and self.on_embedded is not None:
+            self.on_embedded()
 
     def _read_all(self, progress: Progress | None) -> IndexReport:
         """Every file read, chunked and written, :data:`READ_SLICE` files per job
@@ -303,7 +337,7 @@ class Folder:
         eng = self.engine
         assert eng is not None
         if rep.lexical_only_reason is None and eng.embedder.loaded:
-            eng.store.sweep_vectors(eng.model_id)
+            eng.store.sweep_vectors(eng.model_id, eng.kept_models())
         rep.pending = self.pending = eng.store.pending_count(eng.model_id)
         rep.chunks = eng.store.counts()["chunks"]
         return rep

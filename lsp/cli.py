@@ -66,8 +66,8 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
         )  # fmt: skip
         p.add_argument(
             "--precision", choices=["fp32", "int8"], default=None,
-            help="fp32 (default) or int8: ONNX Runtime's int8 quantisation, faster bulk "
-            "embedding, its own vectors (a change re-embeds; $MDSEEK_PRECISION)",
+            help="int8 (the bundled model's default) or fp32; its own vectors, a change "
+            "re-embeds, remembered by the index ($MDSEEK_PRECISION)",
         )  # fmt: skip
         p.add_argument(
             "--query-prompt", default=None, metavar="TEXT",
@@ -521,6 +521,10 @@ def cmd_index(args: argparse.Namespace) -> int:
             rep = eng.index(progress=bar, vectors=args.vectors)
         except VectorsFileError as exc:
             raise CliError(str(exc)) from None
+        if eng.mover is not None and not rep.lexical_only_reason:  # fp32 vectors: int8 now, once
+            total = eng.move_pending()
+            while left := eng.move_next(256, rep):
+                bar("embed", total - left, total)
         if args.export_vectors:
             n = eng.export_vectors(args.export_vectors)
             print(f"mdseek: wrote {n} vectors to {shown(args.export_vectors)}", file=sys.stderr)
