@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import packaged
+from .demand import BULK_STEP, DEMAND
 from .model import (
     ModelUnavailable,
     Prompts,
@@ -142,7 +143,8 @@ def _say_once(msg: str) -> None:
 class EmbedSettings:
     """How to run the model: ``backend`` "onnx" (default; torch only to export
     once, or for a model that cannot be exported) or "torch"; ``threads`` per
-    model call (0 = :func:`~mdseek.index.onnx_encoder.default_threads`).
+    model call (0 = by demand: queries on :func:`~mdseek.index.onnx_encoder.default_threads`,
+    bulk embedding on every core while no request waits, else one: :mod:`demand`).
     ``query_prompt`` / ``document_prompt``: text put before every query /
     embedded section, in place of the model's own prompts (None: the model's,
     :func:`~mdseek.index.model.model_prompts`; "" = none). ``allow_pickle``:
@@ -308,6 +310,7 @@ class Embedder:
         self.fallback_reason: str | None = None  # why torch serves although ONNX was asked for
         self._query_cache: dict[str, np.ndarray] = {}
         self.query_cache_size = 256  # 0 disables (benchmarks time the model call)
+        self.bulk_threads_used: dict[int, int] = {}  # bulk batches per thread count (demand.py)
 
     def id_for(self, precision: str) -> str:
         """The model id of this model's vectors at ``precision`` (with the prompts)."""
@@ -455,9 +458,17 @@ class Embedder:
         if _count:
             self.calls += 1
             self.texts_embedded += len(texts)
-        return m.encode(
-            texts, self.batch_size, self.prompts.query if query else self.prompts.document
-        )
+        prompt = self.prompts.query if query else self.prompts.document
+        if query or self.settings.threads or m.backend != "onnx" or len(texts) < 2:
+            return m.encode(texts, self.batch_size, prompt)
+        # Bulk, threads by demand (demand.py): every core while no request waits, else one.
+        out = np.empty((len(texts), m.dim), dtype=np.float32)
+        for i in range(0, len(texts), BULK_STEP):
+            n = DEMAND.bulk_threads()
+            enc = m if n == m.threads else _onnx_encoder(m.folder, n)
+            self.bulk_threads_used[n] = self.bulk_threads_used.get(n, 0) + 1
+            out[i : i + BULK_STEP] = enc.encode(texts[i : i + BULK_STEP], self.batch_size, prompt)
+        return out
 
     def encode_query(self, text: str) -> np.ndarray:
         """A query vector (not counted in ``texts_embedded``, which counts documents).

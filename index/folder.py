@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import facade
+from .demand import DEMAND
 from .embed import EmbedSettings
 from .engine import Engine, IndexReport, SearchResponse, SearchResult
 from .files import FileFilter
@@ -50,6 +51,9 @@ EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one
 READ_SLICE = 64  # files per writer job while a folder is first read (about 0.3 s idle)
 FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.catch_up`) is skipped for
 SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
+# Writer jobs of the index's own making (not a request): they leave bulk threads alone.
+_BULK = {"embed_next", "move_next", "embed_files", "read_next", "start_reading",
+         "finish_reading", "_finish", "warm_up", "open_engine", "pending_count"}  # fmt: skip
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
 
 Progress = Callable[[str, int, int], None]
@@ -172,6 +176,8 @@ class Folder:
         """``fn`` on the writer thread; Cancelled once the folder is closing."""
         if self.closed:
             raise Cancelled()
+        if getattr(fn, "__name__", "") not in _BULK:  # a save, a folder change: someone is at work
+            DEMAND.touch()
         try:
             return self.writer.submit(partial(fn, *args, **kw))
         except RuntimeError:  # the executor shut down under us
@@ -475,6 +481,18 @@ class Folder:
         note says so; otherwise as asked (the engine says why if the model
         cannot be used). ``how``: :func:`facade.search`'s ``prefix_last`` and
         ``explain``."""
+        with DEMAND.request():  # bulk embedding drops to one thread meanwhile
+            return self._search(query, limit, mode, paths, token, **how)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        paths: Sequence[str],
+        token: CancelToken | None,
+        **how: bool,
+    ) -> SearchResponse:
         if token:
             token.check()
         eng = self.engine
@@ -507,7 +525,8 @@ class Folder:
     def related(self, rel: str, slug: str | None, start_line: int, limit: int) -> SearchResponse:
         if self.engine is None:
             return SearchResponse([], "lexical", self.message)
-        return facade.related(self.engine, rel, slug, start_line, limit)
+        with DEMAND.request():
+            return facade.related(self.engine, rel, slug, start_line, limit)
 
     def sections_like(self, text: str, exclude_rel: str | None, limit: int) -> SearchResponse:
         if self.engine is None or not text.strip():

@@ -62,7 +62,8 @@ def _add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
         )  # fmt: skip
         p.add_argument(
             "--threads", type=int, default=None,
-            help="threads per model call (default: half the cores; $MDSEEK_THREADS)",
+            help="threads per model call (default 0: by demand, bulk embedding on every core "
+            "while no request waits; $MDSEEK_THREADS)",
         )  # fmt: skip
         p.add_argument(
             "--precision", choices=["fp32", "int8"], default=None,

