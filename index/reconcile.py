@@ -203,7 +203,7 @@ class Reconcile(EmbedQueue, LexicalSide):
         """Drop documents; their vectors stay until the next write or sweep (a
         renamed file's new name finds them), then go if no chunk uses them."""
         removed = self.store.delete_documents(paths)
-        self._forget([i for i, _ in removed])
+        self._forget([i for i, _ in removed if i])
         self._orphans.update(h for _, h in removed)
 
     def index_file(self, path: str | Path, embed: bool = True) -> IndexReport:

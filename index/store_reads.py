@@ -146,22 +146,36 @@ class IndexReads(IndexFile):
         return [self._chunk(r) for r in rows]
 
     def document_hashes(self, path: str) -> set[str]:
-        """Text hashes of one document's chunks."""
+        """Text hashes of one document's chunks and their passages."""
         with self.lock:
             return {
                 r[0]
                 for r in self.db.execute(
-                    "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path=?",
-                    (path_in(path),),
+                    "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id"
+                    " WHERE d.path=? UNION SELECT p.text_hash FROM passages p"
+                    " JOIN chunks c ON c.id = p.chunk_id JOIN documents d ON d.id = c.doc_id"
+                    " WHERE d.path=?",
+                    (path_in(path), path_in(path)),
                 )
             }
+
+    def passage_places(self, passage_ids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
+        """Passage id -> (chunk id, start, end: character offsets into the chunk's text)."""
+        return {
+            int(r[0]): (int(r[1]), int(r[2]), int(r[3]))
+            for r in self._where_in(
+                "SELECT id, chunk_id, start_char, end_char FROM passages WHERE id IN",
+                passage_ids,
+            )
+        }
 
     def counts(self) -> dict[str, int]:
         with self.lock:
             docs = self.db.execute("SELECT count(*) FROM documents").fetchone()[0]
             chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            passages = self.db.execute("SELECT count(*) FROM passages").fetchone()[0]
             sections = self.db.execute("SELECT count(*) FROM sections").fetchone()[0]
-        return {"files": docs, "chunks": chunks, "sections": sections}
+        return {"files": docs, "chunks": chunks, "sections": sections, "passages": passages}
 
     def chunk_count(self) -> int:
         with self.lock:
