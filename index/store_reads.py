@@ -159,6 +159,13 @@ class IndexReads(IndexFile):
                 )
             }
 
+    def chunk_first_lines(self, ids: Iterable[int]) -> dict[int, int]:
+        """chunk id -> its first line (0-based)."""
+        return {
+            int(a): int(b)
+            for a, b in self._where_in("SELECT id, start_line FROM chunks WHERE id IN", ids)
+        }
+
     def passage_places(self, passage_ids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
         """Passage id -> (chunk id, start, end: character offsets into the chunk's text)."""
         return {
