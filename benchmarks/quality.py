@@ -30,6 +30,7 @@ import numpy as np
 
 from mdseek.index import retrieve
 from mdseek.index.coverage import Coverage, window_coverage
+from mdseek.index.dense import DenseIndex
 from mdseek.index.engine import Engine
 from mdseek.index.files import FileFilter, scan
 from mdseek.index.parse import parse_bytes
@@ -236,6 +237,9 @@ class Config:
     # the mean of its ``n`` best dense chunks, renormalised; (n, beta) or None (off).
     # Measured here only: it did not win on the dev halves, so the product has none.
     prf: tuple[int, float] | None = None
+    # Passage vectors (chunk.py): a chunk's dense score is the best of its own and
+    # its passages' cosines; off = the chunks' own vectors only.
+    passages: bool = True
 
     def but(self, **kw) -> Config:
         """A copy with ranking or lexical fields changed (``dense_weight=.6``, ``max_df=1``)."""
@@ -259,6 +263,7 @@ BEFORE = Config(
         stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)
     ),
     floor=40,
+    passages=False,
 )
 
 
@@ -287,6 +292,17 @@ class Replay:
         self._dense: dict[tuple, dict[str, list]] = {}
         self._plain: dict[str, np.ndarray] = {}
         self._prf: dict[tuple, np.ndarray] = {}
+        self._chunks_only: DenseIndex | None = None
+
+    def index(self, passages: bool) -> DenseIndex:
+        """The engine's matrix (chunks and passages), or one of the chunks' own vectors."""
+        self.engine._sync_dense()
+        if passages:
+            return self.engine.dense
+        if self._chunks_only is None:
+            self._chunks_only = DenseIndex()
+            self._chunks_only.reset(*self.engine.store.chunk_vectors(self.engine.model_id))
+        return self._chunks_only
 
     def terms(self, text: str, lx: Lexical) -> QueryTerms:
         if lx == Lexical(weights=lx.weights):
@@ -335,21 +351,24 @@ class Replay:
             self._prf[key] = (v / np.linalg.norm(v)).astype(np.float32)
         return self._prf[key]
 
-    def dense(self, question: bool = True, prf: tuple[int, float] | None = None) -> dict[str, list]:
-        if (question, prf) not in self._dense:
-            self.engine._sync_dense()
-            self._dense[(question, prf)] = {
-                qid: self.engine.dense.search(self.qvec(qid, question, prf), self.MAX_CANDIDATES)
+    def dense(
+        self, question: bool = True, prf: tuple[int, float] | None = None, passages: bool = True
+    ) -> dict[str, list]:
+        key = (question, prf, passages)
+        if key not in self._dense:
+            index = self.index(passages)
+            self._dense[key] = {
+                qid: index.search(self.qvec(qid, question, prf), self.MAX_CANDIDATES)
                 for qid in self.qrels.queries
             }
-        return self._dense[(question, prf)]
+        return self._dense[key]
 
     def run(self, cfg: Config, mode: str, qids: list[str] | None = None, limit: int = 100) -> dict:
         rk = cfg.ranking
         k = rk.candidates
         lex = self.lexical(cfg.lexical) if mode in ("hybrid", "lexical") else None
         question = cfg.lexical.question
-        den = self.dense(question, cfg.prf) if mode in ("hybrid", "dense") else None
+        den = self.dense(question, cfg.prf, cfg.passages) if mode in ("hybrid", "dense") else None
         runs = {}
         for qid in qids if qids is not None else list(self.qrels.queries):
             lists = {}
@@ -363,7 +382,7 @@ class Replay:
                 if lex is not None:
                     seen = {cid for cid, _ in lists["dense"]}
                     ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
-                    extra["dense"] = self.engine.dense.scores(
+                    extra["dense"] = self.index(cfg.passages).scores(
                         self.qvec(qid, question, cfg.prf), ids
                     )
             ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
@@ -452,6 +471,10 @@ CHAIN: list[tuple[str, dict]] = [
     (f"+ score floor {_D.similarity_floor:g} (benchmarks/floor.py)", {
         "similarity_floor": _D.similarity_floor,
     }),
+    ("+ passage vectors (a section scored by its best paragraph too)", {"passages": True}),
+    ("+ keyword weight grows with the match", {
+        "dense_weight_matched": _D.dense_weight_matched, "match_power": _D.match_power,
+    }),
 ]  # fmt: skip
 
 # Each knob around the default (the others at their defaults).
@@ -459,6 +482,12 @@ KNOBS: list[tuple[str, list]] = [
     ("fusion", [("rrf k=60", {"fusion": "rrf"}), ("convex", {})]),
     ("rrf_k (rrf fusion)", [(str(k), {"fusion": "rrf", "rrf_k": k}) for k in (10, 30, 60)]),
     ("dense_weight", [(f"{w:g}", {"dense_weight": w}) for w in (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]),
+    ("passage vectors", [("on", {"passages": True}), ("off", {"passages": False})]),
+    ("dense_weight_matched (keyword weight grows with the match)", [
+        ("off", {"dense_weight_matched": None}),
+        *((f"{w:g}", {"dense_weight_matched": w}) for w in (0.3, 0.4, 0.5, 0.6, 0.7)),
+    ]),
+    ("match_power", [(f"{x:g}", {"match_power": x, "dense_weight_matched": _D.dense_weight_matched or 0.5}) for x in (1.0, 2.0, 3.0)]),
     ("lexical_norm", [
         ("minmax", {}), ("max", {"lexical_norm": "max"}), ("bm25 bound", {"lexical_norm": "bm25"}),
         ("bm25 bound, dense weight 0.4", {"lexical_norm": "bm25", "dense_weight": 0.4}),
@@ -471,7 +500,7 @@ KNOBS: list[tuple[str, list]] = [
     ("stop_words", [("out", {}), ("kept", {"stop_words": False})]),
     ("question counts twice", [("on", {}), ("off", {"question": False})]),
     ("fts_weights", [("/".join(f"{x:g}" for x in w), {"weights": w}) for w in ((1.0, 1.0, 1.0), (2.0, 4.0, 1.0), (1.0, 2.0, 1.0))]),
-    ("chunk floor", [("0", {}), ("40", {"floor": 40})]),
+    ("chunk floor", [("0", {}), ("40 (no passages)", {"floor": 40, "passages": False})]),
     ("similarity_floor (score floor)", [(f"{f:g}", {"similarity_floor": f}) for f in sorted({0.0, 0.2, _D.similarity_floor, 0.3})]),
     ("vector PRF (Rocchio: top n, beta)", [("off", {}), *((f"{n}, {b:g}", {"prf": (n, b)}) for n, b in ((3, 0.3), (5, 0.5), (10, 0.5)))]),
 ]  # fmt: skip
@@ -517,13 +546,14 @@ def _copy_index(src: Path, dest: Path) -> None:
 
 
 def floor_engine(c: Corpus, floor: int, log: Log) -> Engine:
-    """The corpus indexed with another chunk floor: a copy of its index re-chunked
-    (vectors are keyed by text, so only chunks whose text changed are embedded)."""
+    """The corpus indexed with another chunk floor, without passages (as mdseek
+    before): a copy of its index re-chunked (vectors are keyed by text, so only
+    chunks whose text changed are embedded)."""
     assert c.engine is not None
     idx = c.engine.index_path.parent / f"index-floor{floor}.sqlite"
     if not idx.exists():
         _copy_index(c.engine.index_path, idx)
-    eng = Engine(c.root, index_path=idx, chunk_floor=floor)
+    eng = Engine(c.root, index_path=idx, chunk_floor=floor, passage_words=0)
     rep = eng.index()
     log(f"  {c.name}: floor {floor} index, {rep.chunks} chunks ({rep.embedded} embedded)")
     return eng
