@@ -145,19 +145,19 @@ class IndexReads(IndexFile):
             ).fetchall()
         return [self._chunk(r) for r in rows]
 
-    def document_hashes(self, path: str) -> set[str]:
-        """Text hashes of one document's chunks and their passages."""
+    def document_hashes(self, path: str, passages: bool = True) -> set[str]:
+        """Text hashes of one document's chunks and (unless ``passages`` is
+        False) their passages."""
+        sql = "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path=?"
+        args: tuple = (path_in(path),)
+        if passages:
+            sql += (
+                " UNION SELECT p.text_hash FROM passages p JOIN chunks c ON c.id = p.chunk_id"
+                " JOIN documents d ON d.id = c.doc_id WHERE d.path=?"
+            )
+            args = (path_in(path), path_in(path))
         with self.lock:
-            return {
-                r[0]
-                for r in self.db.execute(
-                    "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id"
-                    " WHERE d.path=? UNION SELECT p.text_hash FROM passages p"
-                    " JOIN chunks c ON c.id = p.chunk_id JOIN documents d ON d.id = c.doc_id"
-                    " WHERE d.path=?",
-                    (path_in(path), path_in(path)),
-                )
-            }
+            return {r[0] for r in self.db.execute(sql, args)}
 
     def chunk_first_lines(self, ids: Iterable[int]) -> dict[int, int]:
         """chunk id -> its first line (0-based)."""
