@@ -133,7 +133,7 @@ def score_splits(runs: dict[str, list[Hit]], qrels: QrelSet, sections: bool) -> 
     """:func:`score_runs` on all queries and on each half."""
     out = {"all": score_runs(runs, qrels, sections)}
     for split in SPLITS:
-        keep = split_qids(runs, split)
+        keep = split_qids(runs, split, qrels.groups)
         out[split] = score_runs({q: runs[q] for q in keep}, qrels, sections)
     return out
 
@@ -412,7 +412,10 @@ class Bench:
     def __init__(self, corpora: list[Corpus], replays: dict[tuple[str, int | None], Replay]):
         self.corpora = corpora
         self.replays = replays
-        self.splits = {c.name: {s: split_qids(c.qrels.queries, s) for s in SPLITS} for c in corpora}
+        self.splits = {
+            c.name: {s: split_qids(c.qrels.queries, s, c.qrels.groups) for s in SPLITS}
+            for c in corpora
+        }
 
     def score(self, cfg: Config, mode: str = "hybrid") -> dict[str, dict]:
         """corpus -> split -> {"doc": {...}, "section": {...}}."""
@@ -743,3 +746,64 @@ def query_vectors(engine: Engine, qrels: QrelSet) -> tuple[dict[str, np.ndarray]
 
 def clean(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+# -- corpora of human questions (issue 29) -------------------------------------
+
+# Built from public data by benchmarks/make_emanual.py and make_condqa.py into
+# ../shared/data (README "Human-question corpora"); skipped with a line when absent.
+HUMAN = ("emanual", "emanual-long", "condqa", "condqa-long")
+# ConditionalQA's dev split, sealed: the issue writer's held-out set. Never in the
+# default list ("all"); run only when named, once, at the end.
+SEALED = ("condqa-dev-sealed", "condqa-dev-sealed-long")
+
+
+def human_corpora(data: Path | None, work: Path, names: set[str], quick: bool, log: Log) -> list:
+    """The human-question corpora named in ``names``, each copied to the work folder."""
+    from . import data as D
+
+    out: list[Corpus] = []
+    specs = [  # (short name, long name, label, loader, long form)
+        ("emanual", "emanual-long", "E-Manual", D.load_emanual, "scenario"),
+        ("condqa", "condqa-long", "ConditionalQA train", D.load_condqa, "own"),
+        (
+            "condqa-dev-sealed",
+            "condqa-dev-sealed-long",
+            "ConditionalQA dev (sealed)",
+            D.load_condqa_dev_sealed,
+            "own",
+        ),
+    ]
+    for short, long, label, loader, long_kind in specs:
+        if not names & {short, long}:
+            continue
+        if data is None:
+            log(f"skipped: {short}: benchmark data not found at {D.where_data_should_be()}")
+            continue
+        try:
+            src, qrels, long_qrels = _load_pair(loader, data, long_kind)
+        except D.DataMissing as exc:
+            log(f"skipped: {exc}")
+            continue
+        root = work / short / "docs"
+        D.copy_docs(src, root)
+        if quick:
+            qids = sorted(qrels.queries)[:12]
+            qrels, long_qrels = qrels.subset(qids), long_qrels.subset(qids)
+        if short in names:
+            out.append(Corpus(short, label, root, qrels, True))
+        if long in names:
+            out.append(Corpus(long, f"{label}, long form", root, long_qrels, True))
+    return out
+
+
+def _load_pair(loader, data: Path, long_kind: str) -> tuple[Path, QrelSet, QrelSet]:
+    """(docs, short questions, long questions): the long form is the data set's own
+    (scenario then question) or, without one, a scenario paragraph (data.long_form)."""
+    from .data import long_form
+
+    got = loader(data)
+    if long_kind == "own":
+        return got  # type: ignore[no-any-return]
+    src, qrels = got
+    return src, qrels, qrels.with_queries({q: long_form(q, t) for q, t in qrels.queries.items()})
