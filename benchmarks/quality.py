@@ -30,7 +30,7 @@ import numpy as np
 
 from mdseek.index import retrieve
 from mdseek.index.coverage import Coverage, window_coverage
-from mdseek.index.dense import DenseIndex
+from mdseek.index.dense import PASSAGE_DISCOUNT, DenseIndex
 from mdseek.index.engine import Engine
 from mdseek.index.files import FileFilter, scan
 from mdseek.index.parse import parse_bytes
@@ -240,6 +240,8 @@ class Config:
     # Passage vectors (chunk.py): a chunk's dense score is the best of its own and
     # its passages' cosines; off = the chunks' own vectors only.
     passages: bool = True
+    # subtracted from a passage's cosine before its chunk takes the best (DenseIndex)
+    passage_discount: float = PASSAGE_DISCOUNT
 
     def but(self, **kw) -> Config:
         """A copy with ranking or lexical fields changed (``dense_weight=.6``, ``max_df=1``)."""
@@ -258,7 +260,13 @@ DEFAULT = Config()
 # mdseek before retrieval v2: 40-token merge floor, every covered section credited,
 # the first 32 distinct words (stop words included), reciprocal rank fusion.
 BEFORE = Config(
-    ranking=retrieve.Ranking(fusion="rrf", doc_weight=0.0, merged="all", similarity_floor=0.0),
+    ranking=retrieve.Ranking(
+        fusion="rrf",
+        doc_weight=0.0,
+        merged="all",
+        similarity_floor=0.0,
+        dense_weight_matched=None,
+    ),
     lexical=Lexical(
         stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)
     ),
@@ -294,10 +302,12 @@ class Replay:
         self._prf: dict[tuple, np.ndarray] = {}
         self._chunks_only: DenseIndex | None = None
 
-    def index(self, passages: bool) -> DenseIndex:
-        """The engine's matrix (chunks and passages), or one of the chunks' own vectors."""
+    def index(self, passages: bool, discount: float = PASSAGE_DISCOUNT) -> DenseIndex:
+        """The engine's matrix (chunks and passages, with this passage discount),
+        or one of the chunks' own vectors."""
         self.engine._sync_dense()
         if passages:
+            self.engine.dense.passage_discount = discount
             return self.engine.dense
         if self._chunks_only is None:
             self._chunks_only = DenseIndex()
@@ -352,11 +362,15 @@ class Replay:
         return self._prf[key]
 
     def dense(
-        self, question: bool = True, prf: tuple[int, float] | None = None, passages: bool = True
+        self,
+        question: bool = True,
+        prf: tuple[int, float] | None = None,
+        passages: bool = True,
+        discount: float = PASSAGE_DISCOUNT,
     ) -> dict[str, list]:
-        key = (question, prf, passages)
+        key = (question, prf, passages, discount)
         if key not in self._dense:
-            index = self.index(passages)
+            index = self.index(passages, discount)
             self._dense[key] = {
                 qid: index.search(self.qvec(qid, question, prf), self.MAX_CANDIDATES)
                 for qid in self.qrels.queries
@@ -368,7 +382,11 @@ class Replay:
         k = rk.candidates
         lex = self.lexical(cfg.lexical) if mode in ("hybrid", "lexical") else None
         question = cfg.lexical.question
-        den = self.dense(question, cfg.prf, cfg.passages) if mode in ("hybrid", "dense") else None
+        den = (
+            self.dense(question, cfg.prf, cfg.passages, cfg.passage_discount)
+            if mode in ("hybrid", "dense")
+            else None
+        )
         runs = {}
         for qid in qids if qids is not None else list(self.qrels.queries):
             lists = {}
@@ -382,13 +400,14 @@ class Replay:
                 if lex is not None:
                     seen = {cid for cid, _ in lists["dense"]}
                     ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
-                    extra["dense"] = self.index(cfg.passages).scores(
+                    extra["dense"] = self.index(cfg.passages, cfg.passage_discount).scores(
                         self.qvec(qid, question, cfg.prf), ids
                     )
             ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
             if mode == "hybrid":  # as Engine.search: the floor needs keyword evidence
                 ranked, _ = retrieve.apply_floor(ranked, rk.similarity_floor)
             runs[qid] = [self.sections[f.key] for f in ranked[:limit] if f.key in self.sections]
+        self.index(True)  # the engine's matrix as the product has it
         return runs
 
 
@@ -486,11 +505,12 @@ KNOBS: list[tuple[str, list]] = [
     ("rrf_k (rrf fusion)", [(str(k), {"fusion": "rrf", "rrf_k": k}) for k in (10, 30, 60)]),
     ("dense_weight", [(f"{w:g}", {"dense_weight": w}) for w in (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]),
     ("passage vectors", [("on", {"passages": True}), ("off", {"passages": False})]),
+    ("passage_discount", [(f"{d:g}", {"passage_discount": d}) for d in sorted({0.0, 0.01, 0.02, 0.04, PASSAGE_DISCOUNT})]),
     ("dense_weight_matched (keyword weight grows with the match)", [
         ("off", {"dense_weight_matched": None}),
-        *((f"{w:g}", {"dense_weight_matched": w}) for w in (0.3, 0.4, 0.5, 0.6, 0.7)),
+        *((f"{w:g}", {"dense_weight_matched": w}) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)),
     ]),
-    ("match_power", [(f"{x:g}", {"match_power": x, "dense_weight_matched": _D.dense_weight_matched or 0.5}) for x in (1.0, 2.0, 3.0)]),
+    ("match_power", [(f"{x:g}", {"match_power": x}) for x in (1.0, 2.0, 3.0)]),
     ("lexical_norm", [
         ("minmax", {}), ("max", {"lexical_norm": "max"}), ("bm25 bound", {"lexical_norm": "bm25"}),
         ("bm25 bound, dense weight 0.4", {"lexical_norm": "bm25", "dense_weight": 0.4}),

@@ -367,7 +367,6 @@ class _DocChunker:
             sections=covered or (first,),
         )
 
-
     def _passages(self, a: int, b: int, emb: str) -> tuple[Passage, ...]:
         """The passages of the chunk ``[a, b)`` (see the module): its blocks (a
         list's items one by one) clipped to the chunk, packed in order until each

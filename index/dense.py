@@ -19,9 +19,17 @@ import threading
 
 import numpy as np
 
+# Subtracted from a passage row's cosine before its chunk takes its best row: a
+# long section has many rows, and the max of many is biased upwards. Chosen on
+# the dev halves (benchmarks/README.md, "Passage vectors").
+PASSAGE_DISCOUNT = 0.02
+
 
 class DenseIndex:
-    def __init__(self) -> None:
+    def __init__(self, passage_discount: float = PASSAGE_DISCOUNT) -> None:
+        # subtracted from a passage row's cosine before a chunk takes its best row
+        # (0 = a plain max; measured in benchmarks/quality.py's knobs)
+        self.passage_discount = passage_discount
         self._lock = threading.Lock()
         self.keys = np.zeros(0, dtype=np.int64)  # chunk id, or -passage id
         self.owners = np.zeros(0, dtype=np.int64)  # the chunk each row scores
@@ -78,9 +86,7 @@ class DenseIndex:
             if len(self.alive) and (~self.alive).sum() > max(1024, len(self.alive) // 4):
                 self._compact()
 
-    def add(
-        self, ids: np.ndarray, mat: np.ndarray, owners: np.ndarray | None = None
-    ) -> None:
+    def add(self, ids: np.ndarray, mat: np.ndarray, owners: np.ndarray | None = None) -> None:
         """Rows keyed ``ids``: chunk rows (``owners`` None: each scores itself),
         or passage rows keyed by minus the passage id, scoring ``owners``."""
         if len(ids) == 0:
@@ -132,7 +138,10 @@ class DenseIndex:
             if not pairs:
                 return {}
             idx = np.fromiter((r for _, r in pairs), dtype=np.int64, count=len(pairs))
-            vals = (self.mat[idx] @ q.astype(np.float32)).tolist()
+            sims = self.mat[idx] @ q.astype(np.float32)
+            if self.passage_discount:
+                sims = sims - self.passage_discount * (self.keys[idx] < 0)
+            vals = sims.tolist()
             out: dict[int, tuple[float, int]] = {}
             for (i, r), v in zip(pairs, vals, strict=True):
                 best = out.get(i)
@@ -150,6 +159,8 @@ class DenseIndex:
             if not self._row:
                 return []
             scores = self.mat @ q.astype(np.float32)
+            if self.passage_discount:
+                scores = scores - self.passage_discount * (self.keys < 0)
             scores = np.where(self.alive, scores, -np.inf)
             n = len(scores)
             want = min(k, len(self._rows_of))

@@ -246,7 +246,9 @@ class Search(DenseSide, LexicalSide):
         one of its passages (:mod:`dense`): id(result) -> the passage's place in
         the chunk's text, its cosine and its lines (1-based, inclusive)."""
         assert q.vector is not None
-        dense = [f for f in ranked if f.best_chunk is not None and f.best_chunk == f.chunks.get("dense")]
+        dense = [
+            f for f in ranked if f.best_chunk is not None and f.best_chunk == f.chunks.get("dense")
+        ]
         best = self.dense.best_rows(q.vector, [f.best_chunk for f in dense])
         pids = {-key for cosine, key in best.values() if key < 0}
         if not pids:

@@ -279,8 +279,7 @@ class VectorCache(IndexFile):
         refused by now); returns whether any untrusted vector is left (texts not read yet)."""
         with self.transaction() as db:
             db.execute(
-                "DELETE FROM vectors WHERE model >= ? AND model < ?"
-                f" AND text_hash IN {USED}",
+                f"DELETE FROM vectors WHERE model >= ? AND model < ? AND text_hash IN {USED}",
                 (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),
             )
         return self.has_untrusted()

@@ -182,9 +182,7 @@ class DocumentWrites(IndexFile):
             )
         return out
 
-    def _sync_passages(
-        self, db: sqlite3.Connection, kept: list[tuple[int, Chunk]]
-    ) -> list[str]:
+    def _sync_passages(self, db: sqlite3.Connection, kept: list[tuple[int, Chunk]]) -> list[str]:
         """Passages of the chunks whose row is kept: rewritten where they differ
         (the same embedded text gives the same passages, so rarely). Returns the
         text hashes of the passages dropped."""

@@ -98,7 +98,9 @@ def test_one_line_edit_keeps_unchanged_rows_and_drops_orphan_vectors(tmp_path, g
     # The old version's vector is gone without a reconcile: one vector per used text.
     db = sqlite3.connect(eng.index_path)
     n_vec = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    n_used = db.execute("SELECT count(DISTINCT text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)").fetchone()[0]
+    n_used = db.execute(
+        "SELECT count(DISTINCT text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
+    ).fetchone()[0]
     db.close()
     assert n_vec == n_used
     integrity(eng.index_path)
@@ -174,7 +176,9 @@ def test_deleted_file_vectors_wait_for_a_rename_then_go(tmp_path, golden_index):
     db = sqlite3.connect(eng.index_path)
     assert (
         db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        == db.execute("SELECT count(DISTINCT text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)").fetchone()[0]
+        == db.execute(
+            "SELECT count(DISTINCT text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
+        ).fetchone()[0]
     )
     db.close()
     assert n_vec() < vec0 and n_gone > 0

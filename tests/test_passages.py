@@ -156,11 +156,14 @@ def test_an_edit_embeds_only_the_passage_that_changed_and_deletion_drops_them(tm
         assert "half an hour" in top[0].snippet  # from the new passage
         db = sqlite3.connect(eng.index_path)
         assert db.execute("SELECT count(*) FROM passages").fetchone()[0] == 4
-        assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == (
-            db.execute(
-                "SELECT count(DISTINCT text_hash) FROM"
-                " (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
-            ).fetchone()[0]
+        assert (
+            db.execute("SELECT count(*) FROM vectors").fetchone()[0]
+            == (
+                db.execute(
+                    "SELECT count(DISTINCT text_hash) FROM"
+                    " (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
+                ).fetchone()[0]
+            )
         )  # the old passage's vector went with it
         f.unlink()
         eng.index_file(f)
@@ -186,7 +189,8 @@ def test_a_first_index_embeds_every_chunk_before_any_passage(tmp_path):
         assert [k for _, _, k in pending] == [0, 0, 1, 1, 1, 1]  # 2 chunks, then 4 passages
         assert eng.embed_next(2) == 4  # a slice of two: the chunks
         assert {h for h, _, _ in eng.store.pending_texts(eng.model_id)} == {
-            p.text_hash for c in eng.chunker.chunk(parse_text(KITCHEN, "kitchen.md"))
+            p.text_hash
+            for c in eng.chunker.chunk(parse_text(KITCHEN, "kitchen.md"))
             for p in c.passages
         }
     finally:
