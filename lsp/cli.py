@@ -791,7 +791,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         "model_loaded": "model loaded",
         "model_error": "model error",
         "window": "model window (tokens)",
-        "pending_embeds": "texts (chunks, passages) waiting for a vector",
+        "pending_embeds": "texts waiting for a vector",  # chunks and passages
     }
     rows = []
     for k, v in st.items():
