@@ -99,57 +99,48 @@ class VectorCache(IndexFile):
         self, model: str, chunk_ids: list[int] | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, matrix) of the chunks that have a vector for ``model``."""
-        q = (
+        rows = self._with_vectors(
             "SELECT c.id, v.vec FROM chunks c JOIN vectors v"
-            " ON v.model = ? AND v.text_hash = c.text_hash"
+            " ON v.model = ? AND v.text_hash = c.text_hash",
+            "c.id",
+            model,
+            chunk_ids,
         )
-        rows: list[tuple[int, bytes]] = []
-        with self.lock:
-            if chunk_ids is None:
-                rows = self.db.execute(q, (model,)).fetchall()
-            else:
-                for i in range(0, len(chunk_ids), 500):
-                    part = chunk_ids[i : i + 500]
-                    rows.extend(
-                        self.db.execute(
-                            q + f" WHERE c.id IN ({','.join('?' * len(part))})", (model, *part)
-                        ).fetchall()
-                    )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return ids, mat.copy()
+        ids, mat = _columns(rows)
+        return ids[0], mat
 
     def passage_vectors(
         self, model: str, chunk_ids: list[int] | None = None
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(passage ids, their chunks' ids, matrix) of the passages that have a
         vector for ``model`` (of the chunks ``chunk_ids``, if given)."""
-        q = (
+        rows = self._with_vectors(
             "SELECT p.id, p.chunk_id, v.vec FROM passages p JOIN vectors v"
-            " ON v.model = ? AND v.text_hash = p.text_hash"
+            " ON v.model = ? AND v.text_hash = p.text_hash",
+            "p.chunk_id",
+            model,
+            chunk_ids,
         )
-        rows: list[tuple[int, int, bytes]] = []
+        (pids, owners), mat = _columns(rows, 2)
+        return pids, owners, mat
+
+    def _with_vectors(
+        self, sql: str, column: str, model: str, ids: list[int] | None
+    ) -> list[tuple]:
+        """Rows of ``sql`` (its one parameter: the model) whose ``column`` is one
+        of ``ids`` (every row when None), 500 ids a query."""
         with self.lock:
-            if chunk_ids is None:
-                rows = self.db.execute(q, (model,)).fetchall()
-            else:
-                for i in range(0, len(chunk_ids), 500):
-                    part = chunk_ids[i : i + 500]
-                    rows.extend(
-                        self.db.execute(
-                            q + f" WHERE p.chunk_id IN ({','.join('?' * len(part))})",
-                            (model, *part),
-                        ).fetchall()
-                    )
-        if not rows:
-            empty = np.zeros(0, dtype=np.int64)
-            return empty, empty.copy(), np.zeros((0, 0), dtype=np.float32)
-        pids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        owners = np.fromiter((r[1] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return pids, owners, mat.copy()
+            if ids is None:
+                return self.db.execute(sql, (model,)).fetchall()
+            rows: list[tuple] = []
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                rows.extend(
+                    self.db.execute(
+                        f"{sql} WHERE {column} IN ({','.join('?' * len(part))})", (model, *part)
+                    ).fetchall()
+                )
+            return rows
 
     def passage_chunks_for_hashes(self, hashes: list[str]) -> list[int]:
         """Ids of the chunks with a passage whose text has one of ``hashes``."""
@@ -283,3 +274,13 @@ class VectorCache(IndexFile):
                 (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),
             )
         return self.has_untrusted()
+
+
+def _columns(rows: list[tuple], n_ids: int = 1) -> tuple[list[np.ndarray], np.ndarray]:
+    """The first ``n_ids`` columns of (id..., vector bytes) rows as int64 arrays,
+    and the vectors as one float32 matrix."""
+    ids = [np.fromiter((r[k] for r in rows), dtype=np.int64, count=len(rows)) for k in range(n_ids)]
+    if not rows:
+        return ids, np.zeros((0, 0), dtype=np.float32)
+    mat = np.frombuffer(b"".join(r[n_ids] for r in rows), dtype=np.float32)
+    return ids, mat.reshape(len(rows), -1).copy()
