@@ -11,6 +11,8 @@
                                      (and reranker), beside the plain baseline: nDCG@10 on
                                      the dev and test halves of every corpus
                                      (--corpora rhdh,fixtures,... for some; benchmarks/models.py)
+    --corpora A,B                    the quality part on these corpora only (default: all but
+                                     the sealed condqa-dev-sealed and condqa-dev-sealed-long)
 
 Data comes from ../shared/data beside the checkout or $MDSEEK_BENCH_DATA; a
 part whose data is absent is skipped with a line saying so (speed and LSP
@@ -113,9 +115,7 @@ def git_commit() -> str | None:
 
 def long_queries(qrels: QrelSet) -> QrelSet:
     """The same questions and judgements, each after a scenario paragraph (data.long_form)."""
-    return QrelSet(
-        {q: long_form(q, t) for q, t in qrels.queries.items()}, qrels.docs, qrels.sections
-    )
+    return qrels.with_queries({q: long_form(q, t) for q, t in qrels.queries.items()})
 
 
 def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
@@ -161,6 +161,25 @@ def scifact_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSe
     root = work / "scifact" / "docs"
     write_scifact_workspace(corpus, root)
     return root, qrels
+
+
+ALL_CORPORA = ("rhdh", "rhdh-long", "scifact", "fixtures", "fixtures-long")
+
+
+def corpus_names(arg: str | None) -> set[str]:
+    """``--corpora``: a comma list, or None / "all" for every corpus but the sealed ones
+    (quality.SEALED run only when named)."""
+    from .quality import HUMAN, SEALED
+
+    every = set(ALL_CORPORA) | set(HUMAN)
+    if not arg or arg == "all":
+        return every
+    names = {n.strip() for n in arg.split(",") if n.strip()}
+    unknown = names - every - set(SEALED)
+    if unknown:
+        known = ", ".join((*ALL_CORPORA, *HUMAN, *SEALED))
+        raise SystemExit(f"unknown corpora {sorted(unknown)}; known: {known}")
+    return names
 
 
 # -- parts ----------------------------------------------------------------------
@@ -222,13 +241,16 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
         res["speed"]["throughput"] = tp
 
     corpora: list = []
+    names = corpus_names(args.corpora)
+    sf_root = None
     if "quality" in parts:
-        if rh_qrels is not None:
+        if rh_qrels is not None and "rhdh" in names:
             corpora.append(quality.Corpus("rhdh", "product docs", docs_root, rh_qrels, True, eng))
+        if rh_qrels is not None and "rhdh-long" in names:
             corpora.append(quality.Corpus(
                 "rhdh-long", "product docs, long form", docs_root, long_queries(rh_qrels), True, eng
             ))  # fmt: skip
-        if data is not None:
+        if data is not None and "scifact" in names:
             try:
                 sf_root, sf_qrels = scifact_workspace(data, work, quick)
             except DataMissing as exc:
@@ -237,12 +259,16 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
             else:
                 corpora.append(quality.Corpus("scifact", "SciFact", sf_root, sf_qrels, False))
         fx_root, fx_qrels, fx_long = fixtures_workspace(work, quick)
-        corpora.append(quality.Corpus("fixtures", "fixture paraphrases", fx_root, fx_qrels, True))
-        corpora.append(
-            quality.Corpus(
-                "fixtures-long", "fixture paraphrases, long form", fx_root, fx_long, True
+        if "fixtures" in names:
+            corpora.append(
+                quality.Corpus("fixtures", "fixture paraphrases", fx_root, fx_qrels, True)
             )
-        )
+        if "fixtures-long" in names:
+            corpora.append(quality.Corpus(
+                "fixtures-long", "fixture paraphrases, long form", fx_root, fx_long, True
+            ))  # fmt: skip
+        for c in quality.human_corpora(data, work, names, quick, log):
+            corpora.append(c)
         res["quality"] = quality.run(corpora, log)
         sf_root = next((c.root for c in corpora if c.name == "scifact"), None)
 
@@ -359,10 +385,7 @@ def model_main(args: argparse.Namespace) -> int:
     """``--model``: the quality benchmark for one model (benchmarks/models.py)."""
     from . import models
 
-    names = set(args.corpora.split(",")) if args.corpora else set(models.CORPORA)
-    unknown = names - set(models.CORPORA)
-    if unknown:
-        raise SystemExit(f"unknown corpora {sorted(unknown)}; known: {', '.join(models.CORPORA)}")
+    names = corpus_names(args.corpora)
     work = args.work or Path(tempfile.mkdtemp(prefix="mdseek-bench-model-"))
     work.mkdir(parents=True, exist_ok=True)
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -405,7 +428,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--rerank", default=None, help="with --model: a CrossEncoder reranking")
     ap.add_argument("--rerank-top", type=int, default=10, help="sections the reranker re-scores")
-    ap.add_argument("--corpora", default=None, help="with --model: comma list (default: all)")
+    ap.add_argument(
+        "--corpora",
+        default=None,
+        help="quality corpora, comma list (default: all but the sealed condqa-dev-sealed*)",
+    )
     args = ap.parse_args(argv)
     if args.model is not None or args.rerank:
         return model_main(args)

@@ -55,6 +55,9 @@ class QrelSet:
     sections: dict[str, list[tuple[str, int]]] = field(
         default_factory=dict
     )  # (doc id, 1-based line)
+    # query id -> split key (see :func:`split_qids`): questions sharing a key (e.g. their
+    # judged section) fall in the same half; a query without one is split by its id.
+    groups: dict[str, str] = field(default_factory=dict)
 
     def subset(self, qids: list[str]) -> QrelSet:
         keep = [q for q in qids if q in self.queries]
@@ -62,7 +65,12 @@ class QrelSet:
             {q: self.queries[q] for q in keep},
             {q: self.docs.get(q, {}) for q in keep},
             {q: self.sections.get(q, []) for q in keep},
+            {q: self.groups[q] for q in keep if q in self.groups},
         )
+
+    def with_queries(self, queries: dict[str, str]) -> QrelSet:
+        """The same judgements and split groups for other query texts (same ids)."""
+        return QrelSet(queries, self.docs, self.sections, self.groups)
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -166,6 +174,67 @@ def resolve_sections(
     return out
 
 
+def _load_judged(d: Path) -> tuple[Path, QrelSet]:
+    """A corpus folder in the rhdh layout (docs/, queries.jsonl, qrels_doc.tsv,
+    qrels_section.tsv), judged sections resolved and checked (:func:`resolve_sections`);
+    a query's ``group`` field, when present, is its split key."""
+    rows = _read_jsonl(d / "queries.jsonl")
+    queries = {q["_id"]: q["text"] for q in rows}
+    groups = {q["_id"]: q["group"] for q in rows if q.get("group")}
+    docs: dict[str, dict[str, int]] = {}
+    for qid, did, score in _read_tsv(d / "qrels_doc.tsv"):
+        docs.setdefault(qid, {})[did] = int(score)
+    judged: dict[str, list[tuple[str, int | None, tuple[str, ...]]]] = {}
+    for row in _read_tsv(d / "qrels_section.tsv"):
+        qid, did, line, path = row[0], row[1], int(row[2]), row[3]
+        judged.setdefault(qid, []).append((did, line, tuple(p.strip() for p in path.split(" > "))))
+    sections = resolve_sections(d / "docs", judged)
+    keep = {q: t for q, t in queries.items() if q in docs}
+    return d / "docs", QrelSet(keep, docs, sections, {q: g for q, g in groups.items() if q in keep})
+
+
+# -- E-Manual (human questions on a TV's e-manual; benchmarks/make_emanual.py) -------
+
+
+def load_emanual(data: Path) -> tuple[Path, QrelSet]:
+    """The Samsung TV e-manual (one markdown file per chapter) and its expert-written
+    questions; split groups = each question's judged section."""
+    d = data / "emanual"
+    if not (d / "docs").is_dir() or not (d / "queries.jsonl").is_file():
+        raise DataMissing(
+            f"E-Manual not found in {d} (make it with python -m benchmarks.make_emanual)"
+        )
+    return _load_judged(d)
+
+
+# -- ConditionalQA (gov.uk guidance, questions with scenarios; make_condqa.py) ------
+
+
+def _load_condqa(d: Path, what: str) -> tuple[Path, QrelSet, QrelSet]:
+    if not (d / "docs").is_dir() or not (d / "queries.jsonl").is_file():
+        raise DataMissing(
+            f"{what} not found in {d} (make it with python -m benchmarks.make_condqa)"
+        )
+    docs, short = _load_judged(d)
+    rows = {q["_id"]: q for q in _read_jsonl(d / "queries.jsonl")}
+    long = short.with_queries(
+        {q: f"{rows[q]['scenario'].strip()} {rows[q]['question'].strip()}" for q in short.queries}
+    )
+    return docs, short, long
+
+
+def load_condqa(data: Path) -> tuple[Path, QrelSet, QrelSet]:
+    """ConditionalQA's train questions over their gov.uk pages as markdown: (docs,
+    the question alone, the scenario then the question as people wrote them)."""
+    return _load_condqa(data / "condqa", "ConditionalQA (train)")
+
+
+def load_condqa_dev_sealed(data: Path) -> tuple[Path, QrelSet, QrelSet]:
+    """ConditionalQA's dev split: the issue writer's sealed held-out set. Not in any
+    default corpus list; run it once, at the end, never tune on it."""
+    return _load_condqa(data / "condqa-dev", "ConditionalQA dev (sealed)")
+
+
 # Scenario paragraphs put before a question to make a long query (the question
 # comes last, as people write it). They name no section's subject.
 CONTEXTS = (
@@ -226,13 +295,18 @@ def copy_docs(src: Path, dest: Path, names: list[str] | None = None) -> list[Pat
 # -- held-out split -----------------------------------------------------------
 
 
-def split_of(qid: str) -> str:
-    """Deterministic half split: ``dev`` (tuning) or ``test`` (held out)."""
-    return "dev" if hashlib.sha1(qid.encode()).digest()[0] % 2 == 0 else "test"
+def split_of(key: str) -> str:
+    """Deterministic half split of a query id (or a group key): ``dev`` (tuning) or
+    ``test`` (held out)."""
+    return "dev" if hashlib.sha1(key.encode()).digest()[0] % 2 == 0 else "test"
 
 
-def split_qids(qids, which: str) -> list[str]:
-    return [q for q in qids if split_of(q) == which]
+def split_qids(qids, which: str, groups: dict[str, str] | None = None) -> list[str]:
+    """The query ids of one half. With ``groups`` (query id -> key, QrelSet.groups), a
+    query is split by its group's key, so that questions on the same section (a
+    question and its paraphrase) never straddle the halves."""
+    g = groups or {}
+    return [q for q in qids if split_of(g.get(q, q)) == which]
 
 
 # -- scale corpus -------------------------------------------------------------

@@ -105,7 +105,7 @@ def _no_answer_sets(cs: list[quality.Corpus]) -> dict[str, dict[str, QrelSet]]:
                 o = by_name.get(other)
                 if o is None:
                     continue
-                for q in split_qids(o.qrels.queries, split)[:60]:
+                for q in split_qids(o.qrels.queries, split, o.qrels.groups)[:60]:
                     qs[f"{other}-{q}"] = o.qrels.queries[q]
             out[c.name][split] = QrelSet(qs, {q: {} for q in qs})
     return out
@@ -139,7 +139,9 @@ def tune(
         assert c.engine is not None
         c.qvecs, _ = quality.query_vectors(c.engine, c.qrels)
         replays[c.name] = rp = quality.Replay(c.engine, c.qrels, c.qvecs)
-        right[c.name] = meaning_only_right(c, rp, split_qids(c.qrels.queries, "dev"))
+        right[c.name] = meaning_only_right(
+            c, rp, split_qids(c.qrels.queries, "dev", c.qrels.groups)
+        )
         na = unanswerable[c.name]
         both = QrelSet({**na["dev"].queries, **na["test"].queries}, {})
         qv, _ = quality.query_vectors(c.engine, both)
@@ -154,7 +156,7 @@ def tune(
         per: dict = {}
         for c in cs:
             rp = replays[c.name]
-            dev = split_qids(c.qrels.queries, "dev")
+            dev = split_qids(c.qrels.queries, "dev", c.qrels.groups)
             runs = rp.run(cfg, "hybrid", dev)
             m = quality.score_runs(runs, c.qrels, c.sections)
             na = unanswerable[c.name]["dev"]
@@ -283,7 +285,7 @@ def report(cs: list[quality.Corpus], floor: float, log) -> dict:
                 res[tag]["off_topic_queries"] = sum(1 for q in off if q.startswith("off-"))
             res.setdefault("before", res["after"])
             if "before" in each:
-                test = split_qids(c.qrels.queries, "test")
+                test = split_qids(c.qrels.queries, "test", c.qrels.groups)
                 res["test_paired"] = paired(each["before"], each["after"], test)
             out[c.name][mode] = res
             log(

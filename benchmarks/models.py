@@ -58,6 +58,7 @@ def corpora(work: Path, quick: bool, names: set[str], log) -> list:
             out.append(quality.Corpus(
                 "fixtures-long", "fixture paraphrases, long form", root, long, True
             ))  # fmt: skip
+    out += quality.human_corpora(data, work, names, quick, log)
     return out
 
 

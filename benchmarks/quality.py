@@ -30,6 +30,7 @@ import numpy as np
 
 from mdseek.index import retrieve
 from mdseek.index.coverage import Coverage, window_coverage
+from mdseek.index.dense import PASSAGE_DISCOUNT, DenseIndex
 from mdseek.index.engine import Engine
 from mdseek.index.files import FileFilter, scan
 from mdseek.index.parse import parse_bytes
@@ -132,7 +133,7 @@ def score_splits(runs: dict[str, list[Hit]], qrels: QrelSet, sections: bool) -> 
     """:func:`score_runs` on all queries and on each half."""
     out = {"all": score_runs(runs, qrels, sections)}
     for split in SPLITS:
-        keep = split_qids(runs, split)
+        keep = split_qids(runs, split, qrels.groups)
         out[split] = score_runs({q: runs[q] for q in keep}, qrels, sections)
     return out
 
@@ -236,6 +237,11 @@ class Config:
     # the mean of its ``n`` best dense chunks, renormalised; (n, beta) or None (off).
     # Measured here only: it did not win on the dev halves, so the product has none.
     prf: tuple[int, float] | None = None
+    # Passage vectors (chunk.py): a chunk's dense score is the best of its own and
+    # its passages' cosines; off = the chunks' own vectors only.
+    passages: bool = True
+    # subtracted from a passage's cosine before its chunk takes the best (DenseIndex)
+    passage_discount: float = PASSAGE_DISCOUNT
 
     def but(self, **kw) -> Config:
         """A copy with ranking or lexical fields changed (``dense_weight=.6``, ``max_df=1``)."""
@@ -254,11 +260,18 @@ DEFAULT = Config()
 # mdseek before retrieval v2: 40-token merge floor, every covered section credited,
 # the first 32 distinct words (stop words included), reciprocal rank fusion.
 BEFORE = Config(
-    ranking=retrieve.Ranking(fusion="rrf", doc_weight=0.0, merged="all", similarity_floor=0.0),
+    ranking=retrieve.Ranking(
+        fusion="rrf",
+        doc_weight=0.0,
+        merged="all",
+        similarity_floor=0.0,
+        dense_weight_matched=None,
+    ),
     lexical=Lexical(
         stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)
     ),
     floor=40,
+    passages=False,
 )
 
 
@@ -287,6 +300,19 @@ class Replay:
         self._dense: dict[tuple, dict[str, list]] = {}
         self._plain: dict[str, np.ndarray] = {}
         self._prf: dict[tuple, np.ndarray] = {}
+        self._chunks_only: DenseIndex | None = None
+
+    def index(self, passages: bool, discount: float = PASSAGE_DISCOUNT) -> DenseIndex:
+        """The engine's matrix (chunks and passages, with this passage discount),
+        or one of the chunks' own vectors."""
+        self.engine._sync_dense()
+        if passages:
+            self.engine.dense.passage_discount = discount
+            return self.engine.dense
+        if self._chunks_only is None:
+            self._chunks_only = DenseIndex()
+            self._chunks_only.reset(*self.engine.store.chunk_vectors(self.engine.model_id))
+        return self._chunks_only
 
     def terms(self, text: str, lx: Lexical) -> QueryTerms:
         if lx == Lexical(weights=lx.weights):
@@ -335,21 +361,32 @@ class Replay:
             self._prf[key] = (v / np.linalg.norm(v)).astype(np.float32)
         return self._prf[key]
 
-    def dense(self, question: bool = True, prf: tuple[int, float] | None = None) -> dict[str, list]:
-        if (question, prf) not in self._dense:
-            self.engine._sync_dense()
-            self._dense[(question, prf)] = {
-                qid: self.engine.dense.search(self.qvec(qid, question, prf), self.MAX_CANDIDATES)
+    def dense(
+        self,
+        question: bool = True,
+        prf: tuple[int, float] | None = None,
+        passages: bool = True,
+        discount: float = PASSAGE_DISCOUNT,
+    ) -> dict[str, list]:
+        key = (question, prf, passages, discount)
+        if key not in self._dense:
+            index = self.index(passages, discount)
+            self._dense[key] = {
+                qid: index.search(self.qvec(qid, question, prf), self.MAX_CANDIDATES)
                 for qid in self.qrels.queries
             }
-        return self._dense[(question, prf)]
+        return self._dense[key]
 
     def run(self, cfg: Config, mode: str, qids: list[str] | None = None, limit: int = 100) -> dict:
         rk = cfg.ranking
         k = rk.candidates
         lex = self.lexical(cfg.lexical) if mode in ("hybrid", "lexical") else None
         question = cfg.lexical.question
-        den = self.dense(question, cfg.prf) if mode in ("hybrid", "dense") else None
+        den = (
+            self.dense(question, cfg.prf, cfg.passages, cfg.passage_discount)
+            if mode in ("hybrid", "dense")
+            else None
+        )
         runs = {}
         for qid in qids if qids is not None else list(self.qrels.queries):
             lists = {}
@@ -363,13 +400,14 @@ class Replay:
                 if lex is not None:
                     seen = {cid for cid, _ in lists["dense"]}
                     ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
-                    extra["dense"] = self.engine.dense.scores(
+                    extra["dense"] = self.index(cfg.passages, cfg.passage_discount).scores(
                         self.qvec(qid, question, cfg.prf), ids
                     )
             ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
             if mode == "hybrid":  # as Engine.search: the floor needs keyword evidence
                 ranked, _ = retrieve.apply_floor(ranked, rk.similarity_floor)
             runs[qid] = [self.sections[f.key] for f in ranked[:limit] if f.key in self.sections]
+        self.index(True)  # the engine's matrix as the product has it
         return runs
 
 
@@ -393,7 +431,10 @@ class Bench:
     def __init__(self, corpora: list[Corpus], replays: dict[tuple[str, int | None], Replay]):
         self.corpora = corpora
         self.replays = replays
-        self.splits = {c.name: {s: split_qids(c.qrels.queries, s) for s in SPLITS} for c in corpora}
+        self.splits = {
+            c.name: {s: split_qids(c.qrels.queries, s, c.qrels.groups) for s in SPLITS}
+            for c in corpora
+        }
 
     def score(self, cfg: Config, mode: str = "hybrid") -> dict[str, dict]:
         """corpus -> split -> {"doc": {...}, "section": {...}}."""
@@ -452,6 +493,10 @@ CHAIN: list[tuple[str, dict]] = [
     (f"+ score floor {_D.similarity_floor:g} (benchmarks/floor.py)", {
         "similarity_floor": _D.similarity_floor,
     }),
+    ("+ passage vectors (a section scored by its best paragraph too)", {"passages": True}),
+    ("+ keyword weight grows with the match", {
+        "dense_weight_matched": _D.dense_weight_matched, "match_power": _D.match_power,
+    }),
 ]  # fmt: skip
 
 # Each knob around the default (the others at their defaults).
@@ -459,6 +504,13 @@ KNOBS: list[tuple[str, list]] = [
     ("fusion", [("rrf k=60", {"fusion": "rrf"}), ("convex", {})]),
     ("rrf_k (rrf fusion)", [(str(k), {"fusion": "rrf", "rrf_k": k}) for k in (10, 30, 60)]),
     ("dense_weight", [(f"{w:g}", {"dense_weight": w}) for w in (0.4, 0.5, 0.6, 0.7, 0.8, 0.9)]),
+    ("passage vectors", [("on", {"passages": True}), ("off", {"passages": False})]),
+    ("passage_discount", [(f"{d:g}", {"passage_discount": d}) for d in sorted({0.0, 0.01, 0.02, 0.04, PASSAGE_DISCOUNT})]),
+    ("dense_weight_matched (keyword weight grows with the match)", [
+        ("off", {"dense_weight_matched": None}),
+        *((f"{w:g}", {"dense_weight_matched": w}) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)),
+    ]),
+    ("match_power", [(f"{x:g}", {"match_power": x}) for x in (1.0, 2.0, 3.0)]),
     ("lexical_norm", [
         ("minmax", {}), ("max", {"lexical_norm": "max"}), ("bm25 bound", {"lexical_norm": "bm25"}),
         ("bm25 bound, dense weight 0.4", {"lexical_norm": "bm25", "dense_weight": 0.4}),
@@ -471,7 +523,7 @@ KNOBS: list[tuple[str, list]] = [
     ("stop_words", [("out", {}), ("kept", {"stop_words": False})]),
     ("question counts twice", [("on", {}), ("off", {"question": False})]),
     ("fts_weights", [("/".join(f"{x:g}" for x in w), {"weights": w}) for w in ((1.0, 1.0, 1.0), (2.0, 4.0, 1.0), (1.0, 2.0, 1.0))]),
-    ("chunk floor", [("0", {}), ("40", {"floor": 40})]),
+    ("chunk floor", [("0", {}), ("40 (no passages)", {"floor": 40, "passages": False})]),
     ("similarity_floor (score floor)", [(f"{f:g}", {"similarity_floor": f}) for f in sorted({0.0, 0.2, _D.similarity_floor, 0.3})]),
     ("vector PRF (Rocchio: top n, beta)", [("off", {}), *((f"{n}, {b:g}", {"prf": (n, b)}) for n, b in ((3, 0.3), (5, 0.5), (10, 0.5)))]),
 ]  # fmt: skip
@@ -517,13 +569,14 @@ def _copy_index(src: Path, dest: Path) -> None:
 
 
 def floor_engine(c: Corpus, floor: int, log: Log) -> Engine:
-    """The corpus indexed with another chunk floor: a copy of its index re-chunked
-    (vectors are keyed by text, so only chunks whose text changed are embedded)."""
+    """The corpus indexed with another chunk floor, without passages (as mdseek
+    before): a copy of its index re-chunked (vectors are keyed by text, so only
+    chunks whose text changed are embedded)."""
     assert c.engine is not None
     idx = c.engine.index_path.parent / f"index-floor{floor}.sqlite"
     if not idx.exists():
         _copy_index(c.engine.index_path, idx)
-    eng = Engine(c.root, index_path=idx, chunk_floor=floor)
+    eng = Engine(c.root, index_path=idx, chunk_floor=floor, passage_words=0)
     rep = eng.index()
     log(f"  {c.name}: floor {floor} index, {rep.chunks} chunks ({rep.embedded} embedded)")
     return eng
@@ -713,3 +766,64 @@ def query_vectors(engine: Engine, qrels: QrelSet) -> tuple[dict[str, np.ndarray]
 
 def clean(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+# -- corpora of human questions (issue 29) -------------------------------------
+
+# Built from public data by benchmarks/make_emanual.py and make_condqa.py into
+# ../shared/data (README "Human-question corpora"); skipped with a line when absent.
+HUMAN = ("emanual", "emanual-long", "condqa", "condqa-long")
+# ConditionalQA's dev split, sealed: the issue writer's held-out set. Never in the
+# default list ("all"); run only when named, once, at the end.
+SEALED = ("condqa-dev-sealed", "condqa-dev-sealed-long")
+
+
+def human_corpora(data: Path | None, work: Path, names: set[str], quick: bool, log: Log) -> list:
+    """The human-question corpora named in ``names``, each copied to the work folder."""
+    from . import data as D
+
+    out: list[Corpus] = []
+    specs = [  # (short name, long name, label, loader, long form)
+        ("emanual", "emanual-long", "E-Manual", D.load_emanual, "scenario"),
+        ("condqa", "condqa-long", "ConditionalQA train", D.load_condqa, "own"),
+        (
+            "condqa-dev-sealed",
+            "condqa-dev-sealed-long",
+            "ConditionalQA dev (sealed)",
+            D.load_condqa_dev_sealed,
+            "own",
+        ),
+    ]
+    for short, long, label, loader, long_kind in specs:
+        if not names & {short, long}:
+            continue
+        if data is None:
+            log(f"skipped: {short}: benchmark data not found at {D.where_data_should_be()}")
+            continue
+        try:
+            src, qrels, long_qrels = _load_pair(loader, data, long_kind)
+        except D.DataMissing as exc:
+            log(f"skipped: {exc}")
+            continue
+        root = work / short / "docs"
+        D.copy_docs(src, root)
+        if quick:
+            qids = sorted(qrels.queries)[:12]
+            qrels, long_qrels = qrels.subset(qids), long_qrels.subset(qids)
+        if short in names:
+            out.append(Corpus(short, label, root, qrels, True))
+        if long in names:
+            out.append(Corpus(long, f"{label}, long form", root, long_qrels, True))
+    return out
+
+
+def _load_pair(loader, data: Path, long_kind: str) -> tuple[Path, QrelSet, QrelSet]:
+    """(docs, short questions, long questions): the long form is the data set's own
+    (scenario then question) or, without one, a scenario paragraph (data.long_form)."""
+    from .data import long_form
+
+    got = loader(data)
+    if long_kind == "own":
+        return got  # type: ignore[no-any-return]
+    src, qrels = got
+    return src, qrels, qrels.with_queries({q: long_form(q, t) for q, t in qrels.queries.items()})

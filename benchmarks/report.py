@@ -39,6 +39,12 @@ LEVELS = [
     ("rhdh-long", "section", "docs long §"),
     ("fixtures", "section", "fixtures §"),
     ("fixtures-long", "section", "fixtures long §"),
+    ("emanual", "section", "E-Manual §"),
+    ("emanual-long", "section", "E-Manual long §"),
+    ("condqa", "section", "ConditionalQA §"),
+    ("condqa-long", "section", "ConditionalQA long §"),
+    ("condqa-dev-sealed", "section", "ConditionalQA dev (sealed) §"),
+    ("condqa-dev-sealed-long", "section", "ConditionalQA dev (sealed) long §"),
 ]
 
 

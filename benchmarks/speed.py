@@ -674,7 +674,8 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
     for q in qs[:5]:
         eng.search(q, limit=10)
     out: dict = {
-        "chunks": chunks, "dense_rows": len(eng.dense), "matrix_load_seconds": round(load, 3),
+        "chunks": chunks, "passages": eng.store.counts()["passages"],
+        "dense_rows": eng.dense.rows, "matrix_load_seconds": round(load, 3),
         "lexical_build_seconds": round(lexical_build, 2), "lexical_from": lexical_from,
     }  # fmt: skip
     for mode in ("hybrid", "dense", "lexical"):

@@ -35,6 +35,15 @@ counted in one batch by the real tokenizer: that count is the chunk's
 ``tokens``, and a piece the offsets mispriced (a cut inside a word, a tokenizer
 whose tokens span whitespace) is re-split with real counts.
 
+Passages: a chunk of several paragraphs (or list items, tables, fences) also
+carries *passages*, runs of its blocks of at least ``passage_words`` words each
+(two or more per chunk, else none), embedded with the chunk's breadcrumb beside
+the chunk's own vector. A question answered by one paragraph of a long section
+matches that paragraph's vector more closely than the whole section's; the
+section's dense score is the best of its chunk and passage cosines
+(:mod:`dense`). Passages are never results and never cut a chunk: they only
+score one.
+
 Incremental: a unit (a section, or small sections merged) is split the same
 way whenever its text and its sections' breadcrumbs are the same, so a chunker
 remembers the pieces of recent units (and the token counts of recent sections):
@@ -66,6 +75,10 @@ log = logging.getLogger(__name__)
 BLOCK, ITEM, SENTENCE, WORD, AFTER_HEADING = 0, 1, 2, 3, 4
 
 DEFAULT_FLOOR = 0  # body tokens; smaller sections merge forward (0: none do)
+# Words a passage holds at least (blocks are packed until they reach it); 0 = no
+# passages. Chosen on the dev halves (benchmarks/README.md, "Passage vectors").
+PASSAGE_WORDS = 30
+PASSAGE_SKIP = frozenset({"heading", "hr", "front_matter"})  # blocks no passage reads
 MAX_CHARS_PER_TOKEN = 128  # a chunk holds at most budget * this many characters
 CRUMB_CHARS_PER_TOKEN = 16  # a breadcrumb holds at most budget * this many characters
 COUNT_BATCH = 256  # embedded texts counted per tokenizer call
@@ -75,6 +88,19 @@ CACHE_CHARS = 8_000_000  # characters of unit text whose pieces a chunker rememb
 
 _SENTENCE_END = re.compile(r"[.!?;:][\"')\]]*\s+")
 _WHITESPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A run of a chunk's blocks with a vector of its own (see the module)."""
+
+    start: int  # character offsets into the chunk's ``text``
+    end: int
+    embedding_text: str  # the chunk's breadcrumb + blank line + the passage's text
+
+    @property
+    def text_hash(self) -> str:
+        return hashlib.sha1(self.embedding_text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -90,6 +116,7 @@ class Chunk:
     embedding_text: str  # what the model reads: breadcrumb + blank line + text
     tokens: int  # tokens of embedding_text, special tokens included
     sections: tuple[int, ...] = field(default=())  # ordinals of the sections it covers
+    passages: tuple[Passage, ...] = field(default=())  # finer vectors inside it (or none)
 
     @property
     def breadcrumb(self) -> str:
@@ -151,11 +178,13 @@ class Chunker:
         budget: int | None = None,
         floor: int = DEFAULT_FLOOR,
         cache_chars: int = CACHE_CHARS,
+        passage_words: int = PASSAGE_WORDS,
     ):
         self.tok = tokenizer
         window = tokenizer.window
         self.budget = min(budget, window) if budget else window
         self.floor = max(0, int(floor))
+        self.passage_words = max(0, int(passage_words))
         self.max_chars = self.budget * MAX_CHARS_PER_TOKEN
         self._units = _LRU(cache_chars)  # (unit text, breadcrumbs) -> pieces
         self._counts = _LRU(cache_chars)  # section text -> body tokens
@@ -179,7 +208,8 @@ class Chunker:
     @property
     def signature(self) -> str:
         """Changes whenever the chunking of the same text could change."""
-        return f"v4:{self.tok.name}:{self.budget}:{self.floor}"  # v4: aliases in breadcrumbs
+        # v4: aliases in breadcrumbs; v5: passages
+        return f"v5:{self.tok.name}:{self.budget}:{self.floor}:{self.passage_words}"
 
     # -- public -------------------------------------------------------------
 
@@ -323,6 +353,7 @@ class _DocChunker:
             i for i in range(first, last + 1) if self.sec_starts[i] < b and self.sec_ends[i] > a
         )
         return Chunk(
+            passages=self._passages(a, b, emb),
             ordinal=ordinal,
             heading=sec.title,
             heading_path=sec.path,
@@ -335,6 +366,50 @@ class _DocChunker:
             tokens=tokens,
             sections=covered or (first,),
         )
+
+    def _passages(self, a: int, b: int, emb: str) -> tuple[Passage, ...]:
+        """The passages of the chunk ``[a, b)`` (see the module): its blocks (a
+        list's items one by one) clipped to the chunk, packed in order until each
+        run holds ``passage_words`` words; a short last run joins the one before.
+        None unless the chunk has two runs or more."""
+        want = self.c.passage_words
+        if not want:
+            return ()
+        doc = self.doc
+        first, last = doc.offset_line(a), doc.offset_line(max(a, b - 1)) + 1
+        lo = bisect.bisect_left(self.block_lines, first)
+        while lo > 0 and doc.blocks[lo - 1].end_line > first:
+            lo -= 1  # a block that starts above the chunk and runs into it
+        spans: list[tuple[int, int]] = []
+        for blk in doc.blocks[lo:]:
+            if blk.start_line >= last:
+                break
+            if blk.kind in PASSAGE_SKIP or blk.end_line <= first:
+                continue
+            parts = blk.items if blk.items else ((blk.start_line, blk.end_line),)
+            for x, y in parts:
+                s, e = max(a, doc.line_offset(x)), min(b, doc.line_offset(y))
+                if e > s and has_visible_text(self.text[s:e]):
+                    spans.append((s, e))
+        runs: list[list[int]] = []  # [start, end, words]
+        for s, e in spans:
+            words = len(self.text[s:e].split())
+            if runs and runs[-1][2] < want:
+                runs[-1][1], runs[-1][2] = e, runs[-1][2] + words
+            else:
+                runs.append([s, e, words])
+        if len(runs) > 1 and runs[-1][2] < want:
+            tail = runs.pop()
+            runs[-1][1], runs[-1][2] = tail[1], runs[-1][2] + tail[2]
+        if len(runs) < 2:
+            return ()
+        crumb = self.prefix(a)[0]
+        out = []
+        for s, e, _ in runs:
+            body = self.text[s:e].strip("\n")
+            if body and crumb + body != emb:
+                out.append(Passage(s - a, e - a, crumb + body))
+        return tuple(out) if len(out) > 1 else ()
 
 
 class _Unit:

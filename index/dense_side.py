@@ -1,5 +1,5 @@
-"""The engine's dense side: the matrix of every chunk's vector, loaded once from
-the index file, kept in step with this process's writes and reloaded after
+"""The engine's dense side: the matrix of every chunk's vector and its
+passages' (:mod:`dense`), loaded once from the index file, kept in step with this process's writes and reloaded after
 another process's; and the query's vector."""
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ class DenseSide(EngineBase):
             return
         with self._write:
             ids, mat = self.store.chunk_vectors(self.model_id)
-            self.dense.reset(ids, mat)
+            pids, owners, pmat = self.store.passage_vectors(self.model_id)
+            self.dense.reset(ids, mat, pids, owners, pmat)
             self._dense_version = v
 
     def _dense_add(
@@ -37,9 +38,14 @@ class DenseSide(EngineBase):
             return
         if hashes is not None:
             ids, mat = self.store.chunk_vectors_for_hashes(self.model_id, hashes)
+            owners = self.store.passage_chunks_for_hashes(hashes)
         else:
             ids, mat = self.store.chunk_vectors(self.model_id, chunk_ids)
+            owners = chunk_ids or []
         self.dense.add(ids, mat)
+        if owners:
+            pids, own, pmat = self.store.passage_vectors(self.model_id, owners)
+            self.dense.add(-pids, pmat, own)
 
     def _dense_remove(self, chunk_ids: list[int]) -> None:
         if self._dense_version is not None:

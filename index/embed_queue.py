@@ -178,10 +178,11 @@ class EmbedQueue(DenseSide):
             return self.store.pending_count(self.model_id)
         take = dict.fromkeys(list(self._pending_of(first))[:limit])
         if self._queue is None:
-            pending = self.store.pending_chunks(self.model_id)
-            counts = self.embedder.token_counts([t for _, t in pending])
-            self._queue = [
-                pending[i][0] for i in sorted(range(len(pending)), key=counts.__getitem__)
+            texts = self.store.pending_texts(self.model_id)
+            counts = self.embedder.token_counts([t for _, t, _ in texts])
+            self._queue = [  # chunks before passages, each shortest first
+                texts[i][0]
+                for i in sorted(range(len(texts)), key=lambda i: (texts[i][2], counts[i]))
             ]
             self._queue.reverse()  # popped from the end: shortest first
         queue = self._queue
@@ -218,23 +219,28 @@ class EmbedQueue(DenseSide):
                 out[h] = None
         return out
 
-    def _pending(self, only: set[str] | None, emb: Embedder | None = None) -> list[tuple[str, str]]:
-        mid = (emb or self.embedder).model_id
-        if only is None:
-            return self.store.pending_chunks(mid)
-        return self.store.pending_for(mid, only)
+    def _pending(
+        self, only: set[str] | None, emb: Embedder | None = None
+    ) -> list[tuple[str, str, int]]:
+        """(text hash, text, kind: 0 chunk, 1 passage) of the texts waiting for
+        a vector of ``emb`` (default the engine's own)."""
+        return self.store.pending_texts((emb or self.embedder).model_id, only)
 
     def _embed_batches(
         self, progress: Progress | None, rep: IndexReport, only: set[str] | None,
-        pending: list[tuple[str, str]] | None = None, emb: Embedder | None = None,
+        pending: list[tuple[str, str, int]] | None = None, emb: Embedder | None = None,
     ) -> int:  # fmt: skip
         emb = emb or self.embedder
         own = emb is self.embedder  # its vectors join the dense matrix
         if pending is None:
             pending = self._pending(only, emb)  # after a wait: what is left
-        # Similar token counts in one batch pad less (the store returns hash order).
-        counts = emb.token_counts([t for _, t in pending])
-        pending = [pending[i] for i in sorted(range(len(pending)), key=counts.__getitem__)]
+        # Similar token counts in one batch pad less; chunks (listed first by the
+        # store) before passages, which only refine a chunk's score.
+        counts = emb.token_counts([t for _, t, _ in pending])
+        pending = [
+            pending[i]
+            for i in sorted(range(len(pending)), key=lambda i: (pending[i][2], counts[i]))
+        ]
         t0 = time.perf_counter()
         done = 0
         for i in range(0, len(pending), self.embed_batch):
@@ -243,8 +249,8 @@ class EmbedQueue(DenseSide):
                 log.info("embedding stopped with %d chunks left", len(pending) - done)
                 break
             batch = pending[i : i + self.embed_batch]
-            hashes = [h for h, _ in batch]
-            vecs = emb.encode([t for _, t in batch])
+            hashes = [h for h, _, _ in batch]
+            vecs = emb.encode([t for _, t, _ in batch])
             with self._write:
                 self.store.put_vectors(emb.model_id, hashes, vecs)
                 if own:

@@ -77,6 +77,7 @@ class EngineBase:
         chunk_floor: int | None = None,
         embed: EmbedSettings | None = None,
         check_index: bool = True,
+        passage_words: int | None = None,
     ):
         """``check_index``: SQLite's quick_check on open (see :class:`Store`; ~9 ms
         at 2k chunks, 0.5-1.7 s at 100k). A one-shot search skips it and says
@@ -94,6 +95,7 @@ class EngineBase:
         self.reranker: Reranker | None = None  # an optional second stage (index/rerank.py)
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
+        self._passage_words = passage_words  # None: chunk.PASSAGE_WORDS; 0: no passages
         self._chunker: Chunker | None = None
         loc = self.location
         # A workspace index made elsewhere is set aside and read again (adopt.py).
@@ -175,6 +177,8 @@ class EngineBase:
     def chunker(self) -> Chunker:
         if self._chunker is None:
             kw = {} if self._chunk_floor is None else {"floor": self._chunk_floor}
+            if self._passage_words is not None:
+                kw["passage_words"] = self._passage_words
             self._chunker = Chunker(self.tokenizer, budget=self._chunk_budget, **kw)
         return self._chunker
 

@@ -276,7 +276,7 @@ def written_heading(lines: Sequence[str], line: int, end_line: int, plain: str) 
 class Completeness:
     complete: bool
     note: str | None  # why not, with the counts
-    pending: int  # chunks still without a vector
+    pending: int  # texts (chunks, passages) still without a vector
 
 
 def completeness(engine: Engine, mode: str, reading: bool) -> Completeness:
@@ -291,9 +291,10 @@ def completeness(engine: Engine, mode: str, reading: bool) -> Completeness:
     if reading:
         parts.append("the folder is still being read (results may miss files)")
     if pending:
-        total = engine.store.counts()["chunks"]
+        counts = engine.store.counts()
+        total = counts["chunks"] + counts["passages"]
         parts.append(
-            f"{pending} of {total} chunks still wait for their vector "
+            f"{pending} of {total} texts still wait for their vector "
             "(semantic ranking will change as they arrive)"
         )
     if not parts:

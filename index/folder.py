@@ -396,9 +396,11 @@ class Folder:
         assert eng is not None
         return self._finish(eng.index(embed=False))
 
-    def embed_in_background(self) -> None:
-        """The vectors that changes left pending, a slice at a time on a
-        background thread; :attr:`on_embedded` is called once they are in."""
+    def embed_in_background(self, pending: int = 0) -> None:
+        """The vectors that changes left pending (``pending``: that many more,
+        a saved file's passages), a slice at a time on a background thread;
+        :attr:`on_embedded` is called once they are in."""
+        self.pending = max(self.pending, pending)
         if self.closed or self.engine is None or not self.pending:
             return
         with self._embedding_lock:

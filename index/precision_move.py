@@ -73,9 +73,12 @@ class PrecisionMove(EmbedQueue):
         if self.cancelled.is_set():
             return self.move_pending()
         if self._move_queue is None:
-            pending = self.store.pending_chunks(mover.model_id)
-            counts = mover.token_counts([t for _, t in pending])
-            order = sorted(range(len(pending)), key=counts.__getitem__, reverse=True)
+            pending = self.store.pending_texts(mover.model_id)
+            counts = mover.token_counts([t for _, t, _ in pending])
+            # popped from the end: chunks before passages, shortest first
+            order = sorted(
+                range(len(pending)), key=lambda i: (pending[i][2], counts[i]), reverse=True
+            )
             self._move_queue = [pending[i][0] for i in order]
         queue = self._move_queue
         take = [queue.pop() for _ in range(min(limit, len(queue)))]

@@ -205,13 +205,17 @@ class Reconcile(PrecisionMove, LexicalSide):
         """Drop documents; their vectors stay until the next write or sweep (a
         renamed file's new name finds them), then go if no chunk uses them."""
         removed = self.store.delete_documents(paths)
-        self._forget([i for i, _ in removed])
+        self._forget([i for i, _ in removed if i])
         self._orphans.update(h for _, h in removed)
 
-    def index_file(self, path: str | Path, embed: bool = True) -> IndexReport:
+    def index_file(
+        self, path: str | Path, embed: bool = True, passages: bool = True
+    ) -> IndexReport:
         """Reindex one file (e.g. on save); a file that is gone or excluded is removed.
         Vectors no chunk uses any more are dropped (those of this file's old
-        version at once, those of deleted files at the next write)."""
+        version at once, those of deleted files at the next write). ``passages``
+        False: only the chunks' texts are embedded now (searchable by meaning at
+        once), the passages' stay pending (``rep.pending``) for a background pass."""
         t0 = time.perf_counter()
         rep = IndexReport()
         p = Path(path)
@@ -233,8 +237,11 @@ class Reconcile(PrecisionMove, LexicalSide):
                 self._index_found(found, old, rep)
             self.store.drop_orphan_vectors(orphans)
             self._lexical_current()  # searchable by its words now, before embedding
-            hashes = self.store.document_hashes(rel)
+            hashes = self.store.document_hashes(rel, passages=passages)
             cleared = embed and self._embed(None, rep, hashes)[1]
+            if not passages:
+                hashes = self.store.document_hashes(rel)
+                cleared = False
             rep.pending = 0 if cleared else len(self.store.pending_for(self.model_id, hashes))
         rep.seconds = time.perf_counter() - t0
         return rep

@@ -21,7 +21,13 @@ halves, see benchmarks/README.md):
    dev halves but lets the context of a long question drown its last words.
 3. The section score is a convex combination ``w * dense + (1 - w) * lexical``
    (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS
-   2023); reciprocal rank fusion remains available (``fusion="rrf"``).
+   2023); reciprocal rank fusion remains available (``fusion="rrf"``). The
+   weight follows the query (:func:`convex_weights`): with
+   ``dense_weight_matched`` set, the keyword side's weight grows with how
+   fully the best keyword candidate matches the query's words (its BM25 over
+   the most any row could score for them, to the power ``match_power``), from
+   ``1 - dense_weight`` for a query no row matches well to
+   ``1 - dense_weight_matched`` for one a row matches in every word.
 4. Optional document context: ``final = (1 - d) * section + d * document``,
    where the document term is the best section score in the same document
    (measured, off by default: it did not win on the dev halves).
@@ -53,6 +59,10 @@ class Ranking:
 
     fusion: str = "convex"  # "convex" (normalised scores) or "rrf" (ranks only)
     dense_weight: float = 0.8  # convex: weight of dense, lexical gets 1 - this
+    # convex: the dense weight when the best keyword candidate matches every query
+    # word (None: always ``dense_weight``), see :func:`convex_weights`
+    dense_weight_matched: float | None = 0.4
+    match_power: float = 2.0
     # "max": x / best; "minmax": (x - min) / (best - min); "bm25": x / the most any row
     # could score for these words (so a weak lexical match stays weak); "raw": as is
     lexical_norm: str = "minmax"
@@ -89,6 +99,7 @@ class Scored:
     raw: dict[str, float] = field(default_factory=dict)  # retriever -> its own score
     norm: dict[str, float] = field(default_factory=dict)  # retriever -> normalised score
     chunks: dict[str, int] = field(default_factory=dict)  # retriever -> best chunk id
+    weights: dict[str, float] = field(default_factory=dict)  # the fusion's, for this query
 
     @property
     def best_chunk(self) -> int | None:
@@ -108,7 +119,7 @@ class Scored:
                 "normalised": _r(self.norm.get(name)) if ranking.fusion == "convex" else None,
             }
         if ranking.fusion == "convex":
-            weights = {"dense": ranking.dense_weight, "lexical": 1.0 - ranking.dense_weight}
+            weights: dict[str, float | None] = {k: _r(v) for k, v in self.weights.items()}
         else:
             weights = {"rrf_k": ranking.rrf_k}
         return {
@@ -120,6 +131,19 @@ class Scored:
             "document_weight": ranking.doc_weight,
             "final": _r(self.score),
         }
+
+
+def convex_weights(
+    ranking: Ranking, lexical_best: float | None = None, lexical_max: float | None = None
+) -> dict[str, float]:
+    """The convex fusion's weights for one query (see the module, step 3):
+    ``lexical_best`` is the best keyword candidate's BM25 and ``lexical_max``
+    the most any row could score for the query's words."""
+    w = ranking.dense_weight
+    if ranking.dense_weight_matched is not None and lexical_best and lexical_max:
+        match = min(1.0, max(0.0, lexical_best / lexical_max)) ** ranking.match_power
+        w += (ranking.dense_weight_matched - w) * match
+    return {"dense": w, "lexical": 1.0 - w}
 
 
 def _r(x: float | None) -> float | None:
@@ -227,7 +251,8 @@ def rank_sections(
         for s in out.values():
             s.section = sum(1.0 / (ranking.rrf_k + r) for r in s.ranks.values())
     elif ranking.fusion == "convex":
-        weights = {"dense": ranking.dense_weight, "lexical": 1.0 - ranking.dense_weight}
+        best = max((sc for _, sc in lists.get("lexical", ())), default=None)
+        weights = convex_weights(ranking, best, lexical_max)
         if len(names) == 1:
             weights = {names[0]: 1.0}
         for name in names:
@@ -244,6 +269,7 @@ def rank_sections(
             known = [n for n in names if not _unscored(s, n, unscored)]
             total = sum(weights.get(n, 0.0) for n in known) or 1.0
             s.section = sum(weights.get(n, 0.0) * s.norm.get(n, 0.0) for n in known) / total
+            s.weights = weights
     else:
         raise ValueError(f"unknown fusion {ranking.fusion!r}")
     best_in_doc: dict[int, float] = {}

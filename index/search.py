@@ -209,15 +209,25 @@ class Search(DenseSide, LexicalSide):
         ranked = ranked[: max(0, limit)]
         sections = self.store.sections([f.key for f in ranked])
         texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
+        passages = self._passages_found(q, ranked, texts) if q.vector is not None else {}
         results = []
         for f in ranked:
             s = sections.get(f.key)
             if s is None:
                 continue
             cid = f.best_chunk
-            r = self._result(s, f, texts.get(cid, "") if cid is not None else "", q.highlight)
+            text = texts.get(cid, "") if cid is not None else ""
+            found = passages.get(id(f))
+            if found is not None:  # meaning found it through one passage: show that one
+                text = text[found["start"] : found["end"]]
+            r = self._result(s, f, text, q.highlight)
             if explain:
                 r.explain = f.explain(self.ranking)
+                if found is not None:
+                    r.explain["dense_passage"] = {
+                        "cosine": round(found["cosine"], 6),
+                        "lines": found["lines"],
+                    }
                 if q.terms is not None:
                     r.explain.update(q.terms.explain())
                 if reranked and self.reranker is not None:
@@ -228,6 +238,35 @@ class Search(DenseSide, LexicalSide):
             results.append(r)
         used = "hybrid" if len(lists) == 2 else ("dense" if "dense" in lists else "lexical")
         return SearchResponse(results, used, note)
+
+    def _passages_found(
+        self, q: Query, ranked: Sequence[retrieve.Scored], texts: dict[int, str]
+    ) -> dict[int, dict]:
+        """For the results whose shown chunk is the dense side's and scored by
+        one of its passages (:mod:`dense`): id(result) -> the passage's place in
+        the chunk's text, its cosine and its lines (1-based, inclusive)."""
+        assert q.vector is not None
+        dense = [
+            f for f in ranked if f.best_chunk is not None and f.best_chunk == f.chunks.get("dense")
+        ]
+        best = self.dense.best_rows(q.vector, [f.best_chunk for f in dense])
+        pids = {-key for cosine, key in best.values() if key < 0}
+        if not pids:
+            return {}
+        places = self.store.passage_places(pids)
+        firsts = self.store.chunk_first_lines({c for c, _, _ in places.values()})
+        out: dict[int, dict] = {}
+        for f in dense:
+            cosine, key = best.get(f.best_chunk, (0.0, 0))  # type: ignore[arg-type]
+            place = places.get(-key)
+            if key >= 0 or place is None:
+                continue
+            cid, a, b = place
+            text = texts.get(cid, "")
+            first = firsts.get(cid, 0) + text.count("\n", 0, a) + 1
+            last = first + text.count("\n", a, b) - (1 if text[a:b].endswith("\n") else 0)
+            out[id(f)] = {"start": a, "end": b, "cosine": cosine, "lines": [first, last]}
+        return out
 
     def _passages(self, ranked: Sequence[retrieve.Scored]) -> list[str]:
         """What a reranker reads of each section: breadcrumb, blank line, best chunk."""

@@ -6,6 +6,8 @@ Tables
   sections   every section of every document (heading, anchor, breadcrumb, span)
   chunks     every chunk (span, raw text, embedded text, tokens, text_hash)
   chunks_fts FTS5 over (title, headings, body), rowid = chunks.id
+  passages   finer texts inside a chunk with a vector of their own (chunk.py):
+             they score their chunk, never show as a result
   vectors    float32 blobs keyed by (model id, hash of the embedded text): an
              unchanged chunk is never re-embedded, even when its ordinal or its
              file changes; a new model id re-embeds everything.
@@ -14,7 +16,7 @@ A document's rows (documents, sections, chunks, chunks_fts) change in one
 transaction, so a crash leaves either the old or the new version; a re-indexed
 document keeps the rows of its unchanged chunks. Vectors are a content-addressed
 cache filled afterwards ("pending" = chunks without a vector for the current
-model), so an interrupted run resumes where it stopped; a vector whose text no
+model; a chunk's passages are embedded after every chunk), so an interrupted run resumes where it stopped; a vector whose text no
 chunk uses any more is dropped when a document is rewritten (and by a full
 reconcile's sweep).
 

@@ -25,7 +25,7 @@ from .location import IndexFileError, companions, create_private, make_private, 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 APPLICATION_ID = 0x6D64736B  # "mdsk" in the SQLite header: this file is an mdseek index
 SIGNATURE = {"meta", "documents", "chunks", "vectors"}  # indexes from before application_id
 # SQLite result codes of a file that is not a database or is damaged.
@@ -91,6 +91,21 @@ _MIGRATIONS: dict[int, str | None] = {
     # "Has this text a vector?" without reading the vectors: the table's own
     # b-tree holds each 1.5 KB vector beside its key (7x faster pending counts).
     2: "CREATE INDEX vectors_key ON vectors(model, text_hash)",
+    # Passages: runs of a chunk's blocks with a vector of their own (chunk.py);
+    # offsets relative to the chunk's text, so a chunk that moves keeps them.
+    3: """
+    CREATE TABLE passages (
+        id INTEGER PRIMARY KEY,
+        chunk_id INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+        ordinal INTEGER NOT NULL,
+        start_char INTEGER NOT NULL,
+        end_char INTEGER NOT NULL,
+        embedding_text TEXT NOT NULL,
+        text_hash TEXT NOT NULL
+    );
+    CREATE INDEX passages_chunk ON passages(chunk_id);
+    CREATE INDEX passages_hash ON passages(text_hash);
+    """,
 }
 
 

@@ -145,23 +145,44 @@ class IndexReads(IndexFile):
             ).fetchall()
         return [self._chunk(r) for r in rows]
 
-    def document_hashes(self, path: str) -> set[str]:
-        """Text hashes of one document's chunks."""
+    def document_hashes(self, path: str, passages: bool = True) -> set[str]:
+        """Text hashes of one document's chunks and (unless ``passages`` is
+        False) their passages."""
+        sql = "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path=?"
+        args: tuple = (path_in(path),)
+        if passages:
+            sql += (
+                " UNION SELECT p.text_hash FROM passages p JOIN chunks c ON c.id = p.chunk_id"
+                " JOIN documents d ON d.id = c.doc_id WHERE d.path=?"
+            )
+            args = (path_in(path), path_in(path))
         with self.lock:
-            return {
-                r[0]
-                for r in self.db.execute(
-                    "SELECT c.text_hash FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE d.path=?",
-                    (path_in(path),),
-                )
-            }
+            return {r[0] for r in self.db.execute(sql, args)}
+
+    def chunk_first_lines(self, ids: Iterable[int]) -> dict[int, int]:
+        """chunk id -> its first line (0-based)."""
+        return {
+            int(a): int(b)
+            for a, b in self._where_in("SELECT id, start_line FROM chunks WHERE id IN", ids)
+        }
+
+    def passage_places(self, passage_ids: Iterable[int]) -> dict[int, tuple[int, int, int]]:
+        """Passage id -> (chunk id, start, end: character offsets into the chunk's text)."""
+        return {
+            int(r[0]): (int(r[1]), int(r[2]), int(r[3]))
+            for r in self._where_in(
+                "SELECT id, chunk_id, start_char, end_char FROM passages WHERE id IN",
+                passage_ids,
+            )
+        }
 
     def counts(self) -> dict[str, int]:
         with self.lock:
             docs = self.db.execute("SELECT count(*) FROM documents").fetchone()[0]
             chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            passages = self.db.execute("SELECT count(*) FROM passages").fetchone()[0]
             sections = self.db.execute("SELECT count(*) FROM sections").fetchone()[0]
-        return {"files": docs, "chunks": chunks, "sections": sections}
+        return {"files": docs, "chunks": chunks, "sections": sections, "passages": passages}
 
     def chunk_count(self) -> int:
         with self.lock:

@@ -1,7 +1,8 @@
 """The vector cache: float32 vectors keyed by (model id, hash of the embedded
 text), so an unchanged chunk is never embedded again, even when its ordinal
-or its file changes; "pending" = chunks without a vector for the current model;
-the sweep drops vectors no chunk uses and every other model's."""
+or its file changes; "pending" = texts (of chunks, then of their passages)
+without a vector for the current model; the sweep drops vectors no text uses
+and every other model's."""
 
 from __future__ import annotations
 
@@ -17,55 +18,66 @@ from .store_file import IndexFile, guard
 log = logging.getLogger(__name__)
 
 UNTRUSTED = "untrusted:"  # model id prefix of vectors an adopted index brought (see adopt.py)
+# Every embedded text: the chunks' (kind 0) and their passages' (kind 1).
+TEXTS = (
+    "(SELECT text_hash, embedding_text, 0 AS kind FROM chunks"
+    " UNION ALL SELECT text_hash, embedding_text, 1 AS kind FROM passages)"
+)
+USED = "(SELECT text_hash FROM chunks UNION SELECT text_hash FROM passages)"
 FOREIGN_STEPS = 200_000  # guard steps (of 1,000 each) for copying them: minutes, never forever
 
 
 class VectorCache(IndexFile):
     """Vectors in the index (see :class:`store.Store`)."""
 
-    def pending_chunks(self, model: str, limit: int | None = None) -> list[tuple[str, str]]:
-        """Distinct (text_hash, embedding_text) of chunks with no vector for ``model``."""
+    def pending_texts(
+        self, model: str, hashes: Iterable[str] | None = None, limit: int | None = None
+    ) -> list[tuple[str, str, int]]:
+        """Distinct (text_hash, embedding_text, kind) of the texts with no vector
+        for ``model`` (among ``hashes`` if given): chunks (kind 0) before
+        passages (kind 1), which only refine a chunk's score."""
         q = (
-            "SELECT c.text_hash, min(c.embedding_text) FROM chunks c"
-            " LEFT JOIN vectors v INDEXED BY vectors_key ON v.model = ? AND v.text_hash = c.text_hash"
-            " WHERE v.text_hash IS NULL GROUP BY c.text_hash"
+            f"SELECT c.text_hash, min(c.embedding_text), min(c.kind) FROM {TEXTS} c"
+            " WHERE {where} NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_key"
+            " WHERE v.model = ? AND v.text_hash = c.text_hash)"
+            " GROUP BY c.text_hash ORDER BY min(c.kind)"
         )
-        args: tuple = (model,)
-        if limit:
-            q += " LIMIT ?"
-            args = (model, limit)
+        out: list[tuple[str, str, int]] = []
         with self.lock:
-            return [(r[0], r[1]) for r in self.db.execute(q, args)]
-
-    def pending_for(self, model: str, hashes: Iterable[str]) -> list[tuple[str, str]]:
-        """Like ``pending_chunks``, among the chunks with one of ``hashes``."""
-        hashes = list(hashes)
-        out: list[tuple[str, str]] = []
-        with self.lock:
+            if hashes is None:
+                sql = q.replace("{where}", "") + (" LIMIT ?" if limit else "")
+                args: tuple = (model, limit) if limit else (model,)
+                return [(r[0], r[1], r[2]) for r in self.db.execute(sql, args)]
+            hashes = list(hashes)
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
+                where = f"c.text_hash IN ({','.join('?' * len(part))}) AND"
                 out.extend(
-                    (r[0], r[1])
-                    for r in self.db.execute(
-                        "SELECT c.text_hash, min(c.embedding_text) FROM chunks c"
-                        f" WHERE c.text_hash IN ({','.join('?' * len(part))}) AND NOT EXISTS"
-                        " (SELECT 1 FROM vectors v INDEXED BY vectors_key"
-                        " WHERE v.model = ? AND v.text_hash = c.text_hash)"
-                        " GROUP BY c.text_hash",
-                        (*part, model),
-                    )
+                    (r[0], r[1], r[2])
+                    for r in self.db.execute(q.replace("{where}", where), (*part, model))
                 )
+        out.sort(key=lambda r: r[2])
         return out
 
+    def pending_chunks(self, model: str, limit: int | None = None) -> list[tuple[str, str]]:
+        """Distinct (text_hash, embedding_text) of texts with no vector for
+        ``model``, chunks first (see :meth:`pending_texts`)."""
+        return [(h, t) for h, t, _ in self.pending_texts(model, limit=limit)]
+
+    def pending_for(self, model: str, hashes: Iterable[str]) -> list[tuple[str, str]]:
+        """Like ``pending_chunks``, among the texts with one of ``hashes``."""
+        return [(h, t) for h, t, _ in self.pending_texts(model, hashes)]
+
     def pending_count(self, model: str) -> int:
-        """Distinct chunk texts without a vector of ``model`` (a lookup per
-        chunk, so remembered until the next write)."""
+        """Distinct texts (of chunks and passages) without a vector of ``model``
+        (a lookup per text, so remembered until the next write)."""
 
         def count() -> int:
             return int(
                 self.db.execute(
-                    "SELECT count(DISTINCT c.text_hash) FROM chunks c LEFT JOIN vectors v INDEXED BY vectors_key"
-                    " ON v.model = ? AND v.text_hash = c.text_hash WHERE v.text_hash IS NULL",
+                    f"SELECT count(DISTINCT c.text_hash) FROM {TEXTS} c LEFT JOIN vectors v"
+                    " INDEXED BY vectors_key ON v.model = ? AND v.text_hash = c.text_hash"
+                    " WHERE v.text_hash IS NULL",
                     (model,),
                 ).fetchone()[0]
             )
@@ -87,34 +99,71 @@ class VectorCache(IndexFile):
         self, model: str, chunk_ids: list[int] | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, matrix) of the chunks that have a vector for ``model``."""
-        q = (
+        rows = self._with_vectors(
             "SELECT c.id, v.vec FROM chunks c JOIN vectors v"
-            " ON v.model = ? AND v.text_hash = c.text_hash"
+            " ON v.model = ? AND v.text_hash = c.text_hash",
+            "c.id",
+            model,
+            chunk_ids,
         )
-        rows: list[tuple[int, bytes]] = []
+        ids, mat = _columns(rows)
+        return ids[0], mat
+
+    def passage_vectors(
+        self, model: str, chunk_ids: list[int] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(passage ids, their chunks' ids, matrix) of the passages that have a
+        vector for ``model`` (of the chunks ``chunk_ids``, if given)."""
+        rows = self._with_vectors(
+            "SELECT p.id, p.chunk_id, v.vec FROM passages p JOIN vectors v"
+            " ON v.model = ? AND v.text_hash = p.text_hash",
+            "p.chunk_id",
+            model,
+            chunk_ids,
+        )
+        (pids, owners), mat = _columns(rows, 2)
+        return pids, owners, mat
+
+    def _with_vectors(
+        self, sql: str, column: str, model: str, ids: list[int] | None
+    ) -> list[tuple]:
+        """Rows of ``sql`` (its one parameter: the model) whose ``column`` is one
+        of ``ids`` (every row when None), 500 ids a query."""
         with self.lock:
-            if chunk_ids is None:
-                rows = self.db.execute(q, (model,)).fetchall()
-            else:
-                for i in range(0, len(chunk_ids), 500):
-                    part = chunk_ids[i : i + 500]
-                    rows.extend(
-                        self.db.execute(
-                            q + f" WHERE c.id IN ({','.join('?' * len(part))})", (model, *part)
-                        ).fetchall()
+            if ids is None:
+                return self.db.execute(sql, (model,)).fetchall()
+            rows: list[tuple] = []
+            for i in range(0, len(ids), 500):
+                part = ids[i : i + 500]
+                rows.extend(
+                    self.db.execute(
+                        f"{sql} WHERE {column} IN ({','.join('?' * len(part))})", (model, *part)
+                    ).fetchall()
+                )
+            return rows
+
+    def passage_chunks_for_hashes(self, hashes: list[str]) -> list[int]:
+        """Ids of the chunks with a passage whose text has one of ``hashes``."""
+        ids: list[int] = []
+        with self.lock:
+            for i in range(0, len(hashes), 500):
+                part = hashes[i : i + 500]
+                ids.extend(
+                    r[0]
+                    for r in self.db.execute(
+                        "SELECT DISTINCT chunk_id FROM passages"
+                        f" WHERE text_hash IN ({','.join('?' * len(part))})",
+                        part,
                     )
-        if not rows:
-            return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=np.float32)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-        return ids, mat.copy()
+                )
+        return ids
 
     def vectors_in_use(self, model: str) -> tuple[list[str], np.ndarray]:
-        """(text hashes, matrix) of every vector of ``model`` that a chunk uses."""
+        """(text hashes, matrix) of every vector of ``model`` that a chunk or passage uses."""
         with self.lock:
             rows = self.db.execute(
-                "SELECT v.text_hash, v.vec FROM vectors v WHERE v.model = ? AND EXISTS"
-                " (SELECT 1 FROM chunks c WHERE c.text_hash = v.text_hash) ORDER BY v.text_hash",
+                "SELECT v.text_hash, v.vec FROM vectors v WHERE v.model = ? AND"
+                f" v.text_hash IN {USED} ORDER BY v.text_hash",
                 (model,),
             ).fetchall()
         if not rows:
@@ -122,17 +171,16 @@ class VectorCache(IndexFile):
         return [h for h, _ in rows], np.stack([np.frombuffer(v, dtype=np.float32) for _, v in rows])
 
     def sweep_vectors(self, model: str, keep: Iterable[str] = ()) -> int:
-        """Drop vectors no chunk uses, and every vector of other models than
-        ``model`` and ``keep`` (a precision move's target, see precision_move.py)."""
+        """Drop vectors no chunk or passage uses, and every vector of other
+        models than ``model`` and ``keep`` (a precision move's target, see
+        precision_move.py)."""
         models = [model, *keep]
         marks = ",".join("?" * len(models))
         with self.transaction() as db:
             n = db.execute(f"DELETE FROM vectors WHERE model NOT IN ({marks})", models).rowcount
             for m in models:
                 n += db.execute(
-                    "DELETE FROM vectors WHERE model = ? AND text_hash NOT IN"
-                    " (SELECT text_hash FROM chunks)",
-                    (m,),
+                    f"DELETE FROM vectors WHERE model = ? AND text_hash NOT IN {USED}", (m,)
                 ).rowcount
         return int(n)
 
@@ -217,7 +265,7 @@ class VectorCache(IndexFile):
         with self.lock:
             rows = self.db.execute(
                 "SELECT u.text_hash, u.vec FROM vectors u WHERE u.model = ? AND length(u.vec) = ?"
-                " AND EXISTS (SELECT 1 FROM chunks c WHERE c.text_hash = u.text_hash)"
+                f" AND u.text_hash IN {USED}"
                 " AND NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_key"
                 " WHERE v.model = ? AND v.text_hash = u.text_hash)",
                 (UNTRUSTED + model, 4 * dim, model),
@@ -228,12 +276,21 @@ class VectorCache(IndexFile):
         return [h for h, _ in rows], mat
 
     def drop_untrusted_of_chunks(self) -> bool:
-        """Drop the untrusted vectors whose text a chunk has (taken or refused by
-        now); returns whether any untrusted vector is left (texts not read yet)."""
+        """Drop the untrusted vectors whose text a chunk or passage has (taken or
+        refused by now); returns whether any untrusted vector is left (texts not read yet)."""
         with self.transaction() as db:
             db.execute(
-                "DELETE FROM vectors WHERE model >= ? AND model < ?"
-                " AND text_hash IN (SELECT text_hash FROM chunks)",
+                f"DELETE FROM vectors WHERE model >= ? AND model < ? AND text_hash IN {USED}",
                 (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),
             )
         return self.has_untrusted()
+
+
+def _columns(rows: list[tuple], n_ids: int = 1) -> tuple[list[np.ndarray], np.ndarray]:
+    """The first ``n_ids`` columns of (id..., vector bytes) rows as int64 arrays,
+    and the vectors as one float32 matrix."""
+    ids = [np.fromiter((r[k] for r in rows), dtype=np.int64, count=len(rows)) for k in range(n_ids)]
+    if not rows:
+        return ids, np.zeros((0, 0), dtype=np.float32)
+    mat = np.frombuffer(b"".join(r[n_ids] for r in rows), dtype=np.float32)
+    return ids, mat.reshape(len(rows), -1).copy()

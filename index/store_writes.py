@@ -80,7 +80,7 @@ class DocumentWrites(IndexFile):
             self._write_sections(db, doc_id, parsed, self._section_rows(db, doc_id))
             removed, new_ids = self._update_chunks(db, doc_id, old_title, title, chunks)
             self._drop_orphan_vectors(db, [h for _, h in removed])
-        return [i for i, _ in removed], new_ids
+        return [i for i, _ in removed if i], new_ids
 
     @staticmethod
     def _section_values(doc_id: int, s) -> tuple:
@@ -147,12 +147,61 @@ class DocumentWrites(IndexFile):
             )
             cid = int(cur.lastrowid or 0)
             new_ids.append(cid)
+            self._insert_passages(db, cid, c)
             self._fts_touched.add(cid)
             db.execute(
                 "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
                 (cid, title, " ".join(c.heading_path[1:]), c.text),
             )
         return new_ids
+
+    @staticmethod
+    def _insert_passages(db: sqlite3.Connection, chunk_id: int, c: Chunk) -> None:
+        if c.passages:
+            db.executemany(
+                "INSERT INTO passages(chunk_id, ordinal, start_char, end_char, embedding_text,"
+                " text_hash) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (chunk_id, i, p.start, p.end, p.embedding_text, p.text_hash)
+                    for i, p in enumerate(c.passages)
+                ],
+            )
+
+    @staticmethod
+    def _passage_hashes(db: sqlite3.Connection, chunk_ids: Iterable[int]) -> list[str]:
+        out: list[str] = []
+        ids = list(chunk_ids)
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            out.extend(
+                r[0]
+                for r in db.execute(
+                    f"SELECT text_hash FROM passages WHERE chunk_id IN ({','.join('?' * len(part))})",
+                    part,
+                )
+            )
+        return out
+
+    def _sync_passages(self, db: sqlite3.Connection, kept: list[tuple[int, Chunk]]) -> list[str]:
+        """Passages of the chunks whose row is kept: rewritten where they differ
+        (the same embedded text gives the same passages, so rarely). Returns the
+        text hashes of the passages dropped."""
+        dropped: list[str] = []
+        for cid, c in kept:
+            want = [(p.start, p.end, p.text_hash) for p in c.passages]
+            have = [
+                tuple(r)
+                for r in db.execute(
+                    "SELECT start_char, end_char, text_hash FROM passages WHERE chunk_id=?"
+                    " ORDER BY ordinal",
+                    (cid,),
+                )
+            ]
+            if have != want:
+                dropped.extend(h for _, _, h in have)
+                db.execute("DELETE FROM passages WHERE chunk_id=?", (cid,))
+                self._insert_passages(db, cid, c)
+        return dropped
 
     def _update_chunks(
         self, db: sqlite3.Connection, doc_id: int, old_title: str, title: str, chunks: list[Chunk]
@@ -171,12 +220,14 @@ class DocumentWrites(IndexFile):
         changed: list[tuple] = []
         moved: list[tuple] = []
         fts: list[tuple] = []
+        kept: list[tuple[int, Chunk]] = []
         for c in chunks:
             rows = old.get(c.text_hash)
             if not rows:
                 fresh.append(c)
                 continue
             row = rows.pop(0)
+            kept.append((row[0], c))
             vals = self._chunk_values(c)
             if row[1:] != vals:
                 # The usual change: an edit above moved it (offsets, lines, ordinal).
@@ -195,6 +246,11 @@ class DocumentWrites(IndexFile):
             if title != old_title or row[3] != vals[2] or row[8] != c.text:
                 fts.append((title, " ".join(c.heading_path[1:]), c.text, row[0]))
         removed = [(r[0], r[11]) for rows in old.values() for r in rows]
+        # the passages' texts go with their chunks (ON DELETE CASCADE): their
+        # hashes join the removed ones, so orphaned vectors are dropped
+        gone = self._passage_hashes(db, [i for i, _ in removed])
+        gone += self._sync_passages(db, kept)
+        removed_texts = removed + [(0, h) for h in gone]
         self._fts_touched.update(i for i, _ in removed)
         self._fts_touched.update(f[-1] for f in fts)
         if removed:
@@ -215,15 +271,17 @@ class DocumentWrites(IndexFile):
             )
         if fts:
             db.executemany("UPDATE chunks_fts SET title=?, headings=?, body=? WHERE rowid=?", fts)
-        return removed, self._insert_chunks(db, doc_id, title, fresh)
+        return removed_texts, self._insert_chunks(db, doc_id, title, fresh)
 
     @staticmethod
     def _drop_orphan_vectors(db: sqlite3.Connection, hashes: Iterable[str]) -> int:
-        """Delete the vectors (of any model) of texts no chunk uses any more."""
+        """Delete the vectors (of any model) of texts no chunk or passage uses any more."""
         n = 0
         for h in set(hashes):
             if (
                 db.execute("SELECT 1 FROM chunks WHERE text_hash=? LIMIT 1", (h,)).fetchone()
+                is None
+                and db.execute("SELECT 1 FROM passages WHERE text_hash=? LIMIT 1", (h,)).fetchone()
                 is None
             ):
                 n += db.execute("DELETE FROM vectors WHERE text_hash=?", (h,)).rowcount
@@ -241,16 +299,18 @@ class DocumentWrites(IndexFile):
             (r[0], r[1])
             for r in db.execute("SELECT id, text_hash FROM chunks WHERE doc_id=?", (doc_id,))
         ]
-        self._fts_touched.update(i for i, _ in rows)
-        db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in rows])
+        rows += [(0, h) for h in self._passage_hashes(db, [i for i, _ in rows])]
+        self._fts_touched.update(i for i, _ in rows if i)
+        db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in rows if i])
         db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         db.execute("DELETE FROM sections WHERE doc_id=?", (doc_id,))
         db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
         return rows
 
     def delete_documents(self, paths: Iterable[str]) -> list[tuple[int, str]]:
-        """Delete documents; returns (chunk id, text hash) of their chunks (their
-        vectors stay: a renamed file finds them; sweep them later)."""
+        """Delete documents; returns (chunk id, text hash) of their chunks, and
+        (0, text hash) of their passages (their vectors stay: a renamed file finds
+        them; sweep them later)."""
         removed: list[tuple[int, str]] = []
         with self.transaction() as db:
             for p in paths:

@@ -796,7 +796,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         "model_loaded": "model loaded",
         "model_error": "model error",
         "window": "model window (tokens)",
-        "pending_embeds": "chunks waiting for a vector",
+        "pending_embeds": "texts waiting for a vector",  # chunks and passages
     }
     rows = []
     for k, v in st.items():

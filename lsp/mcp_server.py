@@ -251,7 +251,7 @@ class StatusAnswer(BaseModel):
     files: int
     chunks: int
     pending_embeds: int = Field(
-        description="chunks still without a vector (semantic search grows as they go)"
+        description="texts (chunks, passages) still without a vector (semantic search grows as they go)"
     )
     window_fit: float = Field(description="share of chunks whose text fits the model's window")
     model: str

@@ -133,7 +133,9 @@ class Root:
 
     def _index_file(self, path: Path) -> IndexReport | None:
         eng = self.folder.engine
-        return None if eng is None else eng.index_file(path)
+        # the chunks' vectors now (a save is searchable by meaning at once), the
+        # passages' a moment later in the background (see _fired)
+        return None if eng is None else eng.index_file(path, passages=False)
 
     def _schedule(self, key: str, job: Callable[[], Any], delay: float) -> None:
         if self.folder.closed or self.engine is None:
@@ -170,6 +172,8 @@ class Root:
         rep = fut.result()
         if key == "*":
             self.folder.embed_in_background()
+        elif isinstance(rep, IndexReport) and rep.pending:
+            self.folder.embed_in_background(rep.pending)  # a saved file's passages
         if isinstance(rep, IndexReport):
             ms = (time.perf_counter() - t0) * 1000
             self.last_update = {

@@ -120,7 +120,7 @@ def test_completeness_counts_pending_vectors(ws: Path, tmp_path: Path):
         done = facade.completeness(eng, "hybrid", reading=False)
         assert not done.complete and done.pending == 4
         assert done.note == (
-            "partial results: 4 of 4 chunks still wait for their vector"
+            "partial results: 4 of 4 texts still wait for their vector"
             " (semantic ranking will change as they arrive)"
         )
         assert facade.completeness(eng, "lexical", reading=False).complete  # no vectors used

@@ -51,8 +51,9 @@ def test_quick_benchmark_run(tmp_path: Path) -> None:
     inc = res["speed"]["incremental"]
     assert 0 < inc["chunks_embedded"] < inc["document_chunks"] or inc["document_chunks"] == 1
     (lat,) = res["speed"]["latency"]
-    # distinct vectors: chunks with the same embedded text (a repeated section) share one
-    assert lat["chunks"] > 0 and 0 < lat["synthetic_vectors"] + lat["real_vectors"] <= lat["chunks"]
+    # distinct vectors: texts (chunks' and passages') with the same embedded text share one
+    texts = lat["chunks"] + lat["passages"]
+    assert lat["chunks"] > 0 and 0 < lat["synthetic_vectors"] + lat["real_vectors"] <= texts
     for key in ("hybrid", "dense", "lexical", "brute_force"):
         assert lat[key]["median_ms"] > 0
     assert (out / "latency.png").stat().st_size > 1000

@@ -43,10 +43,12 @@ def index_facts(path: Path) -> dict:
     try:
         return {
             "integrity": db.execute("PRAGMA integrity_check").fetchone()[0],
-            "hashes": db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0],
+            "hashes": db.execute(
+                "SELECT count(DISTINCT text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
+            ).fetchone()[0],
             "vectors": db.execute("SELECT count(*) FROM vectors").fetchone()[0],
             "pending": db.execute(
-                "SELECT count(DISTINCT c.text_hash) FROM chunks c LEFT JOIN vectors v"
+                "SELECT count(DISTINCT c.text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages) c LEFT JOIN vectors v"
                 " ON v.text_hash = c.text_hash WHERE v.text_hash IS NULL"
             ).fetchone()[0],
             "documents": db.execute("SELECT count(*) FROM documents").fetchone()[0],

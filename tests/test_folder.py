@@ -148,7 +148,7 @@ def test_several_folders_one_mode_and_every_note(tmp_path: Path, ws: Path, folde
     assert answer.notes == [
         INDEXING,
         "partial results: the folder is still being read (results may miss files);"
-        " 2 of 2 chunks still wait for their vector (semantic ranking will change as they arrive)",
+        " 2 of 2 texts still wait for their vector (semantic ranking will change as they arrive)",
         c.message,
     ]
     assert c.message and str(junk) in c.message

@@ -6,6 +6,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -80,7 +81,7 @@ def test_one_section_edit_embeds_only_changed_chunks(ws):
     eng.index()
     f = longest_doc(ws)
     rel = f.relative_to(ws).as_posix()
-    before = {c.text_hash for c in eng.store.document_chunks(rel)}
+    before = eng.store.document_hashes(rel)  # its chunks' texts and their passages'
     lines = f.read_text().split("\n")
     # Append a sentence to a paragraph near the middle of the document.
     doc = parse_bytes(f.read_bytes(), rel)
@@ -89,10 +90,12 @@ def test_one_section_edit_embeds_only_changed_chunks(ws):
     f.write_text("\n".join(lines))
     calls_before = eng.embedder.texts_embedded
     rep = eng.index()
-    after = {c.text_hash for c in eng.store.document_chunks(rel)}
+    after = eng.store.document_hashes(rel)
     changed = after - before
     assert rep.indexed == 1
-    assert 1 <= len(changed) <= 2  # the edited chunk (a re-split may shift one neighbour)
+    # the edited chunk (a re-split may shift one neighbour) and the edited passage
+    # of each: its other passages' texts are unchanged, so their vectors are kept
+    assert 1 <= len(changed) <= 4
     assert rep.embedded == len(changed) == eng.embedder.texts_embedded - calls_before
     hits = eng.search("when is the zebra audit", limit=3).results
     assert hits and hits[0].path == rel
@@ -296,26 +299,47 @@ def test_status_aggregates_are_remembered_until_a_write(tmp_path):
     store.close()
 
 
-def test_schema_1_index_is_migrated_in_place_keeping_its_vectors(tmp_path, golden_index):
-    """Schema 2 adds an index over the vectors' keys; a schema-1 file gets it on
-    open, with nothing re-embedded."""
+def _as_older_index(path: Path, version: int) -> None:
+    """Make an index of today look as an older mdseek wrote it: schema 1 had no
+    index over the vectors' keys, schemas 1-2 no passages (and chunked with the
+    v4 chunker). The passages' vectors stay, as a real older index would not have
+    them: the test then sees whether migrating re-embeds what it need not."""
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE passages")
+    db.execute("UPDATE documents SET chunker = 'v4:' || chunker")
+    if version < 2:
+        db.execute("DROP INDEX vectors_key")
+    db.execute(f"PRAGMA user_version={version}")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_index_is_migrated_in_place_keeping_its_vectors(tmp_path, golden_index, version):
+    """Schema 2 adds an index over the vectors' keys, schema 3 the passages
+    table; an older file gets them on open, its chunks keep their vectors, and
+    its documents are chunked again (the chunker changed), which writes their
+    passages."""
     ws = workspace_with_index(tmp_path / "ws", golden_index)
     path = ws / ".mdseek" / "index.sqlite"
     db = sqlite3.connect(path)
     n_vectors = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    db.execute("DROP INDEX vectors_key")
-    db.execute("PRAGMA user_version=1")
-    db.commit()
+    n_passages = db.execute("SELECT count(*) FROM passages").fetchone()[0]
     db.close()
+    assert n_passages > 50  # the handbook has long sections
+    _as_older_index(path, version)
     eng = Engine(ws)
     try:
-        assert eng.store.migrated_from == 1 and "schema 1 to 2" in " ".join(eng.notices)
+        assert eng.store.migrated_from == version
+        assert f"schema {version} to 3" in " ".join(eng.notices)
         names = {
             r[0] for r in eng.store.db.execute("SELECT name FROM sqlite_master WHERE type='index'")
         }
-        assert "vectors_key" in names
+        assert {"vectors_key", "passages_chunk", "passages_hash"} <= names
         rep = eng.index()
+        assert rep.indexed == rep.files  # chunked again: the chunker's signature changed
         assert rep.embedded == 0 and eng.store.pending_count(eng.model_id) == 0
+        assert eng.store.counts()["passages"] == n_passages
         assert eng.store.db.execute("SELECT count(*) FROM vectors").fetchone()[0] == n_vectors
     finally:
         eng.close()

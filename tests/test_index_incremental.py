@@ -81,6 +81,7 @@ def test_one_line_edit_keeps_unchanged_rows_and_drops_orphan_vectors(tmp_path, g
     rel = "ops.md"
     before = {c.text_hash: c.id for c in eng.store.document_chunks(rel)}
     assert len(before) > 30
+    texts_before = eng.store.document_hashes(rel)  # chunks' and passages'
     lines = (ws / rel).read_text().split("\n")
     target = next(i for i, ln in enumerate(lines) if ln.startswith("## Part 20")) + 1
     lines[target] += " The zebracrossing audit is on Tuesdays."
@@ -90,12 +91,16 @@ def test_one_line_edit_keeps_unchanged_rows_and_drops_orphan_vectors(tmp_path, g
     kept = [c for c in after if before.get(c.text_hash) == c.id]
     assert rep.indexed == 1 and 1 <= rep.chunks_written <= 2
     assert len(kept) >= len(after) - 2  # unchanged chunks keep their rows (and ids)
-    assert rep.embedded == rep.chunks_written
+    # the new chunks' texts and their new passages' (unchanged passages keep their vectors)
+    assert rep.embedded == len(eng.store.document_hashes(rel) - texts_before)
+    assert rep.chunks_written <= rep.embedded <= 3 * rep.chunks_written
     assert eng.search("zebracrossing audit", limit=1, mode="lexical").results[0].path == rel
     # The old version's vector is gone without a reconcile: one vector per used text.
     db = sqlite3.connect(eng.index_path)
     n_vec = db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-    n_used = db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    n_used = db.execute(
+        "SELECT count(DISTINCT text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
+    ).fetchone()[0]
     db.close()
     assert n_vec == n_used
     integrity(eng.index_path)
@@ -171,7 +176,9 @@ def test_deleted_file_vectors_wait_for_a_rename_then_go(tmp_path, golden_index):
     db = sqlite3.connect(eng.index_path)
     assert (
         db.execute("SELECT count(*) FROM vectors").fetchone()[0]
-        == db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+        == db.execute(
+            "SELECT count(DISTINCT text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
+        ).fetchone()[0]
     )
     db.close()
     assert n_vec() < vec0 and n_gone > 0

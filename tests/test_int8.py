@@ -49,7 +49,10 @@ def test_int8_copy_is_cached_quantised_and_close_to_fp32(int8_embedder):
 def test_switching_precision_reembeds_and_never_mixes(tmp_path, golden_index, int8_embedder):
     ws = workspace_with_index(tmp_path / "ws", golden_index)  # int8: the default
     eng = Engine(ws, embed=EmbedSettings(precision="fp32"))
-    texts = eng.store.db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
+    texts = eng.store.db.execute(
+        "SELECT count(DISTINCT text_hash) FROM"
+        " (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
+    ).fetchone()[0]
     rep = eng.index()
     assert rep.embedded == texts and rep.pending == 0
     models = eng.store.db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall()
