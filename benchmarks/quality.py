@@ -311,7 +311,7 @@ class Replay:
             return self.engine.dense
         if self._chunks_only is None:
             self._chunks_only = DenseIndex()
-            self._chunks_only.reset(*self.engine.store.chunk_vectors(self.engine.model_id))
+            self._chunks_only.reset(*self.engine.store.vectors.chunk_vectors(self.engine.model_id))
         return self._chunks_only
 
     def terms(self, text: str, lx: Lexical) -> QueryTerms:
@@ -321,7 +321,7 @@ class Replay:
             text = " ".join(words_of(text)[: lx.first_words])
         query = Query.parse(text, question=lx.question)
         words = list(query.words)
-        df = self.engine.store.term_doc_freq(words) if len(words) > 1 else None
+        df = self.engine.store.postings.term_doc_freq(words) if len(words) > 1 else None
         return query.terms_for(
             doc_freq=df,
             rows=self.engine._chunk_count(),
@@ -335,7 +335,9 @@ class Replay:
             out = {}
             for qid, text in self.qrels.queries.items():
                 terms = self.terms(text, lx)
-                hits = self.engine.store.fts_search(terms.match(), self.MAX_CANDIDATES, lx.weights)
+                hits = self.engine.store.postings.fts_search(
+                    terms.match(), self.MAX_CANDIDATES, lx.weights
+                )
                 out[qid] = (hits, terms.bm25_max)
             self._lex[lx] = out
         return self._lex[lx]

@@ -90,7 +90,7 @@ async def run(args) -> dict:
     t0 = time.perf_counter()
     eng = Engine(ws)
     eng.index()
-    n_chunks = len(eng.store.document_chunks(rel))
+    n_chunks = len(eng.store.chunks.document_chunks(rel))
     eng.close()
     print(
         f"index ready in {time.perf_counter() - t0:.1f}s; {rel}: {n_chunks} chunks", file=sys.stderr

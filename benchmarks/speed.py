@@ -487,7 +487,7 @@ def incremental(src_root: Path, src_index: Path, work: Path, log: Log) -> dict:
             " GROUP BY d.id ORDER BY n DESC, d.path LIMIT 1"
         ).fetchone()
         rel, n_chunks = docs[0], int(docs[1])
-        chunks = eng.store.document_chunks(rel)
+        chunks = eng.store.chunks.document_chunks(rel)
         mid = chunks[len(chunks) // 2]
         path = root / rel
         lines = path.read_text(encoding="utf-8").split("\n")
@@ -500,7 +500,7 @@ def incremental(src_root: Path, src_index: Path, work: Path, log: Log) -> dict:
         path.write_text("\n".join(lines), encoding="utf-8")
         rep = eng.index_file(path)
         # What a per-document indexer does: embed every chunk of the document again.
-        texts = [c.embedding_text for c in eng.store.document_chunks(rel)]
+        texts = [c.embedding_text for c in eng.store.chunks.document_chunks(rel)]
         st = eng.embedder.load()
         t0 = time.perf_counter()
         st.encode(texts, eng.embedder.batch_size)
@@ -597,7 +597,7 @@ def build_tiers(
             model_id = eng.model_id
             if model_id != model:
                 raise RuntimeError(f"model id changed: {model_id} != {model}")
-            pending = eng.store.pending_chunks(model_id)
+            pending = eng.store.vectors.pending_chunks(model_id)
             dim = len(next(iter(real_vecs.values()))) // 4
             n_real = n_syn = 0
             for i in range(0, len(pending), 5000):
@@ -612,7 +612,7 @@ def build_tiers(
                         v = rng.standard_normal(dim).astype(np.float32)
                         vecs[j] = v / np.linalg.norm(v)
                         n_syn += 1
-                eng.store.put_vectors(model_id, [h for h, _ in part], vecs)
+                eng.store.vectors.put_vectors(model_id, [h for h, _ in part], vecs)
             counts = eng.store.counts()
             real_total = eng.store.db.execute(
                 "SELECT count(*) FROM chunks WHERE text_hash IN (SELECT text_hash FROM vectors)"
@@ -700,7 +700,7 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
         terms, hits = eng._lexical_hits(eng.parse_query(q))
         lex.append(time.perf_counter() - t)
         t = time.perf_counter()
-        sql = eng.store.fts_search(terms.match(), retrieve.CANDIDATES, eng.fts_weights)
+        sql = eng.store.postings.fts_search(terms.match(), retrieve.CANDIDATES, eng.fts_weights)
         fts.append(time.perf_counter() - t)
         if lexical_from == "memory":
             overlap.append(len({c for c, _ in hits[:10]} & {c for c, _ in sql[:10]}))

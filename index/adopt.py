@@ -231,7 +231,7 @@ def _made_ours(store: Store, old: Path | None) -> int:
     for checking; how many (-1: the old file could not be read)."""
     if store.get_meta(TOKEN_KEY) is not None and old is None:
         return 0  # made here, and still so
-    kept = store.take_foreign_vectors(old) if old is not None else 0
+    kept = store.vectors.take_foreign_vectors(old) if old is not None else 0
     vouch(store)
     if old is not None and kept >= 0:  # its text is in the files, its vectors copied
         for p in (old, *companions(old)[:3]):

@@ -25,8 +25,8 @@ class DenseSide(EngineBase):
         if self._dense_version == v:
             return
         with self._write:
-            ids, mat = self.store.chunk_vectors(self.model_id)
-            pids, owners, pmat = self.store.passage_vectors(self.model_id)
+            ids, mat = self.store.vectors.chunk_vectors(self.model_id)
+            pids, owners, pmat = self.store.vectors.passage_vectors(self.model_id)
             self.dense.reset(ids, mat, pids, owners, pmat)
             self._dense_version = v
 
@@ -37,14 +37,14 @@ class DenseSide(EngineBase):
         if self._dense_version is None:
             return
         if hashes is not None:
-            ids, mat = self.store.chunk_vectors_for_hashes(self.model_id, hashes)
-            owners = self.store.passage_chunks_for_hashes(hashes)
+            ids, mat = self.store.vectors.chunk_vectors_for_hashes(self.model_id, hashes)
+            owners = self.store.vectors.passage_chunks_for_hashes(hashes)
         else:
-            ids, mat = self.store.chunk_vectors(self.model_id, chunk_ids)
+            ids, mat = self.store.vectors.chunk_vectors(self.model_id, chunk_ids)
             owners = chunk_ids or []
         self.dense.add(ids, mat)
         if owners:
-            pids, own, pmat = self.store.passage_vectors(self.model_id, owners)
+            pids, own, pmat = self.store.vectors.passage_vectors(self.model_id, owners)
             self.dense.add(-pids, pmat, own)
 
     def _dense_remove(self, chunk_ids: list[int]) -> None:

@@ -41,7 +41,9 @@ class EmbedQueue(DenseSide):
             None  # the same for a precision move (precision_move.py)
         )
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
-        self._untrusted = self.store.has_untrusted()  # an adopted index's vectors (adopt.py)
+        self._untrusted = (
+            self.store.vectors.has_untrusted()
+        )  # an adopted index's vectors (adopt.py)
 
     def embed_pending(
         self,
@@ -109,7 +111,9 @@ class EmbedQueue(DenseSide):
         check_precision(Path(path), data[0], read_precision(Path(path)), target.model_id)
         if self.mover is not None:  # int8 vectors for the move: the texts it still waits for
             with self._write:
-                got = import_vectors(self.store, self.mover.model_id, self.embedder.dim, data)
+                got = import_vectors(
+                    self.store.vectors, self.mover.model_id, self.embedder.dim, data
+                )
             self._move_queue = None
             return got
         dim = self.embedder.dim if self.embedder.available() else None
@@ -118,7 +122,7 @@ class EmbedQueue(DenseSide):
                 f"cannot check the vectors' size without the model ({self.embedder.error})"
             )
         with self._write:
-            rep = import_vectors(self.store, self.model_id, dim, data)
+            rep = import_vectors(self.store.vectors, self.model_id, dim, data)
         self._queue = None
         if rep.model_in_file != self.model_id:
             log.warning(
@@ -138,12 +142,14 @@ class EmbedQueue(DenseSide):
         file's are; the rest of those texts' are dropped. Returns how many were taken."""
         dim = self.embedder.dim
         with self._write:
-            hashes, mat = self.store.untrusted_for_pending(self.model_id, dim)
-            got = import_vectors(self.store, self.model_id, dim, (self.model_id, hashes, mat))
+            hashes, mat = self.store.vectors.untrusted_for_pending(self.model_id, dim)
+            got = import_vectors(
+                self.store.vectors, self.model_id, dim, (self.model_id, hashes, mat)
+            )
             if got.taken:
                 self._dense_add(hashes=hashes)
                 self._queue = None
-            self._untrusted = self.store.drop_untrusted_of_chunks()
+            self._untrusted = self.store.vectors.drop_untrusted_of_chunks()
         if got.rejected:
             log.info(
                 "%d vectors of the adopted index refused (not finite or not unit length)",
@@ -154,7 +160,7 @@ class EmbedQueue(DenseSide):
 
     def export_vectors(self, path: str | Path) -> int:
         """Write the vectors the index uses (for ``seed_vectors`` elsewhere); returns how many."""
-        return export_vectors(self.store, self.model_id, Path(path))
+        return export_vectors(self.store.vectors, self.model_id, Path(path))
 
     def embed_next(
         self,
@@ -175,10 +181,10 @@ class EmbedQueue(DenseSide):
         meanwhile (a save, another process) are never made twice."""
         rep = rep or IndexReport()
         if self.cancelled.is_set():
-            return self.store.pending_count(self.model_id)
+            return self.store.vectors.pending_count(self.model_id)
         take = dict.fromkeys(list(self._pending_of(first))[:limit])
         if self._queue is None:
-            texts = self.store.pending_texts(self.model_id)
+            texts = self.store.vectors.pending_texts(self.model_id)
             counts = self.embedder.token_counts([t for _, t, _ in texts])
             self._queue = [  # chunks before passages, each shortest first
                 texts[i][0]
@@ -188,14 +194,14 @@ class EmbedQueue(DenseSide):
         queue = self._queue
         while len(take) < limit and queue:
             want = [queue.pop() for _ in range(min(limit - len(take), len(queue)))]
-            still = {h for h, _ in self.store.pending_for(self.model_id, want)}
+            still = {h for h, _ in self.store.vectors.pending_for(self.model_id, want)}
             take.update((h, None) for h in want if h in still)
         if take:
             self._embed(progress, rep, set(take))
         if queue or rep.interrupted:
             return len(queue) + (len(take) if rep.interrupted else 0)
         self._queue = None  # the slices are done: count what a change made meanwhile
-        return self.store.pending_count(self.model_id)
+        return self.store.vectors.pending_count(self.model_id)
 
     def embed_files(self, rels: Iterable[str], limit: int, rep: IndexReport | None = None) -> int:
         """Embed up to ``limit`` of the pending texts of the files ``rels`` (open
@@ -215,7 +221,9 @@ class EmbedQueue(DenseSide):
         """The pending texts of these files, in their order (a dict as an ordered set)."""
         out: dict[str, None] = {}
         for rel in rels:
-            for h, _ in self.store.pending_for(self.model_id, self.store.document_hashes(rel)):
+            for h, _ in self.store.vectors.pending_for(
+                self.model_id, self.store.chunks.document_hashes(rel)
+            ):
                 out[h] = None
         return out
 
@@ -224,7 +232,7 @@ class EmbedQueue(DenseSide):
     ) -> list[tuple[str, str, int]]:
         """(text hash, text, kind: 0 chunk, 1 passage) of the texts waiting for
         a vector of ``emb`` (default the engine's own)."""
-        return self.store.pending_texts((emb or self.embedder).model_id, only)
+        return self.store.vectors.pending_texts((emb or self.embedder).model_id, only)
 
     def _embed_batches(
         self, progress: Progress | None, rep: IndexReport, only: set[str] | None,
@@ -252,7 +260,7 @@ class EmbedQueue(DenseSide):
             hashes = [h for h, _, _ in batch]
             vecs = emb.encode([t for _, t, _ in batch])
             with self._write:
-                self.store.put_vectors(emb.model_id, hashes, vecs)
+                self.store.vectors.put_vectors(emb.model_id, hashes, vecs)
                 if own:
                     self._dense_add(hashes=hashes)
             done += len(batch)

@@ -47,7 +47,7 @@ class Engine(Reconcile, Search):
             "model_backend_note": self.embedder.fallback_reason,
             "model_error": str(err) if err else None,
             "window": self.tokenizer.window,
-            "pending_embeds": self.store.pending_count(self.model_id),
+            "pending_embeds": self.store.vectors.pending_count(self.model_id),
             "precision": self.embedder.precision,
             "moving_to_int8": self.move_pending(),  # texts still waiting (0: no move)
             "reranker": self.reranker.stats() if self.reranker is not None else None,

@@ -132,7 +132,7 @@ class EngineBase:
         elif raw is not None:
             self.embedder = Embedder(model, settings=replace(emb.settings, precision=raw))
             return
-        if emb.precision == "int8" and self.store.has_vectors(emb.id_for("fp32")):
+        if emb.precision == "int8" and self.store.vectors.has_vectors(emb.id_for("fp32")):
             self.mover = emb
             self.embedder = Embedder(model, settings=replace(emb.settings, precision="fp32"))
 
@@ -192,6 +192,6 @@ class EngineBase:
         """Chunks in the index, recounted after a write (here or by another process)."""
         v = self.store.data_version()
         if self._count_version != v:
-            self._rows = self.store.chunk_count()
+            self._rows = self.store.chunks.count()
             self._count_version = v
         return self._rows

@@ -286,7 +286,7 @@ def completeness(engine: Engine, mode: str, reading: bool) -> Completeness:
     cannot load leaves nothing to wait for (the answer's own note says lexical only)."""
     pending = 0
     if mode != "lexical" and engine.embedder.error is None:
-        pending = engine.store.pending_count(engine.model_id)
+        pending = engine.store.vectors.pending_count(engine.model_id)
     parts = []
     if reading:
         parts.append("the folder is still being read (results may miss files)")
@@ -324,7 +324,7 @@ def related(
     with this slug (or, for a preamble or a moved heading, starting at this line)."""
     if limit <= 0:
         return SearchResponse([], "lexical")
-    sections = engine.store.document_sections(rel)
+    sections = engine.store.chunks.document_sections(rel)
     match = [s for s in sections if slug and s.slug == slug] or [
         s for s in sections if s.start_line == start_line
     ]
@@ -343,7 +343,7 @@ def status(engine: Engine) -> dict:
 def stale(engine: Engine) -> bool:
     """Whether any indexable file was added, removed or changed (size or mtime)
     since the index last saw it: one directory walk and a stat per file."""
-    known = engine.store.documents()
+    known = engine.store.documents.all()
     n = 0
     for f in scan(engine.root, engine.filter):
         d = known.get(f.rel)

@@ -343,8 +343,8 @@ class Folder:
         eng = self.engine
         assert eng is not None
         if rep.lexical_only_reason is None and eng.embedder.loaded:
-            eng.store.sweep_vectors(eng.model_id, eng.kept_models())
-        rep.pending = self.pending = eng.store.pending_count(eng.model_id)
+            eng.store.vectors.sweep_vectors(eng.model_id, eng.kept_models())
+        rep.pending = self.pending = eng.store.vectors.pending_count(eng.model_id)
         rep.chunks = eng.store.counts()["chunks"]
         return rep
 
@@ -361,7 +361,7 @@ class Folder:
     def _embed_slices(self, progress: Progress | None, rep: IndexReport) -> None:
         eng = self.engine
         assert eng is not None
-        total = self.pending = self.write(eng.store.pending_count, eng.model_id)
+        total = self.pending = self.write(eng.store.vectors.pending_count, eng.model_id)
         if not total:
             return
         self._ensure_model(progress)

@@ -45,9 +45,9 @@ class LexicalSide(EngineBase):
         this process are applied at the next search; by another, start a rebuild."""
         t0 = time.perf_counter()
         version = self.store.data_version()
-        self.store.take_fts_touched()  # what was written so far is in the snapshot
+        self.store.postings.take_fts_touched()  # what was written so far is in the snapshot
         fresh = LexicalIndex()
-        fresh.reset(self.store.read_postings())
+        fresh.reset(self.store.postings.read_postings())
         with self._lexical_lock:
             self.lexical = fresh
             self._lexical_version = version
@@ -77,7 +77,7 @@ class LexicalSide(EngineBase):
         if not self.lexical_in_memory:
             return False
         if self._chunk_count() < self.lexical_in_memory_min:
-            self.store.take_fts_touched()  # FTS5 answers; nothing to patch later
+            self.store.postings.take_fts_touched()  # FTS5 answers; nothing to patch later
             with self._lexical_lock:
                 if self._lexical_version is not None:  # the folder shrank: free the postings
                     self.lexical, self._lexical_version = LexicalIndex(), None
@@ -87,13 +87,13 @@ class LexicalSide(EngineBase):
                 self._lexical_version = None
                 self._start_lexical_build()
                 return False
-            touched = self.store.take_fts_touched()
+            touched = self.store.postings.take_fts_touched()
             if len(touched) > max(2000, len(self.lexical) // 5):
                 self._lexical_version = None
                 self._start_lexical_build()
                 return False
             if touched:
-                self.lexical.refresh(touched, self.store.row_postings(touched))
+                self.lexical.refresh(touched, self.store.postings.row_postings(touched))
             return True
 
     def lexical_terms(
@@ -112,7 +112,7 @@ class LexicalSide(EngineBase):
                 df = {w: min((per[t] for t in word_terms.get(w, [])), default=0) for w in words}
                 rows = len(self.lexical)
             else:
-                df = self.store.term_doc_freq(words)
+                df = self.store.postings.term_doc_freq(words)
                 rows = self._chunk_count()
         return query.terms_for(df, rows, self.max_df)
 
@@ -122,7 +122,7 @@ class LexicalSide(EngineBase):
         k = self.ranking.candidates
         if self._lexical_current():
             words = list(query.words)
-            word_terms = dict(zip(words, self.store.word_terms(words), strict=True))
+            word_terms = dict(zip(words, self.store.postings.word_terms(words), strict=True))
             terms = self.lexical_terms(query, word_terms)
             phrases = [word_terms[w] for w in terms.phrases]
             prefix = word_terms.get(terms.prefix, []) if terms.prefix else None
@@ -133,4 +133,4 @@ class LexicalSide(EngineBase):
                 return terms, self.lexical.search(match, k, self.fts_weights)
         else:
             terms = self.lexical_terms(query)
-        return terms, self.store.fts_search(terms.match(), k, self.fts_weights)
+        return terms, self.store.postings.fts_search(terms.match(), k, self.fts_weights)

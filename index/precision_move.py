@@ -48,7 +48,9 @@ class PrecisionMove(EmbedQueue):
 
     def move_pending(self) -> int:
         """Texts still waiting for an int8 vector (0: no move)."""
-        return self.store.pending_count(self.mover.model_id) if self.mover is not None else 0
+        return (
+            self.store.vectors.pending_count(self.mover.model_id) if self.mover is not None else 0
+        )
 
     def move_next(self, limit: int, rep: IndexReport | None = None) -> int:
         """Embed up to ``limit`` of the texts the move still needs (shortest
@@ -73,7 +75,7 @@ class PrecisionMove(EmbedQueue):
         if self.cancelled.is_set():
             return self.move_pending()
         if self._move_queue is None:
-            pending = self.store.pending_texts(mover.model_id)
+            pending = self.store.vectors.pending_texts(mover.model_id)
             counts = mover.token_counts([t for _, t, _ in pending])
             # popped from the end: chunks before passages, shortest first
             order = sorted(
@@ -94,7 +96,7 @@ class PrecisionMove(EmbedQueue):
         """Every text has its int8 vector: int8 serves, the fp32 vectors go."""
         with self._write:
             mover = self.mover
-            if mover is None or self.store.pending_count(mover.model_id):
+            if mover is None or self.store.vectors.pending_count(mover.model_id):
                 return self.move_pending()
             old = self.embedder.model_id
             self.embedder, self.mover = mover, None
@@ -102,7 +104,7 @@ class PrecisionMove(EmbedQueue):
             if self._dense_version is not None:  # a loaded matrix: the int8 one now
                 self._dense_version = None
                 self._sync_dense()
-            self.store.sweep_vectors(self.model_id)
+            self.store.vectors.sweep_vectors(self.model_id)
         log.warning(
             "this index's vectors are int8 now (%s replaced, %.0f s)",
             old,

@@ -60,9 +60,9 @@ class Reconcile(PrecisionMove, LexicalSide):
                 # something (a write, a removal, new vectors, another model's).
                 changed = rep.removed or rep.chunks_written or rep.embedded or self._orphans
                 if rep.lexical_only_reason is None and changed:
-                    self.store.sweep_vectors(self.model_id, self.kept_models())
+                    self.store.vectors.sweep_vectors(self.model_id, self.kept_models())
                     self._orphans.clear()
-            rep.pending = self.store.pending_count(self.model_id)
+            rep.pending = self.store.vectors.pending_count(self.model_id)
             rep.chunks = self.store.counts()["chunks"]
         rep.seconds = time.perf_counter() - t0
         return rep
@@ -76,7 +76,7 @@ class Reconcile(PrecisionMove, LexicalSide):
         """Find the folder's files and drop the documents whose files are gone;
         returns the files to read, those in ``first`` (open in an editor) first."""
         with self._write:
-            known = self.store.documents()
+            known = self.store.documents.all()
             found = list(scan(self.root, self.filter, rep.skipped))
             rep.files = len(found)
             seen = {f.rel for f in found}
@@ -111,7 +111,7 @@ class Reconcile(PrecisionMove, LexicalSide):
                 n += 1
                 if progress:
                     progress("parse", total - len(reading), total)
-                self._index_found(f, self.store.document(f.rel), rep)
+                self._index_found(f, self.store.documents.get(f.rel), rep)
             if reading:
                 self._lexical_current()  # searchable by keywords slice by slice
             return len(reading)
@@ -146,7 +146,7 @@ class Reconcile(PrecisionMove, LexicalSide):
                 data = f.path.read_bytes()
             digest = hashlib.sha1(data).hexdigest()
             if old is not None and old.hash == digest and old.chunker == chunker.signature:
-                self.store.touch_document(old.id, f.size, f.mtime_ns)
+                self.store.documents.touch(old.id, f.size, f.mtime_ns)
                 rep.unchanged += 1
                 return False
             t0 = time.perf_counter()
@@ -188,7 +188,7 @@ class Reconcile(PrecisionMove, LexicalSide):
     ) -> int:
         """Write one document (its unchanged chunks keep their rows); returns the
         number of chunk rows inserted."""
-        removed, new_ids = self.store.replace_document(
+        removed, new_ids = self.store.documents.replace(
             parsed, chunks, size, mtime_ns, digest, self.chunker.signature
         )
         self._count_version = None
@@ -204,7 +204,7 @@ class Reconcile(PrecisionMove, LexicalSide):
     def _delete(self, paths: list[str]) -> None:
         """Drop documents; their vectors stay until the next write or sweep (a
         renamed file's new name finds them), then go if no chunk uses them."""
-        removed = self.store.delete_documents(paths)
+        removed = self.store.documents.delete(paths)
         self._forget([i for i, _ in removed if i])
         self._orphans.update(h for _, h in removed)
 
@@ -224,7 +224,7 @@ class Reconcile(PrecisionMove, LexicalSide):
         with self._write:
             orphans, self._orphans = self._orphans, set()
             rel = self.rel(p)
-            old = self.store.document(rel)
+            old = self.store.documents.get(rel)
             found = check_file(
                 self.root, p, self.filter, lambda r, why: rep.skipped.append((r, why))
             )
@@ -235,13 +235,15 @@ class Reconcile(PrecisionMove, LexicalSide):
             else:
                 rep.files = 1
                 self._index_found(found, old, rep)
-            self.store.drop_orphan_vectors(orphans)
+            self.store.vectors.drop_unused(orphans)
             self._lexical_current()  # searchable by its words now, before embedding
-            hashes = self.store.document_hashes(rel, passages=passages)
+            hashes = self.store.chunks.document_hashes(rel, passages=passages)
             cleared = embed and self._embed(None, rep, hashes)[1]
             if not passages:
-                hashes = self.store.document_hashes(rel)
+                hashes = self.store.chunks.document_hashes(rel)
                 cleared = False
-            rep.pending = 0 if cleared else len(self.store.pending_for(self.model_id, hashes))
+            rep.pending = (
+                0 if cleared else len(self.store.vectors.pending_for(self.model_id, hashes))
+            )
         rep.seconds = time.perf_counter() - t0
         return rep

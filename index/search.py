@@ -182,7 +182,7 @@ class Search(DenseSide, LexicalSide):
         all_ids = {cid for hits in lists.values() for cid, _ in hits} | {
             cid for e in extra.values() for cid in e
         }
-        spans = self.store.chunk_spans(all_ids)
+        spans = self.store.chunks.spans(all_ids)
         chunk_info = {
             cid: (doc_id, first, last)
             for cid, (doc_id, path, first, last) in spans.items()
@@ -207,8 +207,8 @@ class Search(DenseSide, LexicalSide):
         if self.reranker is not None and not q.seeded and not q.blank and ranked:
             ranked, reranked = self.reranker.reorder(q.text, ranked, self._passages)
         ranked = ranked[: max(0, limit)]
-        sections = self.store.sections([f.key for f in ranked])
-        texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
+        sections = self.store.chunks.sections([f.key for f in ranked])
+        texts = self.store.chunks.texts(f.best_chunk for f in ranked if f.best_chunk is not None)
         passages = self._passages_found(q, ranked, texts) if q.vector is not None else {}
         results = []
         for f in ranked:
@@ -253,8 +253,8 @@ class Search(DenseSide, LexicalSide):
         pids = {-key for cosine, key in best.values() if key < 0}
         if not pids:
             return {}
-        places = self.store.passage_places(pids)
-        firsts = self.store.chunk_first_lines({c for c, _, _ in places.values()})
+        places = self.store.chunks.passage_places(pids)
+        firsts = self.store.chunks.first_lines({c for c, _, _ in places.values()})
         out: dict[int, dict] = {}
         for f in dense:
             cosine, key = best.get(f.best_chunk, (0.0, 0))  # type: ignore[arg-type]
@@ -270,8 +270,8 @@ class Search(DenseSide, LexicalSide):
 
     def _passages(self, ranked: Sequence[retrieve.Scored]) -> list[str]:
         """What a reranker reads of each section: breadcrumb, blank line, best chunk."""
-        sections = self.store.sections([f.key for f in ranked])
-        texts = self.store.chunk_texts(f.best_chunk for f in ranked if f.best_chunk is not None)
+        sections = self.store.chunks.sections([f.key for f in ranked])
+        texts = self.store.chunks.texts(f.best_chunk for f in ranked if f.best_chunk is not None)
         out = []
         for f in ranked:
             s = sections.get(f.key)
@@ -305,7 +305,7 @@ class Search(DenseSide, LexicalSide):
         rel = self.rel(path)
         chunks = [
             c
-            for c in self.store.document_chunks(rel)
+            for c in self.store.chunks.document_chunks(rel)
             if c.section_first <= ordinal <= c.section_last
         ]
         if not chunks:

@@ -198,8 +198,10 @@ class _Unusable(Exception):
 
 
 class IndexFile:
-    """A connection to one index file. Not shared between threads: the engine
-    serialises access with its own lock."""
+    """The one connection to an index file, which every part of
+    :class:`store.Store` is handed: its ``db``, its ``lock``,
+    :meth:`transaction`, :meth:`cached` and the meta rows. Not shared between
+    threads: the engine serialises access with its own lock."""
 
     def __init__(self, path: str | Path, recover: bool = False, check: bool = True):
         """Open (or create) the index at ``path``. A file that is not a usable
@@ -212,8 +214,6 @@ class IndexFile:
         self.path = Path(path)
         self._quick_check = check
         self.lock = threading.RLock()
-        # chunks_fts rows written through this connection since take_fts_touched()
-        self._fts_touched: set[int] = set()
         self._memo: dict[str, tuple[tuple[int, int], Any]] = {}  # see cached()
         self.notice: str | None = None
         self.migrated_from: int | None = None

@@ -1,17 +1,44 @@
-"""The index's lexical side in SQLite: FTS5 BM25 queries, the postings the
-in-memory BM25 (:mod:`lexical`) is built and patched from, and a query's words
-tokenized (and counted) exactly as FTS5 indexes them."""
+"""The index's lexical side in SQLite (``store.postings``): FTS5 BM25 queries,
+the postings the in-memory BM25 (:mod:`lexical`) is built and patched from
+(and which chunks_fts rows changed since: :class:`TouchedRows`, which the
+documents part fills), and a query's words tokenized (and counted) exactly as
+FTS5 indexes them."""
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator
 
 from .store_file import IndexFile
 
 
-class LexicalPostings(IndexFile):
-    """FTS5 search and postings (see :class:`store.Store`)."""
+class TouchedRows:
+    """Chunk ids whose chunks_fts row was inserted, rewritten or deleted through
+    one connection: :class:`store_documents.Documents` adds them,
+    :meth:`LexicalPostings.take_fts_touched` takes them."""
+
+    def __init__(self) -> None:
+        self._ids: set[int] = set()
+        self._lock = threading.Lock()
+
+    def add(self, ids: Iterable[int]) -> None:
+        with self._lock:
+            self._ids.update(ids)
+
+    def take(self) -> set[int]:
+        with self._lock:
+            out, self._ids = self._ids, set()
+            return out
+
+
+class LexicalPostings:
+    """FTS5 search and postings of one index file (see the module)."""
+
+    def __init__(self, file: IndexFile, touched: TouchedRows):
+        self._file = file
+        self._touched = touched
+        self._scratch_ready = False  # the temp tables of _scratch() exist
 
     def fts_search(
         self, match: str, limit: int, weights: tuple[float, float, float]
@@ -20,8 +47,8 @@ class LexicalPostings(IndexFile):
         if not match:
             return []
         w = ", ".join(str(float(x)) for x in weights)
-        with self.lock:
-            rows = self.db.execute(
+        with self._file.lock:
+            rows = self._file.db.execute(
                 f"SELECT rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts"
                 " WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
                 (match, limit),
@@ -42,7 +69,9 @@ class LexicalPostings(IndexFile):
         """Every term's postings in chunks_fts, one term at a time, read on a
         connection of its own (one snapshot; the store's connection stays free
         meanwhile)."""
-        db = sqlite3.connect(self.path.as_uri() + "?mode=ro", uri=True, check_same_thread=False)
+        db = sqlite3.connect(
+            self._file.path.as_uri() + "?mode=ro", uri=True, check_same_thread=False
+        )
         try:
             db.execute("PRAGMA busy_timeout=60000")
             db.execute(
@@ -55,15 +84,14 @@ class LexicalPostings(IndexFile):
     def take_fts_touched(self) -> set[int]:
         """Chunk ids whose chunks_fts row this connection inserted, rewrote or
         deleted since the last call."""
-        with self.lock:
-            out, self._fts_touched = self._fts_touched, set()
-            return out
+        with self._file.lock:
+            return self._touched.take()
 
     # chunks_fts's tokenizer (schema above): scratch tables must stem the same way.
     _TOKENIZE = "porter unicode61 remove_diacritics 2"
 
     def _scratch(self) -> None:
-        if getattr(self, "_scratch_ready", False):
+        if self._scratch_ready:
             return
         for stmt in (
             # A query's words, tokenized exactly as the index is.
@@ -79,7 +107,7 @@ class LexicalPostings(IndexFile):
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_rowterms"
             " USING fts5vocab(temp, mdseek_rows, instance)",
         ):
-            self.db.execute(stmt)
+            self._file.db.execute(stmt)
         self._scratch_ready = True
 
     def row_postings(self, chunk_ids: Iterable[int]) -> list[tuple[str, str, str]]:
@@ -87,33 +115,33 @@ class LexicalPostings(IndexFile):
         ids = sorted({int(i) for i in chunk_ids})
         if not ids:
             return []
-        with self.lock:
+        with self._file.lock:
             self._scratch()
-            self.db.execute("DELETE FROM temp.mdseek_rows")
+            self._file.db.execute("DELETE FROM temp.mdseek_rows")
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
-                self.db.execute(
+                self._file.db.execute(
                     "INSERT INTO temp.mdseek_rows(rowid, title, headings, body)"
                     " SELECT rowid, title, headings, body FROM chunks_fts"
                     f" WHERE rowid IN ({','.join('?' * len(part))})",
                     part,
                 )
-            rows = self.db.execute(
+            rows = self._file.db.execute(
                 self._POSTINGS_SQL.format(vocab="temp.mdseek_rowterms")
             ).fetchall()
-            self.db.execute("DELETE FROM temp.mdseek_rows")
+            self._file.db.execute("DELETE FROM temp.mdseek_rows")
         return rows
 
     def _over_words(self, words: list[str], sql: str) -> list[tuple]:
         """Rows of ``sql`` over the query words loaded into the scratch table
         (temp.mdseek_qwords, rowid = the word's index; its terms in mdseek_qterms)."""
-        with self.lock:
+        with self._file.lock:
             self._scratch()
-            self.db.execute("DELETE FROM temp.mdseek_qwords")
-            self.db.executemany(
+            self._file.db.execute("DELETE FROM temp.mdseek_qwords")
+            self._file.db.executemany(
                 "INSERT INTO temp.mdseek_qwords(rowid, w) VALUES (?, ?)", list(enumerate(words))
             )
-            return self.db.execute(sql).fetchall()
+            return self._file.db.execute(sql).fetchall()
 
     def word_terms(self, words: list[str]) -> list[list[str]]:
         """Each word's index terms (porter stems, folded diacritics), in order:

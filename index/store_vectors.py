@@ -1,8 +1,9 @@
-"""The vector cache: float32 vectors keyed by (model id, hash of the embedded
-text), so an unchanged chunk is never embedded again, even when its ordinal
-or its file changes; "pending" = texts (of chunks, then of their passages)
-without a vector for the current model; the sweep drops vectors no text uses
-and every other model's."""
+"""The vector cache (``store.vectors``): float32 vectors keyed by (model id,
+hash of the embedded text), so an unchanged chunk is never embedded again,
+even when its ordinal or its file changes; "pending" = texts (of chunks, then
+of their passages) without a vector for the current model; the sweep drops
+vectors no text uses and every other model's. A document rewritten drops the
+vectors it orphaned in its own transaction (:func:`drop_unused_in`)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,33 @@ USED = "(SELECT text_hash FROM chunks UNION SELECT text_hash FROM passages)"
 FOREIGN_STEPS = 200_000  # guard steps (of 1,000 each) for copying them: minutes, never forever
 
 
-class VectorCache(IndexFile):
-    """Vectors in the index (see :class:`store.Store`)."""
+def drop_unused_in(db: sqlite3.Connection, hashes: Iterable[str]) -> int:
+    """Delete the vectors (of any model) of texts no chunk or passage uses any
+    more, inside the caller's transaction on ``db``."""
+    n = 0
+    for h in set(hashes):
+        if (
+            db.execute("SELECT 1 FROM chunks WHERE text_hash=? LIMIT 1", (h,)).fetchone() is None
+            and db.execute("SELECT 1 FROM passages WHERE text_hash=? LIMIT 1", (h,)).fetchone()
+            is None
+        ):
+            n += db.execute("DELETE FROM vectors WHERE text_hash=?", (h,)).rowcount
+    return n
+
+
+class VectorCache:
+    """The vectors of one index file (see the module)."""
+
+    def __init__(self, file: IndexFile):
+        self._file = file
+
+    def drop_unused(self, hashes: Iterable[str]) -> int:
+        """:func:`drop_unused_in`, in a transaction of its own."""
+        hashes = list(hashes)
+        if not hashes:
+            return 0
+        with self._file.transaction() as db:
+            return drop_unused_in(db, hashes)
 
     def pending_texts(
         self, model: str, hashes: Iterable[str] | None = None, limit: int | None = None
@@ -43,18 +69,18 @@ class VectorCache(IndexFile):
             " GROUP BY c.text_hash ORDER BY min(c.kind)"
         )
         out: list[tuple[str, str, int]] = []
-        with self.lock:
+        with self._file.lock:
             if hashes is None:
                 sql = q.replace("{where}", "") + (" LIMIT ?" if limit else "")
                 args: tuple = (model, limit) if limit else (model,)
-                return [(r[0], r[1], r[2]) for r in self.db.execute(sql, args)]
+                return [(r[0], r[1], r[2]) for r in self._file.db.execute(sql, args)]
             hashes = list(hashes)
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
                 where = f"c.text_hash IN ({','.join('?' * len(part))}) AND"
                 out.extend(
                     (r[0], r[1], r[2])
-                    for r in self.db.execute(q.replace("{where}", where), (*part, model))
+                    for r in self._file.db.execute(q.replace("{where}", where), (*part, model))
                 )
         out.sort(key=lambda r: r[2])
         return out
@@ -74,7 +100,7 @@ class VectorCache(IndexFile):
 
         def count() -> int:
             return int(
-                self.db.execute(
+                self._file.db.execute(
                     f"SELECT count(DISTINCT c.text_hash) FROM {TEXTS} c LEFT JOIN vectors v"
                     " INDEXED BY vectors_key ON v.model = ? AND v.text_hash = c.text_hash"
                     " WHERE v.text_hash IS NULL",
@@ -82,11 +108,11 @@ class VectorCache(IndexFile):
                 ).fetchone()[0]
             )
 
-        return self.cached(f"pending {model}", count)
+        return self._file.cached(f"pending {model}", count)
 
     def put_vectors(self, model: str, hashes: list[str], vecs: np.ndarray) -> None:
         vecs = np.ascontiguousarray(vecs, dtype=np.float32)
-        with self.transaction() as db:
+        with self._file.transaction() as db:
             db.executemany(
                 "INSERT OR REPLACE INTO vectors(model, text_hash, dim, vec) VALUES (?, ?, ?, ?)",
                 [
@@ -129,14 +155,14 @@ class VectorCache(IndexFile):
     ) -> list[tuple]:
         """Rows of ``sql`` (its one parameter: the model) whose ``column`` is one
         of ``ids`` (every row when None), 500 ids a query."""
-        with self.lock:
+        with self._file.lock:
             if ids is None:
-                return self.db.execute(sql, (model,)).fetchall()
+                return self._file.db.execute(sql, (model,)).fetchall()
             rows: list[tuple] = []
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
                 rows.extend(
-                    self.db.execute(
+                    self._file.db.execute(
                         f"{sql} WHERE {column} IN ({','.join('?' * len(part))})", (model, *part)
                     ).fetchall()
                 )
@@ -145,12 +171,12 @@ class VectorCache(IndexFile):
     def passage_chunks_for_hashes(self, hashes: list[str]) -> list[int]:
         """Ids of the chunks with a passage whose text has one of ``hashes``."""
         ids: list[int] = []
-        with self.lock:
+        with self._file.lock:
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
                 ids.extend(
                     r[0]
-                    for r in self.db.execute(
+                    for r in self._file.db.execute(
                         "SELECT DISTINCT chunk_id FROM passages"
                         f" WHERE text_hash IN ({','.join('?' * len(part))})",
                         part,
@@ -160,8 +186,8 @@ class VectorCache(IndexFile):
 
     def vectors_in_use(self, model: str) -> tuple[list[str], np.ndarray]:
         """(text hashes, matrix) of every vector of ``model`` that a chunk or passage uses."""
-        with self.lock:
-            rows = self.db.execute(
+        with self._file.lock:
+            rows = self._file.db.execute(
                 "SELECT v.text_hash, v.vec FROM vectors v WHERE v.model = ? AND"
                 f" v.text_hash IN {USED} ORDER BY v.text_hash",
                 (model,),
@@ -176,7 +202,7 @@ class VectorCache(IndexFile):
         precision_move.py)."""
         models = [model, *keep]
         marks = ",".join("?" * len(models))
-        with self.transaction() as db:
+        with self._file.transaction() as db:
             n = db.execute(f"DELETE FROM vectors WHERE model NOT IN ({marks})", models).rowcount
             for m in models:
                 n += db.execute(
@@ -186,8 +212,8 @@ class VectorCache(IndexFile):
 
     def has_vectors(self, model: str) -> bool:
         """Whether any vector of ``model`` is stored."""
-        with self.lock:
-            row = self.db.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (model,))
+        with self._file.lock:
+            row = self._file.db.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (model,))
             return row.fetchone() is not None
 
     def chunk_vectors_for_hashes(
@@ -195,12 +221,12 @@ class VectorCache(IndexFile):
     ) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, matrix) of the chunks whose embedded text has one of ``hashes``."""
         ids: list[int] = []
-        with self.lock:
+        with self._file.lock:
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
                 ids.extend(
                     r[0]
-                    for r in self.db.execute(
+                    for r in self._file.db.execute(
                         f"SELECT id FROM chunks WHERE text_hash IN ({','.join('?' * len(part))})",
                         part,
                     )
@@ -214,22 +240,24 @@ class VectorCache(IndexFile):
         under ``untrusted:<model>``, where only :meth:`untrusted_for_pending`
         reads them; returns how many (-1: the file could not be read). Only a plain ``vectors`` table is read,
         its rows by type, with the work bounded (:func:`store_file.guard`)."""
-        with self.lock:
+        with self._file.lock:
             try:
-                self.db.execute("ATTACH DATABASE ? AS foreign_index", (f"{path.as_uri()}?mode=ro",))
+                self._file.db.execute(
+                    "ATTACH DATABASE ? AS foreign_index", (f"{path.as_uri()}?mode=ro",)
+                )
             except sqlite3.Error as exc:
                 log.warning("cannot read the vectors of %s: %s", path, exc)
                 return -1
-            trusted = self.db.execute("PRAGMA trusted_schema").fetchone()[0]
+            trusted = self._file.db.execute("PRAGMA trusted_schema").fetchone()[0]
             try:
-                guard(self.db, FOREIGN_STEPS)
-                sql = self.db.execute(
+                guard(self._file.db, FOREIGN_STEPS)
+                sql = self._file.db.execute(
                     "SELECT sql FROM foreign_index.sqlite_master WHERE name = 'vectors'"
                     " AND type = 'table'"
                 ).fetchone()
                 if sql is None or not str(sql[0]).upper().startswith("CREATE TABLE"):
                     return 0
-                with self.transaction() as db:
+                with self._file.transaction() as db:
                     return int(
                         db.execute(
                             "INSERT OR IGNORE INTO vectors(model, text_hash, dim, vec)"
@@ -245,14 +273,14 @@ class VectorCache(IndexFile):
                 log.warning("cannot read the vectors of %s: %s", path, exc)
                 return -1
             finally:
-                self.db.set_progress_handler(None, 0)
-                self.db.execute(f"PRAGMA trusted_schema={int(trusted)}")
-                self.db.execute("DETACH DATABASE foreign_index")
+                self._file.db.set_progress_handler(None, 0)
+                self._file.db.execute(f"PRAGMA trusted_schema={int(trusted)}")
+                self._file.db.execute("DETACH DATABASE foreign_index")
 
     def has_untrusted(self) -> bool:
-        with self.lock:
+        with self._file.lock:
             return (
-                self.db.execute(
+                self._file.db.execute(
                     "SELECT 1 FROM vectors WHERE model >= ? AND model < ? LIMIT 1",
                     (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),
                 ).fetchone()
@@ -262,8 +290,8 @@ class VectorCache(IndexFile):
     def untrusted_for_pending(self, model: str, dim: int) -> tuple[list[str], np.ndarray]:
         """(text hashes, matrix) of the untrusted vectors of ``model``, of ``dim``
         values, whose text a chunk waits for (no vector of ``model`` yet)."""
-        with self.lock:
-            rows = self.db.execute(
+        with self._file.lock:
+            rows = self._file.db.execute(
                 "SELECT u.text_hash, u.vec FROM vectors u WHERE u.model = ? AND length(u.vec) = ?"
                 f" AND u.text_hash IN {USED}"
                 " AND NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_key"
@@ -278,7 +306,7 @@ class VectorCache(IndexFile):
     def drop_untrusted_of_chunks(self) -> bool:
         """Drop the untrusted vectors whose text a chunk or passage has (taken or
         refused by now); returns whether any untrusted vector is left (texts not read yet)."""
-        with self.transaction() as db:
+        with self._file.transaction() as db:
             db.execute(
                 f"DELETE FROM vectors WHERE model >= ? AND model < ? AND text_hash IN {USED}",
                 (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),

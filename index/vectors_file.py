@@ -23,8 +23,12 @@ import io
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from .store_vectors import VectorCache
 
 FORMAT = "mdseek-vectors-1"
 INT8_SUFFIX = "#onnx-int8"  # as onnx_int8.INT8_SUFFIX (no import: this module loads no model code)
@@ -60,9 +64,9 @@ def check_precision(path: Path, file_model: str, file_precision: str, model: str
         )
 
 
-def export_vectors(store, model: str, dest: Path) -> int:
+def export_vectors(vectors: VectorCache, model: str, dest: Path) -> int:
     """Write every vector of ``model`` that a chunk of the index uses; returns how many."""
-    hashes, mat = store.vectors_in_use(model)
+    hashes, mat = vectors.vectors_in_use(model)
     dest = Path(dest)
     tmp = dest.with_name(dest.name + ".part")
     with open(tmp, "wb") as fh:
@@ -179,9 +183,9 @@ def read_vectors(path: Path) -> tuple[str, list[str], np.ndarray]:
 
 
 def import_vectors(
-    store, model: str, dim: int | None, data: tuple[str, list[str], np.ndarray]
+    vectors: VectorCache, model: str, dim: int | None, data: tuple[str, list[str], np.ndarray]
 ) -> ImportReport:
-    """Seed ``store`` with the vectors of ``model`` in ``data`` (from
+    """Seed the index's ``vectors`` with the vectors of ``model`` in ``data`` (from
     :func:`read_vectors`) for the texts it is still waiting for (see the
     module's docstring for what is checked)."""
     file_model, hashes, vecs = data
@@ -189,7 +193,7 @@ def import_vectors(
     if file_model != model:
         return rep
     rep.offered = len(hashes)
-    wanted = {h for h, _ in store.pending_for(model, hashes)}
+    wanted = {h for h, _ in vectors.pending_for(model, hashes)}
     keep_h: list[str] = []
     keep_i: list[int] = []
     norms = np.linalg.norm(vecs, axis=1) if len(vecs) else np.zeros(0)
@@ -208,6 +212,6 @@ def import_vectors(
         keep_i.append(i)
         wanted.discard(h)  # a hash listed twice is taken once
     if keep_h:
-        store.put_vectors(model, keep_h, vecs[keep_i])
+        vectors.put_vectors(model, keep_h, vecs[keep_i])
     rep.taken = len(keep_h)
     return rep

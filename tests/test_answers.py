@@ -222,7 +222,7 @@ def test_sections_with_no_visible_text_are_not_chunks_nor_results(tmp_path: Path
     eng = Engine(ws, index_path=tmp_path / "i.sqlite")
     try:
         eng.index(embed=False)
-        chunks = eng.store.document_chunks("e.md")
+        chunks = eng.store.chunks.document_chunks("e.md")
         # one chunk: the anchors and comment before the heading are not one of their own
         assert [c.start_line for c in chunks] == [3]
         for q in ("old heading links break", "question mark operator"):

@@ -140,11 +140,11 @@ def test_kill_9_during_cli_index_then_resume_equals_fresh(tmp_path):
     fresh = Engine(fresh_ws)
     fresh.index(embed=False)
     eng = Engine(ws)
-    assert eng.store.pending_count(eng.model_id) == 0
-    for rel in fresh.store.documents():
-        assert [c.text_hash for c in eng.store.document_chunks(rel)] == [
-            c.text_hash for c in fresh.store.document_chunks(rel)
+    assert eng.store.vectors.pending_count(eng.model_id) == 0
+    for rel in fresh.store.documents.all():
+        assert [c.text_hash for c in eng.store.chunks.document_chunks(rel)] == [
+            c.text_hash for c in fresh.store.chunks.document_chunks(rel)
         ], rel
-    assert set(eng.store.documents()) == set(fresh.store.documents())
+    assert set(eng.store.documents.all()) == set(fresh.store.documents.all())
     eng.close()
     fresh.close()

@@ -68,7 +68,7 @@ def engine(tmp_path):
 
 
 def test_same_ranking_as_fts5(engine, fixture_queries):
-    assert len(engine.lexical) == engine.store.chunk_count() > 300
+    assert len(engine.lexical) == engine.store.chunks.count() > 300
     used = 0
     for q, prefix in queries(fixture_queries):
         mem, sql = both(engine, q, prefix)
@@ -140,7 +140,7 @@ def test_another_process_write_rebuilds(engine, fixture_queries):
 def test_split_words_fall_back_to_fts5(engine, monkeypatch):
     # FTS5 reads foo_bar as the phrase "foo bar": not one term, so FTS5 answers.
     calls: list[str] = []
-    fts, mem_search = engine.store.fts_search, engine.lexical.search
+    fts, mem_search = engine.store.postings.fts_search, engine.lexical.search
 
     def spy_fts(match, *a):
         calls.append(f"fts5 {match}")
@@ -150,7 +150,7 @@ def test_split_words_fall_back_to_fts5(engine, monkeypatch):
         calls.append("memory")
         return mem_search(phrases, *a)
 
-    monkeypatch.setattr(engine.store, "fts_search", spy_fts)
+    monkeypatch.setattr(engine.store.postings, "fts_search", spy_fts)
     monkeypatch.setattr(engine.lexical, "search", spy_mem)
     mem, sql = both(engine, "replica_lag failover")
     assert calls == ['fts5 "replica_lag" OR "failover"'] * 2  # in memory too, FTS5 answered
@@ -200,18 +200,18 @@ def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
         assert folder.state == "ready" and eng.lexical_in_memory
         assert eng.embedder.loaded  # warmed: the model has run once
         # the fixtures are far below the threshold: FTS5 answers, nothing is built
-        assert eng.store.chunk_count() < eng.lexical_in_memory_min
+        assert eng.store.chunks.count() < eng.lexical_in_memory_min
         resp = folder.read(folder.search, "rotate the signing keys", 5).result()
         assert resp.mode == "hybrid" and resp.results
         assert eng._lexical_thread is None and len(eng.lexical) == 0
         # as big as the threshold: the next search starts the build, then memory answers
-        eng.lexical_in_memory_min = eng.store.chunk_count()
+        eng.lexical_in_memory_min = eng.store.chunks.count()
         again = folder.read(folder.search, "rotate the signing keys", 5).result()
         assert [r.path for r in again.results] == [r.path for r in resp.results]
         eng._lexical_thread.join(60)
-        assert eng._lexical_current() and len(eng.lexical) == eng.store.chunk_count()
+        assert eng._lexical_current() and len(eng.lexical) == eng.store.chunks.count()
         # the folder shrinks below it: FTS5 again, and the postings are freed
-        eng.lexical_in_memory_min = eng.store.chunk_count() + 1
+        eng.lexical_in_memory_min = eng.store.chunks.count() + 1
         assert not eng._lexical_current() and len(eng.lexical) == 0
     finally:
         folder.close()

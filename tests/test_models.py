@@ -129,12 +129,12 @@ def test_a_prompt_change_reembeds_and_never_mixes(tiny, tmp_path):
     path = str(tiny["cls"])
     first = Engine(ws, index_path=db, model=path, embed=EmbedSettings(threads=1))
     first.index()
-    n = first.store.chunk_count()
-    assert n >= 2 and first.store.pending_count(first.model_id) == 0
+    n = first.store.chunks.count()
+    assert n >= 2 and first.store.vectors.pending_count(first.model_id) == 0
     first.close()
     second = Engine(ws, index_path=db, model=path, embed=EmbedSettings(document_prompt="doc: "))
     assert second.model_id != first.model_id
-    assert second.store.pending_count(second.model_id) == n  # every chunk embedded again
+    assert second.store.vectors.pending_count(second.model_id) == n  # every chunk embedded again
     second.close()
 
 

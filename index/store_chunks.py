@@ -1,5 +1,6 @@
-"""Reading the index: documents, sections and chunks as rows, what ranking
-needs of a candidate, counts."""
+"""The sections, chunks and passages of the index, read (``store.chunks``):
+as rows, what ranking needs of a candidate, a document's text hashes.
+They are written with their document (:mod:`store_documents`)."""
 
 from __future__ import annotations
 
@@ -8,17 +9,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .store_file import IndexFile, path_in, path_out, with_path
-
-
-@dataclass(frozen=True)
-class DocRow:
-    id: int
-    path: str
-    size: int
-    mtime_ns: int
-    hash: str
-    title: str
-    chunker: str
 
 
 @dataclass(frozen=True)
@@ -54,26 +44,11 @@ class ChunkRow:
     section_last: int
 
 
-class IndexReads(IndexFile):
-    """The read side of the index (see :class:`store.Store`)."""
+class Chunks:
+    """Sections, chunks and passages of one index file, read (see the module)."""
 
-    def documents(self) -> dict[str, DocRow]:
-        with self.lock:
-            rows = self.db.execute(
-                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents"
-            ).fetchall()
-        docs = [DocRow(*with_path(r, 1)) for r in rows]
-        return {d.path: d for d in docs}
-
-    def document(self, path: str) -> DocRow | None:
-        with self.lock:
-            r = self.db.execute(
-                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents WHERE path=?",
-                (path_in(path),),
-            ).fetchone()
-        return DocRow(*with_path(r, 1)) if r else None
-
-    # -- sections and chunks --------------------------------------------------
+    def __init__(self, file: IndexFile):
+        self._file = file
 
     _SECTION_SQL = (
         "SELECT s.doc_id, d.path, d.title, s.ordinal, s.level, s.heading, s.slug, s.breadcrumb,"
@@ -84,19 +59,19 @@ class IndexReads(IndexFile):
     def sections(self, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], SectionRow]:
         keys = list(keys)
         out: dict[tuple[int, int], SectionRow] = {}
-        with self.lock:
+        with self._file.lock:
             for i in range(0, len(keys), 200):
                 part = keys[i : i + 200]
                 cond = " OR ".join("(s.doc_id=? AND s.ordinal=?)" for _ in part)
                 args = [v for k in part for v in k]
-                for r in self.db.execute(self._SECTION_SQL + f" WHERE {cond}", args):
+                for r in self._file.db.execute(self._SECTION_SQL + f" WHERE {cond}", args):
                     row = SectionRow(*with_path(r, 1))
                     out[(row.doc_id, row.ordinal)] = row
         return out
 
     def document_sections(self, path: str) -> list[SectionRow]:
-        with self.lock:
-            rows = self.db.execute(
+        with self._file.lock:
+            rows = self._file.db.execute(
                 self._SECTION_SQL + " WHERE d.path=? ORDER BY s.ordinal", (path_in(path),)
             ).fetchall()
         return [SectionRow(*with_path(r, 1)) for r in rows]
@@ -116,12 +91,14 @@ class IndexReads(IndexFile):
     def _where_in(self, sql: str, ids: Iterable[int]) -> Iterator[tuple]:
         """Rows of ``sql`` ending in ``IN`` (the list is appended), 500 ids a query."""
         ids = list(ids)
-        with self.lock:
+        with self._file.lock:
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
-                yield from self.db.execute(f"{sql} ({','.join('?' * len(part))})", part).fetchall()
+                yield from self._file.db.execute(
+                    f"{sql} ({','.join('?' * len(part))})", part
+                ).fetchall()
 
-    def chunk_spans(self, ids: Iterable[int]) -> dict[int, tuple[int, str, int, int]]:
+    def spans(self, ids: Iterable[int]) -> dict[int, tuple[int, str, int, int]]:
         """chunk id -> (doc id, path, first section, last section): what ranking
         needs of a candidate (no text)."""
         sql = (
@@ -133,14 +110,14 @@ class IndexReads(IndexFile):
             for r in self._where_in(sql, ids)
         }
 
-    def chunk_texts(self, ids: Iterable[int]) -> dict[int, str]:
+    def texts(self, ids: Iterable[int]) -> dict[int, str]:
         return {
             int(a): b for a, b in self._where_in("SELECT id, text FROM chunks WHERE id IN", ids)
         }
 
     def document_chunks(self, path: str) -> list[ChunkRow]:
-        with self.lock:
-            rows = self.db.execute(
+        with self._file.lock:
+            rows = self._file.db.execute(
                 self._CHUNK_SQL + " WHERE d.path=? ORDER BY c.ordinal", (path_in(path),)
             ).fetchall()
         return [self._chunk(r) for r in rows]
@@ -156,10 +133,10 @@ class IndexReads(IndexFile):
                 " JOIN documents d ON d.id = c.doc_id WHERE d.path=?"
             )
             args = (path_in(path), path_in(path))
-        with self.lock:
-            return {r[0] for r in self.db.execute(sql, args)}
+        with self._file.lock:
+            return {r[0] for r in self._file.db.execute(sql, args)}
 
-    def chunk_first_lines(self, ids: Iterable[int]) -> dict[int, int]:
+    def first_lines(self, ids: Iterable[int]) -> dict[int, int]:
         """chunk id -> its first line (0-based)."""
         return {
             int(a): int(b)
@@ -176,14 +153,6 @@ class IndexReads(IndexFile):
             )
         }
 
-    def counts(self) -> dict[str, int]:
-        with self.lock:
-            docs = self.db.execute("SELECT count(*) FROM documents").fetchone()[0]
-            chunks = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            passages = self.db.execute("SELECT count(*) FROM passages").fetchone()[0]
-            sections = self.db.execute("SELECT count(*) FROM sections").fetchone()[0]
-        return {"files": docs, "chunks": chunks, "sections": sections, "passages": passages}
-
-    def chunk_count(self) -> int:
-        with self.lock:
-            return int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    def count(self) -> int:
+        with self._file.lock:
+            return int(self._file.db.execute("SELECT count(*) FROM chunks").fetchone()[0])

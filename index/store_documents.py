@@ -1,7 +1,11 @@
-"""Writing the index: one document at a time, in one transaction (a crash
-leaves the old or the new version), rewriting only what changed: a re-indexed
-document keeps the rows of its unchanged chunks (and so their vectors), and a
-vector whose text no chunk uses any more is dropped with it."""
+"""The documents of the index (``store.documents``): the ``documents`` rows read,
+and a document's rows (documents, sections, chunks, passages, chunks_fts)
+written one document at a time, in one transaction (a crash leaves the old or
+the new version), rewriting only what changed: a re-indexed document keeps the
+rows of its unchanged chunks (and so their vectors), and a vector whose text
+no chunk uses any more is dropped with it (:func:`store_vectors.drop_unused_in`).
+Every chunks_fts row it writes is noted in the :class:`store_lexical.TouchedRows`
+it is handed (the in-memory BM25 patches those)."""
 
 from __future__ import annotations
 
@@ -9,23 +13,59 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from .aliases import doc_aliases, search_title
 from .chunk import Chunk
 from .parse import ParsedDocument
-from .store_file import IndexFile, path_in
+from .store_file import IndexFile, path_in, with_path
+from .store_lexical import TouchedRows
+from .store_vectors import drop_unused_in
 
 
-class DocumentWrites(IndexFile):
-    """The write side of the index (see :class:`store.Store`)."""
+@dataclass(frozen=True)
+class DocRow:
+    id: int
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    title: str
+    chunker: str
 
-    def touch_document(self, doc_id: int, size: int, mtime_ns: int) -> None:
-        with self.transaction() as db:
+
+class Documents:
+    """The documents of one index file (see the module)."""
+
+    def __init__(self, file: IndexFile, touched: TouchedRows):
+        self._file = file
+        self._touched = touched  # chunks_fts rows written here, for the lexical postings
+
+    def all(self) -> dict[str, DocRow]:
+        """Every indexed document by its path."""
+        with self._file.lock:
+            rows = self._file.db.execute(
+                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents"
+            ).fetchall()
+        docs = [DocRow(*with_path(r, 1)) for r in rows]
+        return {d.path: d for d in docs}
+
+    def get(self, path: str) -> DocRow | None:
+        with self._file.lock:
+            r = self._file.db.execute(
+                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents WHERE path=?",
+                (path_in(path),),
+            ).fetchone()
+        return DocRow(*with_path(r, 1)) if r else None
+
+    def touch(self, doc_id: int, size: int, mtime_ns: int) -> None:
+        """A document whose file's size or mtime changed, not its content."""
+        with self._file.transaction() as db:
             db.execute(
                 "UPDATE documents SET size=?, mtime_ns=? WHERE id=?", (size, mtime_ns, doc_id)
             )
 
-    def replace_document(
+    def replace(
         self,
         parsed: ParsedDocument,
         chunks: list[Chunk],
@@ -45,7 +85,7 @@ class DocumentWrites(IndexFile):
         transaction."""
         path = parsed.path
         title = search_title(parsed.title, doc_aliases(parsed))  # what FTS5 reads as title
-        with self.transaction() as db:
+        with self._file.transaction() as db:
             old = db.execute(
                 "SELECT id, title FROM documents WHERE path=?", (path_in(path),)
             ).fetchone()
@@ -79,7 +119,7 @@ class DocumentWrites(IndexFile):
             )
             self._write_sections(db, doc_id, parsed, self._section_rows(db, doc_id))
             removed, new_ids = self._update_chunks(db, doc_id, old_title, title, chunks)
-            self._drop_orphan_vectors(db, [h for _, h in removed])
+            drop_unused_in(db, [h for _, h in removed])
         return [i for i, _ in removed if i], new_ids
 
     @staticmethod
@@ -148,7 +188,7 @@ class DocumentWrites(IndexFile):
             cid = int(cur.lastrowid or 0)
             new_ids.append(cid)
             self._insert_passages(db, cid, c)
-            self._fts_touched.add(cid)
+            self._touched.add([cid])
             db.execute(
                 "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
                 (cid, title, " ".join(c.heading_path[1:]), c.text),
@@ -251,8 +291,8 @@ class DocumentWrites(IndexFile):
         gone = self._passage_hashes(db, [i for i, _ in removed])
         gone += self._sync_passages(db, kept)
         removed_texts = removed + [(0, h) for h in gone]
-        self._fts_touched.update(i for i, _ in removed)
-        self._fts_touched.update(f[-1] for f in fts)
+        self._touched.add(i for i, _ in removed)
+        self._touched.add(f[-1] for f in fts)
         if removed:
             db.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i, _ in removed])
             db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in removed])
@@ -273,46 +313,25 @@ class DocumentWrites(IndexFile):
             db.executemany("UPDATE chunks_fts SET title=?, headings=?, body=? WHERE rowid=?", fts)
         return removed_texts, self._insert_chunks(db, doc_id, title, fresh)
 
-    @staticmethod
-    def _drop_orphan_vectors(db: sqlite3.Connection, hashes: Iterable[str]) -> int:
-        """Delete the vectors (of any model) of texts no chunk or passage uses any more."""
-        n = 0
-        for h in set(hashes):
-            if (
-                db.execute("SELECT 1 FROM chunks WHERE text_hash=? LIMIT 1", (h,)).fetchone()
-                is None
-                and db.execute("SELECT 1 FROM passages WHERE text_hash=? LIMIT 1", (h,)).fetchone()
-                is None
-            ):
-                n += db.execute("DELETE FROM vectors WHERE text_hash=?", (h,)).rowcount
-        return n
-
-    def drop_orphan_vectors(self, hashes: Iterable[str]) -> int:
-        hashes = list(hashes)
-        if not hashes:
-            return 0
-        with self.transaction() as db:
-            return self._drop_orphan_vectors(db, hashes)
-
     def _delete_doc_rows(self, db: sqlite3.Connection, doc_id: int) -> list[tuple[int, str]]:
         rows = [
             (r[0], r[1])
             for r in db.execute("SELECT id, text_hash FROM chunks WHERE doc_id=?", (doc_id,))
         ]
         rows += [(0, h) for h in self._passage_hashes(db, [i for i, _ in rows])]
-        self._fts_touched.update(i for i, _ in rows if i)
+        self._touched.add(i for i, _ in rows if i)
         db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in rows if i])
         db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         db.execute("DELETE FROM sections WHERE doc_id=?", (doc_id,))
         db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
         return rows
 
-    def delete_documents(self, paths: Iterable[str]) -> list[tuple[int, str]]:
+    def delete(self, paths: Iterable[str]) -> list[tuple[int, str]]:
         """Delete documents; returns (chunk id, text hash) of their chunks, and
         (0, text hash) of their passages (their vectors stay: a renamed file finds
         them; sweep them later)."""
         removed: list[tuple[int, str]] = []
-        with self.transaction() as db:
+        with self._file.transaction() as db:
             for p in paths:
                 row = db.execute("SELECT id FROM documents WHERE path=?", (path_in(p),)).fetchone()
                 if row:
