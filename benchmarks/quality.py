@@ -305,7 +305,7 @@ class Replay:
     def index(self, passages: bool, discount: float = PASSAGE_DISCOUNT) -> DenseIndex:
         """The engine's matrix (chunks and passages, with this passage discount),
         or one of the chunks' own vectors."""
-        self.engine._sync_dense()
+        self.engine.dense_side.sync()
         if passages:
             self.engine.dense.passage_discount = discount
             return self.engine.dense
@@ -324,7 +324,7 @@ class Replay:
         df = self.engine.store.postings.term_doc_freq(words) if len(words) > 1 else None
         return query.terms_for(
             doc_freq=df,
-            rows=self.engine._chunk_count(),
+            rows=self.engine.lexical_side.chunk_count(),
             max_df=lx.max_df,
             stop_words=STOP_WORDS if lx.stop_words else frozenset(),
         )
@@ -357,7 +357,7 @@ class Replay:
         key = (qid, question, prf)
         if key not in self._prf:
             n, beta = prf
-            self.engine._sync_dense()
+            self.engine.dense_side.sync()
             top = [self.engine.dense.vector(cid) for cid, _ in self.engine.dense.search(q, n)]
             v = q + beta * np.mean(top, axis=0)
             self._prf[key] = (v / np.linalg.norm(v)).astype(np.float32)

@@ -662,14 +662,14 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
     eng.embedder.encode_query("warm up")
     rss_model = proc.memory_info().rss
     t0 = time.perf_counter()
-    eng._sync_dense()
+    eng.dense_side.sync()
     load = time.perf_counter() - t0
     # As in the server: lexical candidates ranked from memory (index/lexical.py)
     # from LEXICAL_IN_MEMORY_MIN chunks, by FTS5 below.
     eng.lexical_in_memory = True
     lexical_build = eng.build_lexical()
     chunks = eng.store.counts()["chunks"]
-    lexical_from = "memory" if eng._lexical_current() else "FTS5"
+    lexical_from = "memory" if eng.lexical_side.current() else "FTS5"
     qs = (queries * (1 + n // max(1, len(queries))))[:n]
     for q in qs[:5]:
         eng.search(q, limit=10)
@@ -697,7 +697,7 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
         qv = eng.embedder.encode_query(q)
         emb.append(time.perf_counter() - t)
         t = time.perf_counter()
-        terms, hits = eng._lexical_hits(eng.parse_query(q))
+        terms, hits = eng.lexical_side.hits(eng.parse_query(q), eng.ranking.candidates)
         lex.append(time.perf_counter() - t)
         t = time.perf_counter()
         sql = eng.store.postings.fts_search(terms.match(), retrieve.CANDIDATES, eng.fts_weights)

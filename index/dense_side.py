@@ -1,62 +1,86 @@
-"""The engine's dense side: the matrix of every chunk's vector and its
-passages' (:mod:`dense`), loaded once from the index file, kept in step with this process's writes and reloaded after
-another process's; and the query's vector."""
+"""The engine's dense side (``engine.dense_side``): the matrix of every chunk's
+vector and its passages' (:mod:`dense`), loaded once from the index file,
+kept in step with this process's writes and reloaded after another
+process's; and the query's vector."""
 
 from __future__ import annotations
+
+import threading
+from collections.abc import Callable
 
 import numpy as np
 
 from .dense import DenseIndex
-from .engine_base import EngineBase
+from .model_choice import ModelChoice
 from .query import Query
+from .store_vectors import VectorCache
 
 
-class DenseSide(EngineBase):
+class DenseSide:
     """The dense retriever of an :class:`engine.Engine` (see the module)."""
 
-    def _init_parts(self) -> None:
-        super()._init_parts()
-        self.dense = DenseIndex()
-        self._dense_version: int | None = None  # data_version the matrix reflects
+    def __init__(
+        self,
+        vectors: VectorCache,
+        data_version: Callable[[], int],
+        models: ModelChoice,
+        write_lock: threading.RLock,
+    ):
+        """``vectors``: the store's vector cache; ``data_version``: the index
+        file's change counter (another process's writes); ``write_lock``: the
+        engine's, held while the matrix is loaded."""
+        self._vectors = vectors
+        self._data_version = data_version
+        self._models = models
+        self._write = write_lock
+        self.matrix = DenseIndex()
+        self._version: int | None = None  # data_version the matrix reflects
 
-    def _sync_dense(self) -> None:
+    def sync(self) -> None:
         """Load the matrix once; reload only when another process changed the file."""
-        v = self.store.data_version()
-        if self._dense_version == v:
+        v = self._data_version()
+        if self._version == v:
             return
         with self._write:
-            ids, mat = self.store.vectors.chunk_vectors(self.model_id)
-            pids, owners, pmat = self.store.vectors.passage_vectors(self.model_id)
-            self.dense.reset(ids, mat, pids, owners, pmat)
-            self._dense_version = v
+            model = self._models.model_id
+            ids, mat = self._vectors.chunk_vectors(model)
+            pids, owners, pmat = self._vectors.passage_vectors(model)
+            self.matrix.reset(ids, mat, pids, owners, pmat)
+            self._version = v
 
-    def _dense_add(
-        self, chunk_ids: list[int] | None = None, hashes: list[str] | None = None
-    ) -> None:
+    def reload(self) -> None:
+        """A loaded matrix read again (the serving model changed); none stays none."""
+        if self._version is not None:
+            self._version = None
+            self.sync()
+
+    def add(self, chunk_ids: list[int] | None = None, hashes: list[str] | None = None) -> None:
         """New vector rows (chunks written, or texts embedded) join a loaded matrix."""
-        if self._dense_version is None:
+        if self._version is None:
             return
+        model = self._models.model_id
         if hashes is not None:
-            ids, mat = self.store.vectors.chunk_vectors_for_hashes(self.model_id, hashes)
-            owners = self.store.vectors.passage_chunks_for_hashes(hashes)
+            ids, mat = self._vectors.chunk_vectors_for_hashes(model, hashes)
+            owners = self._vectors.passage_chunks_for_hashes(hashes)
         else:
-            ids, mat = self.store.vectors.chunk_vectors(self.model_id, chunk_ids)
+            ids, mat = self._vectors.chunk_vectors(model, chunk_ids)
             owners = chunk_ids or []
-        self.dense.add(ids, mat)
+        self.matrix.add(ids, mat)
         if owners:
-            pids, own, pmat = self.store.vectors.passage_vectors(self.model_id, owners)
-            self.dense.add(-pids, pmat, own)
+            pids, own, pmat = self._vectors.passage_vectors(model, owners)
+            self.matrix.add(-pids, pmat, own)
 
-    def _dense_remove(self, chunk_ids: list[int]) -> None:
-        if self._dense_version is not None:
-            self.dense.remove(chunk_ids)
+    def remove(self, chunk_ids: list[int]) -> None:
+        if self._version is not None:
+            self.matrix.remove(chunk_ids)
 
     def query_vector(self, query: Query) -> np.ndarray:
         """The query's unit vector; for a long query with a question
         (:attr:`Query.question`), the mean of the whole text's and the
         question's vectors, so the context cannot drown what is asked."""
-        qv = self.embedder.encode_query(query.text)
+        embedder = self._models.embedder
+        qv = embedder.encode_query(query.text)
         if query.question:
-            m = qv + self.embedder.encode_query(query.question)
+            m = qv + embedder.encode_query(query.question)
             qv = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
         return qv

@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .engine_base import Progress
 from .location import FILE_MODE
+from .report import Progress
 
 log = logging.getLogger(__name__)
 

@@ -1,36 +1,64 @@
-"""Reconciling the index with the folder: new and changed files parsed,
-chunked and written (a saved file re-parsed only around its edit), deleted
-ones swept, a file that fails skipped until it changes; then the vectors
-made (:mod:`embed_queue`)."""
+"""Reconciling the index with the folder (``engine.reconciler``): new and
+changed files parsed, chunked and written (a saved file re-parsed only around
+its edit), deleted ones swept, a file that fails skipped until it changes;
+then the vectors made (:mod:`embed_queue`). Chunks written or dropped reach
+the dense matrix and the lexical side at once."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from .chunk import Chunk
-from .engine_base import PRECISION_KEY, IndexReport, Progress
-from .files import FoundFile, check_file, display_path, scan
+from .dense_side import DenseSide
+from .embed_queue import EmbedQueue
+from .files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from .lexical_side import LexicalSide
+from .model_choice import PRECISION_KEY, ModelChoice
 from .parse import ParsedDocument, parse_bytes
 from .precision_move import PrecisionMove
+from .report import IndexReport, Progress
 from .requests import filter_spec
+from .store import Store
+from .vectors_file import ImportReport
 
 log = logging.getLogger(__name__)
 
 PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
 
 
-class Reconcile(PrecisionMove, LexicalSide):
+class Reconciler:
     """Keeping an :class:`engine.Engine`'s index in line with its folder (see the module)."""
 
-    def _init_parts(self) -> None:
-        super()._init_parts()
+    def __init__(
+        self,
+        root: Path,
+        file_filter: FileFilter,
+        store: Store,
+        models: ModelChoice,
+        parts: tuple[EmbedQueue, PrecisionMove, DenseSide, LexicalSide],
+        seed_vectors: Callable[[str | Path], ImportReport],
+        cancelled: threading.Event,
+        write_lock: threading.RLock,
+    ):
+        """``parts``: the queue that embeds what was written, the move whose
+        target the sweep keeps, the dense and lexical sides that learn of
+        chunks written or dropped; ``seed_vectors``: a team's vectors file
+        taken (:meth:`Engine.seed_vectors`)."""
+        self._root = root
+        self._filter = file_filter
+        self._store = store
+        self._models = models
+        self._queue, self._move, self._dense, self._lexical = parts
+        self._seed_vectors = seed_vectors
+        self._cancelled = cancelled
+        self._write = write_lock
         self._failed: dict[
             str, tuple[int, int, int]
         ] = {}  # rel -> (size, mtime, ctime) that failed
@@ -45,7 +73,7 @@ class Reconcile(PrecisionMove, LexicalSide):
     ) -> IndexReport:
         """Reconcile the index with the folder: new and changed files are chunked,
         deleted (and renamed-away) files swept, then missing vectors taken from
-        the ``vectors`` file if given (:meth:`seed_vectors`), the rest embedded."""
+        the ``vectors`` file if given (:meth:`Engine.seed_vectors`), the rest embedded."""
         t0 = time.perf_counter()
         rep = IndexReport()
         with self._write:
@@ -53,17 +81,19 @@ class Reconcile(PrecisionMove, LexicalSide):
             self.read_next(reading, None, rep, progress)
             self.finish_reading(rep)
             if vectors is not None:
-                rep.vectors_taken = self.seed_vectors(vectors).taken
+                rep.vectors_taken = self._seed_vectors(vectors).taken
             if embed:
-                self.embed_pending(progress, rep)
+                self._queue.embed_pending(progress, rep)
                 # The sweep reads every vector row: only after a run that changed
                 # something (a write, a removal, new vectors, another model's).
                 changed = rep.removed or rep.chunks_written or rep.embedded or self._orphans
                 if rep.lexical_only_reason is None and changed:
-                    self.store.vectors.sweep_vectors(self.model_id, self.kept_models())
+                    self._store.vectors.sweep_vectors(
+                        self._models.model_id, self._move.kept_models()
+                    )
                     self._orphans.clear()
-            rep.pending = self.store.vectors.pending_count(self.model_id)
-            rep.chunks = self.store.counts()["chunks"]
+            rep.pending = self._store.vectors.pending_count(self._models.model_id)
+            rep.chunks = self._store.counts()["chunks"]
         rep.seconds = time.perf_counter() - t0
         return rep
 
@@ -76,8 +106,8 @@ class Reconcile(PrecisionMove, LexicalSide):
         """Find the folder's files and drop the documents whose files are gone;
         returns the files to read, those in ``first`` (open in an editor) first."""
         with self._write:
-            known = self.store.documents.all()
-            found = list(scan(self.root, self.filter, rep.skipped))
+            known = self._store.documents.all()
+            found = list(scan(self._root, self._filter, rep.skipped))
             rep.files = len(found)
             seen = {f.rel for f in found}
             gone = [p for p in known if p not in seen]
@@ -104,31 +134,31 @@ class Reconcile(PrecisionMove, LexicalSide):
             total = done + len(reading)
             n = 0
             while reading and (limit is None or n < limit):
-                if self.cancelled.is_set():
+                if self._cancelled.is_set():
                     rep.interrupted = True
                     return 0
                 f = reading.popleft()
                 n += 1
                 if progress:
                     progress("parse", total - len(reading), total)
-                self._index_found(f, self.store.documents.get(f.rel), rep)
+                self._index_found(f, self._store.documents.get(f.rel), rep)
             if reading:
-                self._lexical_current()  # searchable by keywords slice by slice
+                self._lexical.current()  # searchable by keywords slice by slice
             return len(reading)
 
     def finish_reading(self, rep: IndexReport) -> None:
         """After the last slice: the folder's settings recorded, the embedding
         order re-read, the keyword side brought up to date."""
         with self._write:
-            self.store.set_meta("root", str(self.root))
-            self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
-            if self.precision_asked:
-                self.store.set_meta(PRECISION_KEY, self.precision_asked)
-            self._queue = None  # embed_next reads what is pending now
-            self._lexical_current()  # patched, or (re)built in the background
+            self._store.set_meta("root", str(self._root))
+            self._store.set_meta("file_filter", json.dumps(filter_spec(self._filter)))
+            if self._models.precision_asked:
+                self._store.set_meta(PRECISION_KEY, self._models.precision_asked)
+            self._queue.forget_order()  # embed_next reads what is pending now
+            self._lexical.current()  # patched, or (re)built in the background
 
     def _index_found(self, f: FoundFile, old, rep: IndexReport, data: bytes | None = None) -> bool:
-        chunker = self.chunker
+        chunker = self._models.chunker
         if (
             data is None
             and old is not None
@@ -146,7 +176,7 @@ class Reconcile(PrecisionMove, LexicalSide):
                 data = f.path.read_bytes()
             digest = hashlib.sha1(data).hexdigest()
             if old is not None and old.hash == digest and old.chunker == chunker.signature:
-                self.store.documents.touch(old.id, f.size, f.mtime_ns)
+                self._store.documents.touch(old.id, f.size, f.mtime_ns)
                 rep.unchanged += 1
                 return False
             t0 = time.perf_counter()
@@ -188,23 +218,23 @@ class Reconcile(PrecisionMove, LexicalSide):
     ) -> int:
         """Write one document (its unchanged chunks keep their rows); returns the
         number of chunk rows inserted."""
-        removed, new_ids = self.store.documents.replace(
-            parsed, chunks, size, mtime_ns, digest, self.chunker.signature
+        removed, new_ids = self._store.documents.replace(
+            parsed, chunks, size, mtime_ns, digest, self._models.chunker.signature
         )
-        self._count_version = None
+        self._lexical.forget_count()
         self._forget(removed)
         if new_ids:
-            self._dense_add(new_ids)
+            self._dense.add(new_ids)
         return len(new_ids)
 
     def _forget(self, chunk_ids: list[int]) -> None:
-        self._count_version = None
-        self._dense_remove(chunk_ids)
+        self._lexical.forget_count()
+        self._dense.remove(chunk_ids)
 
     def _delete(self, paths: list[str]) -> None:
         """Drop documents; their vectors stay until the next write or sweep (a
         renamed file's new name finds them), then go if no chunk uses them."""
-        removed = self.store.documents.delete(paths)
+        removed = self._store.documents.delete(paths)
         self._forget([i for i, _ in removed if i])
         self._orphans.update(h for _, h in removed)
 
@@ -220,30 +250,32 @@ class Reconcile(PrecisionMove, LexicalSide):
         rep = IndexReport()
         p = Path(path)
         if not p.is_absolute():
-            p = self.root / p
+            p = self._root / p
         with self._write:
             orphans, self._orphans = self._orphans, set()
-            rel = self.rel(p)
-            old = self.store.documents.get(rel)
+            rel = relpath(self._root, p)
+            old = self._store.documents.get(rel)
             found = check_file(
-                self.root, p, self.filter, lambda r, why: rep.skipped.append((r, why))
+                self._root, p, self._filter, lambda r, why: rep.skipped.append((r, why))
             )
-            if found is None or not self.filter.wants(rel):
+            if found is None or not self._filter.wants(rel):
                 if old is not None:
                     self._delete([rel])
                     rep.removed = 1
             else:
                 rep.files = 1
                 self._index_found(found, old, rep)
-            self.store.vectors.drop_unused(orphans)
-            self._lexical_current()  # searchable by its words now, before embedding
-            hashes = self.store.chunks.document_hashes(rel, passages=passages)
-            cleared = embed and self._embed(None, rep, hashes)[1]
+            self._store.vectors.drop_unused(orphans)
+            self._lexical.current()  # searchable by its words now, before embedding
+            hashes = self._store.chunks.document_hashes(rel, passages=passages)
+            cleared = embed and self._queue.embed(None, rep, hashes)[1]
             if not passages:
-                hashes = self.store.chunks.document_hashes(rel)
+                hashes = self._store.chunks.document_hashes(rel)
                 cleared = False
             rep.pending = (
-                0 if cleared else len(self.store.vectors.pending_for(self.model_id, hashes))
+                0
+                if cleared
+                else len(self._store.vectors.pending_for(self._models.model_id, hashes))
             )
         rep.seconds = time.perf_counter() - t0
         return rep

@@ -1,4 +1,4 @@
-"""What a search does: read the query once, run the lexical side beside the
+"""What a search does (``engine.searcher``): read the query once, run the lexical side beside the
 query's embedding, fuse both candidate lists into sections
 (:func:`retrieve.rank_sections`), optionally rerank, and write each result's
 snippet and explain; related sections are a search seeded with a section."""
@@ -6,18 +6,24 @@ snippet and explain; related sections are a search seeded with a section."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
 from . import retrieve
 from .dense_side import DenseSide
+from .files import relpath
 from .lexical_side import LexicalSide
+from .model_choice import ModelChoice
 from .query import Query, QueryTerms
+from .rerank import Reranker
 from .snippet import plain_text, snippet
 from .store import SectionRow
+from .store_chunks import Chunks
 
 log = logging.getLogger(__name__)
 
@@ -62,19 +68,42 @@ class SearchResponse:
     note: str | None = None
 
 
-class Search(DenseSide, LexicalSide):
+class Searcher:
     """Searching an :class:`engine.Engine`'s index (see the module)."""
 
-    def _init_parts(self) -> None:
-        super()._init_parts()
+    def __init__(
+        self,
+        root: Path,
+        chunks: Chunks,
+        models: ModelChoice,
+        dense: DenseSide,
+        lexical: LexicalSide,
+    ):
+        """``root``: the folder (a related section's path is relative to it);
+        ``chunks``: the store's sections and chunks, read for results."""
+        self._root = root
+        self._chunks = chunks
+        self._models = models
+        self._dense = dense
+        self._lexical = lexical
+        self.ranking = retrieve.DEFAULT  # fusion and document-context settings
+        self.reranker: Reranker | None = None  # an optional second stage (index/rerank.py)
         self.emphasise_question = True  # long queries: the question counts twice
         self._warned_lexical = False
+        self._lock = threading.Lock()
         self._threads: ThreadPoolExecutor | None = (
             None  # a query's lexical side, beside its embedding
         )
 
+    def close(self) -> None:
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
+
+    def _lexical_hits(self, query: Query) -> tuple[QueryTerms, list[tuple[int, float]]]:
+        return self._lexical.hits(query, self.ranking.candidates)
+
     def _pool(self) -> ThreadPoolExecutor:
-        with self._lexical_lock:
+        with self._lock:
             if self._threads is None:
                 self._threads = ThreadPoolExecutor(2, thread_name_prefix="mdseek-query")
             return self._threads
@@ -90,7 +119,7 @@ class Search(DenseSide, LexicalSide):
         fails here fails again, and is reported, in the search."""
         try:
             plain_text("*warm* up")
-            self._sync_dense()
+            self._dense.sync()
         except Exception as exc:  # noqa: BLE001 - an optimisation only
             log.debug("prefetch skipped: %s", exc)
 
@@ -100,8 +129,8 @@ class Search(DenseSide, LexicalSide):
         user makes is as fast as the next."""
         self._prefetch()
         try:
-            if self.embedder.loaded and self.embedder.error is None:
-                self.embedder.encode(["warm up the model"], _count=False)
+            if self._models.embedder.loaded and self._models.embedder.error is None:
+                self._models.embedder.encode(["warm up the model"], _count=False)
         except Exception as exc:  # noqa: BLE001 - the search reports it
             log.debug("warm-up skipped: %s", exc)
 
@@ -123,12 +152,12 @@ class Search(DenseSide, LexicalSide):
             query = query.with_terms(terms)
         qv = query.vector
         if mode in ("hybrid", "dense") and qv is not None:
-            self._sync_dense()
-            lists["dense"] = self.dense.search(qv, k)
+            self._dense.sync()
+            lists["dense"] = self._dense.matrix.search(qv, k)
             if "lexical" in lists:
                 seen = {cid for cid, _ in lists["dense"]}
                 ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
-                extra["dense"] = self.dense.scores(qv, ids)
+                extra["dense"] = self._dense.matrix.scores(qv, ids)
         return lists, extra, query
 
     def search(
@@ -154,13 +183,13 @@ class Search(DenseSide, LexicalSide):
         if use_dense and mode == "hybrid" and not q.seeded:
             # The lexical side runs while the model loads (a cold start) and embeds the query.
             lexical = self._pool().submit(self._lexical_hits, q)
-        if use_dense and not self.embedder.loaded:
-            if wait_for_model and self.embedder.error is None:
+        if use_dense and not self._models.embedder.loaded:
+            if wait_for_model and self._models.embedder.error is None:
                 self._pool().submit(self._prefetch)
-                self.embedder.available()
-            if not self.embedder.loaded:
+                self._models.embedder.available()
+            if not self._models.embedder.loaded:
                 use_dense = False
-                err = self.embedder.error
+                err = self._models.embedder.error
                 note = (
                     f"lexical results only: {err}"
                     if err
@@ -172,7 +201,7 @@ class Search(DenseSide, LexicalSide):
         if not use_dense:
             q = q.with_vector(None)
         elif not q.seeded:
-            q = q.with_vector(self.query_vector(q))
+            q = q.with_vector(self._dense.query_vector(q))
         lexical_mode = "hybrid" if mode == "hybrid" else mode
         if mode == "hybrid" and q.vector is None:
             lexical_mode = "lexical"
@@ -182,7 +211,7 @@ class Search(DenseSide, LexicalSide):
         all_ids = {cid for hits in lists.values() for cid, _ in hits} | {
             cid for e in extra.values() for cid in e
         }
-        spans = self.store.chunks.spans(all_ids)
+        spans = self._chunks.spans(all_ids)
         chunk_info = {
             cid: (doc_id, first, last)
             for cid, (doc_id, path, first, last) in spans.items()
@@ -198,7 +227,7 @@ class Search(DenseSide, LexicalSide):
         if not q.seeded and len(lists) == 2:
             # hybrid: what meaning alone found weakly is left out (lexical and dense
             # rankings, and related sections, are shown whole)
-            floor = retrieve.floor_for(self.model_id, self.ranking)
+            floor = retrieve.floor_for(self._models.model_id, self.ranking)
             ranked, cut = retrieve.apply_floor(ranked, floor)
             if cut and len(ranked) < limit:
                 why = retrieve.floor_note(len(ranked), cut, floor)
@@ -207,8 +236,8 @@ class Search(DenseSide, LexicalSide):
         if self.reranker is not None and not q.seeded and not q.blank and ranked:
             ranked, reranked = self.reranker.reorder(q.text, ranked, self._passages)
         ranked = ranked[: max(0, limit)]
-        sections = self.store.chunks.sections([f.key for f in ranked])
-        texts = self.store.chunks.texts(f.best_chunk for f in ranked if f.best_chunk is not None)
+        sections = self._chunks.sections([f.key for f in ranked])
+        texts = self._chunks.texts(f.best_chunk for f in ranked if f.best_chunk is not None)
         passages = self._passages_found(q, ranked, texts) if q.vector is not None else {}
         results = []
         for f in ranked:
@@ -249,12 +278,12 @@ class Search(DenseSide, LexicalSide):
         dense = [
             f for f in ranked if f.best_chunk is not None and f.best_chunk == f.chunks.get("dense")
         ]
-        best = self.dense.best_rows(q.vector, [f.best_chunk for f in dense])
+        best = self._dense.matrix.best_rows(q.vector, [f.best_chunk for f in dense])
         pids = {-key for cosine, key in best.values() if key < 0}
         if not pids:
             return {}
-        places = self.store.chunks.passage_places(pids)
-        firsts = self.store.chunks.first_lines({c for c, _, _ in places.values()})
+        places = self._chunks.passage_places(pids)
+        firsts = self._chunks.first_lines({c for c, _, _ in places.values()})
         out: dict[int, dict] = {}
         for f in dense:
             cosine, key = best.get(f.best_chunk, (0.0, 0))  # type: ignore[arg-type]
@@ -270,8 +299,8 @@ class Search(DenseSide, LexicalSide):
 
     def _passages(self, ranked: Sequence[retrieve.Scored]) -> list[str]:
         """What a reranker reads of each section: breadcrumb, blank line, best chunk."""
-        sections = self.store.chunks.sections([f.key for f in ranked])
-        texts = self.store.chunks.texts(f.best_chunk for f in ranked if f.best_chunk is not None)
+        sections = self._chunks.sections([f.key for f in ranked])
+        texts = self._chunks.texts(f.best_chunk for f in ranked if f.best_chunk is not None)
         out = []
         for f in ranked:
             s = sections.get(f.key)
@@ -302,19 +331,19 @@ class Search(DenseSide, LexicalSide):
         """Sections elsewhere in the workspace about the same topic as one section:
         hybrid retrieval seeded with the section itself (its text as the lexical
         query, the mean of its chunk vectors as the dense query)."""
-        rel = self.rel(path)
+        rel = _rel(self._root, path)
         chunks = [
             c
-            for c in self.store.chunks.document_chunks(rel)
+            for c in self._chunks.document_chunks(rel)
             if c.section_first <= ordinal <= c.section_last
         ]
         if not chunks:
             return SearchResponse([], "lexical", "section not indexed")
         text = " ".join(c.embedding_text for c in chunks)[:2000]
         seed = None
-        if self.embedder.loaded:
-            self._sync_dense()
-            vecs = [v for v in (self.dense.vector(c.id) for c in chunks) if v is not None]
+        if self._models.embedder.loaded:
+            self._dense.sync()
+            vecs = [v for v in (self._dense.matrix.vector(c.id) for c in chunks) if v is not None]
             if vecs:
                 m = np.mean(vecs, axis=0)
                 seed = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
@@ -323,3 +352,9 @@ class Search(DenseSide, LexicalSide):
         else:
             query, mode = Query.seed(text, seed), "hybrid"
         return self.search(query, limit=limit, mode=mode, wait_for_model=False, exclude_path=rel)
+
+
+def _rel(root: Path, path: str | Path) -> str:
+    """A path relative to the folder, posix (one already relative stays as given)."""
+    p = Path(path)
+    return relpath(root, p) if p.is_absolute() else p.as_posix()
