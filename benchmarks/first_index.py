@@ -7,7 +7,8 @@ are about 1,000 chunks) is indexed from empty by a :class:`Folder` (what the
 language server and the MCP server run), once per configuration, each in its
 own process (peak RSS is that process's), the configurations alternated:
 
-* ``old``: fp32, one thread (the default before int8 and threads by demand);
+* ``old``: fp32, one thread, model calls of 32 texts (the default before int8,
+  threads by demand and calls of 8);
 * ``new``: the default now (int8 from the model wheel, threads by demand).
 
 While it indexes, a query is asked every ``--every`` seconds through
@@ -35,6 +36,7 @@ CONFIGS = {
     "old": {"MDSEEK_PRECISION": "fp32", "MDSEEK_THREADS": "1"},
     "new": {},
 }
+BATCH = {"old": 32}  # texts per ONNX call where not the encoder's own (8)
 QUERIES = [
     "what do I do when the main database machine dies",
     "how do I configure the plugin registry",
@@ -123,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
     work = args.work.resolve()
     vault = work / f"vault-{args.files}"
     if args.one:
+        if args.one in BATCH:
+            from mdseek.index.onnx_encoder import OnnxEncoder
+
+            OnnxEncoder.batch_size = BATCH[args.one]
         print(json.dumps(one(vault, work / f"index-{args.one}.sqlite", args.every)))
         return 0
     from .bigvault import make_vault

@@ -19,8 +19,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+BULK_NICE = 10  # the bulk thread's nice value (Linux: per thread): a request's thread comes first
 QUIET = 0.5  # seconds after the last request before bulk embedding takes every core again
-BULK_STEP = 16  # texts per bulk model call while threads follow demand
+BULK_STEP = 8  # texts per bulk model call while threads follow demand (one batch)
 
 
 def all_cores() -> int:
@@ -66,3 +67,26 @@ class Demand:
 
 
 DEMAND = Demand()
+
+
+_lowered = threading.local()
+
+
+def background_priority() -> bool:
+    """Lower the calling thread's CPU priority (nice :data:`BULK_NICE`) once:
+    bulk embedding runs there, and so do the ONNX worker threads its session
+    starts afterwards (they inherit it), so the OS gives a request's thread
+    the core first. Linux keeps nice per thread; elsewhere, or if refused,
+    nothing changes (False). A thread cannot raise its priority back, so only
+    threads that do background work call this."""
+    if getattr(_lowered, "done", False):
+        return True
+    try:
+        tid = threading.get_native_id()
+        now = os.getpriority(os.PRIO_PROCESS, tid)
+        if now < BULK_NICE:
+            os.setpriority(os.PRIO_PROCESS, tid, BULK_NICE)
+    except (AttributeError, OSError):
+        return False
+    _lowered.done = True
+    return True

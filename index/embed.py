@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import packaged
-from .demand import BULK_STEP, DEMAND
+from .demand import BULK_STEP, DEMAND, background_priority
 from .model import (
     ModelUnavailable,
     Prompts,
@@ -243,6 +243,7 @@ class TorchEncoder:
     """sentence-transformers on torch, fed batches sorted by token count."""
 
     backend = "torch"
+    batch_size = 32  # texts per model call
 
     def __init__(self, resolved: str, threads: int, allow_pickle: bool = False):
         self.st = load_sentence_transformer(resolved, allow_pickle)
@@ -261,7 +262,9 @@ class TorchEncoder:
     def token_counts(self, texts: list[str]) -> list[int]:
         return load_tokenizer(self.resolved).count_many(texts)
 
-    def encode(self, texts: list[str], batch_size: int = 32, prompt: str = "") -> np.ndarray:
+    def encode(
+        self, texts: list[str], batch_size: int | None = None, prompt: str = ""
+    ) -> np.ndarray:
         """``prompt`` goes before every text; sentence-transformers applies it
         (a pooling with ``include_prompt: false`` then leaves its tokens out)."""
         if not texts:
@@ -269,6 +272,7 @@ class TorchEncoder:
         # sentence-transformers sorts by characters; whole batches in token order pad less.
         order = token_order(self.token_counts([prompt + t for t in texts]))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
+        batch_size = batch_size or self.batch_size
         for i in range(0, len(order), batch_size):
             rows = order[i : i + batch_size]
             out[rows] = self.st.encode(
@@ -284,7 +288,10 @@ class TorchEncoder:
 
 class Embedder:
     def __init__(
-        self, model: str | None = None, batch_size: int = 32, settings: EmbedSettings | None = None
+        self,
+        model: str | None = None,
+        batch_size: int | None = None,
+        settings: EmbedSettings | None = None,
     ):
         self.resolved = resolve_model(model)
         self.settings = settings or EmbedSettings.from_env()
@@ -299,7 +306,7 @@ class Embedder:
             self.resolved, self.base_id, self.settings, self.prompts
         )
         self.model_id = self.id_for(self.precision)
-        self.batch_size = batch_size
+        self.batch_size = batch_size  # texts per model call; None: the backend's own
         self._model: Any = None
         self._error: ModelUnavailable | None = None
         self._lock = threading.Lock()
@@ -461,7 +468,9 @@ class Embedder:
         prompt = self.prompts.query if query else self.prompts.document
         if query or self.settings.threads or m.backend != "onnx" or len(texts) < 2:
             return m.encode(texts, self.batch_size, prompt)
-        # Bulk, threads by demand (demand.py): every core while no request waits, else one.
+        # Bulk, threads by demand (demand.py): every core while no request waits,
+        # else one; on a thread (and ONNX workers) of lower priority than requests'.
+        background_priority()
         out = np.empty((len(texts), m.dim), dtype=np.float32)
         for i in range(0, len(texts), BULK_STEP):
             n = DEMAND.bulk_threads()

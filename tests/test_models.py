@@ -72,9 +72,11 @@ def test_prompts_are_read_as_sentence_transformers_picks_them(tiny):
 
 
 def test_default_model_has_no_prompts_and_keeps_its_id():
-    emb = Embedder(None, settings=EmbedSettings())
+    emb = Embedder(None, settings=EmbedSettings(precision="fp32"))
     assert (emb.prompts.query, emb.prompts.document) == ("", "")
-    assert emb.model_id == DEFAULT_ID  # an existing index is not re-embedded
+    assert emb.model_id == DEFAULT_ID  # an existing fp32 index is not re-embedded
+    # int8, the default now, is another id (its vectors are others): the move's target
+    assert Embedder(None, settings=EmbedSettings()).model_id == DEFAULT_ID + "#onnx-int8"
 
 
 @pytest.mark.parametrize("backend", ["onnx", "torch"])
