@@ -63,10 +63,10 @@ class OnnxEncoder:
     """One export folder, ready to encode. Thread-safe (onnxruntime sessions are)."""
 
     backend = "onnx"
-    # Texts per model call. Activations grow with batch x tokens and ORT's arena
-    # keeps its peak: 400 texts of ~256 tokens peaked at 579 MB RSS in batches of
-    # 32 and 257 MB in batches of 8, at the same rate (fp32, 1 thread; int8 on 2
-    # threads 364 -> 249 MB; /tmp-free rerun: benchmarks/README "Batch size").
+    # Texts per model call. Activations grow with batch x tokens and ONNX
+    # Runtime's arena keeps their peak: texts of ~256 tokens peaked at 579 MB
+    # RSS in calls of 32 and 257 MB in calls of 8, at the same rate (fp32, one
+    # thread; `python -m benchmarks.batch_memory`, benchmarks/README).
     batch_size = 8
 
     def __init__(self, folder: Path, threads: int = 1):
