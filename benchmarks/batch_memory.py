@@ -7,7 +7,8 @@ fill the model's window) are embedded by the bundled model's fp32 export on one
 thread and its int8 copy on two, once per batch size, each in a fresh process
 (peak RSS is that process's: the model, ONNX Runtime's arena, the batch's
 activations), the sizes alternated round after round. Reported: texts/s and peak
-RSS per (precision, batch), medians of the rounds. mdseek calls the model with
+RSS per (precision, batch), and the tokenizer's share of the time (the same
+texts tokenized again alone), medians of the rounds. mdseek calls the model with
 ``OnnxEncoder.batch_size`` texts at a time.
 """
 
@@ -51,8 +52,12 @@ def one(precision: str, batch: int, n: int) -> dict:
     t0 = time.perf_counter()
     enc.encode(texts, batch)
     dt = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    enc.tok.encode_batch(texts)  # the tokenizer's part of the above, alone
+    tok = time.perf_counter() - t0
     return {
         "texts_per_s": round(n / dt, 1),
+        "tokenizer_share": round(tok / dt, 4),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
         "after_load_mb": round(loaded),
     }
@@ -83,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
             runs[f"{p} {b}"].append(res)
             print(f"round {r + 1} {p} batch {b}: {res}", file=sys.stderr)
     median = {
-        k: {m: statistics.median(x[m] for x in rs) for m in ("texts_per_s", "peak_rss_mb")}
+        k: {
+            m: statistics.median(x[m] for x in rs)
+            for m in ("texts_per_s", "tokenizer_share", "peak_rss_mb")
+        }
         for k, rs in runs.items()
     }
     summary = {"texts": args.texts, "runs": runs, "median": median}
