@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from . import packaged
-from .demand import BULK_STEP, DEMAND, background_priority
+from .demand import BULK_STEP, DEMAND, in_background
 from .model import (
     ModelUnavailable,
     Prompts,
@@ -468,15 +468,18 @@ class Embedder:
         prompt = self.prompts.query if query else self.prompts.document
         if query or self.settings.threads or m.backend != "onnx" or len(texts) < 2:
             return m.encode(texts, self.batch_size, prompt)
+
         # Bulk, threads by demand (demand.py): every core while no request waits,
-        # else one; on a thread (and ONNX workers) of lower priority than requests'.
-        background_priority()
+        # else one; on the bulk model thread, of lower priority than requests'.
+        def run(n: int, part: list[str]) -> np.ndarray:
+            enc = m if n == m.threads else _onnx_encoder(m.folder, n)  # its workers: low too
+            return enc.encode(part, self.batch_size, prompt)
+
         out = np.empty((len(texts), m.dim), dtype=np.float32)
         for i in range(0, len(texts), BULK_STEP):
             n = DEMAND.bulk_threads()
-            enc = m if n == m.threads else _onnx_encoder(m.folder, n)
             self.bulk_threads_used[n] = self.bulk_threads_used.get(n, 0) + 1
-            out[i : i + BULK_STEP] = enc.encode(texts[i : i + BULK_STEP], self.batch_size, prompt)
+            out[i : i + BULK_STEP] = in_background(run, n, texts[i : i + BULK_STEP])
         return out
 
     def encode_query(self, text: str) -> np.ndarray:
