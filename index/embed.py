@@ -12,10 +12,10 @@ Both backends give the same fp32 vectors (cosine >= 0.9999, checked on export),
 so they share one model id: switching backends never re-embeds. ``precision``
 "int8" (ONNX Runtime only: :mod:`mdseek.index.onnx_int8`) gives other vectors,
 stored under their own model id (``...#onnx-int8``): switching precision
-re-embeds, and the two never mix. int8 is the default for the bundled model,
-whose wheel ships the verified int8 copy (:func:`packaged.int8_copy`); a
-damaged copy is refused in one line and fp32 is used. Other models stay fp32
-unless int8 is asked for.
+moves an index's vectors (:mod:`precision_move`), and the two never mix. fp32
+is the default (:data:`DEFAULT_PRECISION`); int8 is asked for: the bundled
+model's wheel ships a verified int8 copy (:func:`packaged.int8_copy`; a damaged
+copy is refused in one line and fp32 is used), other models are quantised once.
 
 If no backend can load, :class:`~mdseek.index.model.ModelUnavailable` carries
 the reason; the engine then serves lexical results and says why, once.
@@ -32,7 +32,6 @@ from typing import Any
 
 import numpy as np
 
-from . import packaged
 from .demand import BULK_STEP, DEMAND, in_background
 from .model import (
     ModelUnavailable,
@@ -97,12 +96,6 @@ def warm_default_session(
             resolved = resolve_model(None)
             mid = model_id(resolved)
             folder = export_for(resolved, mid)  # the model wheel's (its files checked)
-            if folder is not None and settings.precision is None and settings.backend == "onnx":
-                sub, _ = packaged.int8_copy(folder)  # the default precision (its files checked)
-                if sub is not None:
-                    _onnx_encoder(sub, settings.n_threads)
-                    _speculative = (str(sub), settings.n_threads)
-                    return
             if folder is None:
                 folder = model_cache_dir(mid)
                 if why_not_private(folder, top=cache_dir()):
@@ -150,8 +143,8 @@ class EmbedSettings:
     :func:`~mdseek.index.model.model_prompts`; "" = none). ``allow_pickle``:
     load weights from pickle files (.bin/.pt) when a model has no safetensors.
     ``precision``: "fp32" or "int8" (ONNX Runtime's dynamic quantisation of
-    the export; its vectors have their own model id); None: the model's default
-    (:func:`default_precision`: int8 for the bundled model, else fp32)."""
+    the export; its vectors have their own model id); None: what the index
+    remembers, else :data:`DEFAULT_PRECISION`."""
 
     backend: str = "onnx"
     threads: int = 0
@@ -223,20 +216,11 @@ class EmbedSettings:
         )
 
 
-def default_precision(
-    resolved: str, base_id: str, settings: EmbedSettings, prompts: Prompts
-) -> str:
-    """int8 for the bundled model when its wheel ships the int8 copy (its files'
-    sizes checked here, their sha256 when the model loads), on ONNX Runtime;
-    fp32 for every other model (int8 there is asked for: it quantises once)."""
-    if settings.backend != "onnx":
-        return "fp32"
-    if (prompts.query or prompts.document) and pooling_excludes_prompt(resolved):
-        return "fp32"
-    wheel = packaged.serves(resolved, base_id)
-    if wheel is None or not packaged.int8_listed(wheel):
-        return "fp32"
-    return "int8"
+# fp32 for every model. int8 embeds 2.5x as fast on two cores but ranked the
+# handbook paraphrases lower once passage vectors came (test-half nDCG@10
+# -0.026 against the bar of -0.005; product docs +0.0015; `python -m
+# benchmarks.precision`, benchmarks/README "int8 against fp32"): it is asked for.
+DEFAULT_PRECISION = "fp32"
 
 
 class TorchEncoder:
@@ -302,9 +286,7 @@ class Embedder:
         self.base_id = model_id(self.resolved)
         # Asked for (a flag, a variable, a setting, or what the index remembers), or the model's default.
         self.precision_asked = self.settings.precision is not None
-        self.precision = self.settings.precision or default_precision(
-            self.resolved, self.base_id, self.settings, self.prompts
-        )
+        self.precision = self.settings.precision or DEFAULT_PRECISION
         self.model_id = self.id_for(self.precision)
         self.batch_size = batch_size  # texts per model call; None: the backend's own
         self._model: Any = None
@@ -341,15 +323,6 @@ class Embedder:
 
     def _open(self) -> Any:
         threads = self.settings.n_threads
-        if self.precision == "int8" and not self.precision_asked:
-            # The default: the model wheel's int8 copy, checked now; damaged, fp32.
-            wheel = packaged.serves(self.resolved, self.base_id)
-            sub, why = packaged.int8_copy(wheel) if wheel else (None, None)
-            if sub is not None:
-                _drop_speculative((str(sub), threads))
-                return _onnx_encoder(sub, threads)
-            _say_once(why or "the bundled model's int8 copy is missing; using fp32")
-            self.precision, self.model_id = "fp32", self.id_for("fp32")
         if self.precision == "int8":
             return self._open_int8(threads)
         if self.settings.backend == "onnx" and (

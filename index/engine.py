@@ -49,7 +49,7 @@ class Engine(Reconcile, Search):
             "window": self.tokenizer.window,
             "pending_embeds": self.store.pending_count(self.model_id),
             "precision": self.embedder.precision,
-            "moving_to_int8": self.move_pending(),  # texts still waiting (0: no move)
+            "moving_vectors": self.move_pending(),  # texts waiting for the new precision (0: no move)
             "reranker": self.reranker.stats() if self.reranker is not None else None,
             **counts,
         }

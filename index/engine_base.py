@@ -115,26 +115,25 @@ class EngineBase:
     def _choose_precision(self, model: str | None) -> None:
         """The precision of the index's vectors: asked for (flag, variable,
         setting: remembered in the index, :data:`PRECISION_KEY`), else the one
-        the index remembers, else the model's default. An index of fp32
-        vectors opened at the default int8 is moved (:mod:`precision_move`):
-        ``mover`` makes the int8 vectors while the fp32 ones serve."""
+        the index remembers, else the model's default. An index holding vectors
+        of the other precision is moved (:mod:`precision_move`): ``mover``
+        makes the new vectors while the old ones serve."""
         emb = self.embedder
         self.mover: Embedder | None = None
         # What finish_reading records: only a precision asked for now.
         self.precision_asked = emb.precision if emb.precision_asked else None
-        if emb.precision_asked:
-            return
-        raw = self.store.get_meta(PRECISION_KEY)  # the store is ours here (adopt.open_index)
-        if raw is not None and raw not in PRECISIONS:
-            log.warning(
-                "this index remembers an unknown precision (%r); using the default", raw[:20]
-            )
-        elif raw is not None:
-            self.embedder = Embedder(model, settings=replace(emb.settings, precision=raw))
-            return
-        if emb.precision == "int8" and self.store.has_vectors(emb.id_for("fp32")):
+        if not emb.precision_asked:
+            raw = self.store.get_meta(PRECISION_KEY)  # the store is ours here (adopt.open_index)
+            if raw is not None and raw not in PRECISIONS:
+                log.warning(
+                    "this index remembers an unknown precision (%r); using the default", raw[:20]
+                )
+            elif raw is not None and raw != emb.precision:
+                emb = self.embedder = Embedder(model, settings=replace(emb.settings, precision=raw))
+        other = "fp32" if emb.precision == "int8" else "int8"
+        if self.store.has_vectors(emb.id_for(other)):
             self.mover = emb
-            self.embedder = Embedder(model, settings=replace(emb.settings, precision="fp32"))
+            self.embedder = Embedder(model, settings=replace(emb.settings, precision=other))
 
     def _init_parts(self) -> None:
         """Each part's own state: a part overrides this, calling ``super()`` first."""

@@ -128,23 +128,6 @@ def made_here(index: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def indexed_ws_fp32(tmp_path_factory):
-    """The fixture handbook indexed at fp32 (the precision before int8 was the
-    default), for ranking cases about chunking or the query vector that sit at
-    their threshold under fp32 (int8 moves them a rank or two: its ranking is
-    judged on the benchmark halves, benchmarks.precision)."""
-    from mdseek.index.embed import EmbedSettings
-    from mdseek.index.engine import Engine
-
-    ws = copy_fixtures(tmp_path_factory.mktemp("ws-fp32") / "handbook")
-    eng = Engine(ws, embed=EmbedSettings(precision="fp32"))
-    rep = eng.index()
-    assert rep.embedded > 0 and rep.pending == 0
-    yield eng
-    eng.close()
-
-
-@pytest.fixture(scope="session")
 def indexed_ws(tmp_path_factory, golden_index):
     """The fixture handbook copied to a tmp dir and fully indexed (real model, real SQLite)."""
     from mdseek.index.engine import Engine

@@ -268,8 +268,8 @@ LONG_QUESTION = (
 )
 
 
-def test_a_long_question_is_read_to_its_last_words(indexed_ws_fp32):
-    """(fp32: see the fixture) A ~120-word question whose decisive words come last: the right section is in
+def test_a_long_question_is_read_to_its_last_words(indexed_ws):
+    """A ~120-word question whose decisive words come last: the right section is in
     the top 3, while the context alone (everything before the question) does not
     find it, so the answer comes from the words at the end."""
     words = LONG_QUESTION.split()
@@ -277,7 +277,7 @@ def test_a_long_question_is_read_to_its_last_words(indexed_ws_fp32):
     want = ("handbook/runbooks/database-failover.md", "Promote the replica")
 
     def rank(q, mode="hybrid"):
-        res = indexed_ws_fp32.search(q, limit=10, mode=mode).results
+        res = indexed_ws.search(q, limit=10, mode=mode).results
         return next((i for i, r in enumerate(res, 1) if (r.path, r.heading) == want), None)
 
     context = LONG_QUESTION[: LONG_QUESTION.index("So my actual question")]

@@ -51,21 +51,21 @@ def test_paraphrases_find_the_section_by_meaning(indexed_ws, fixture_queries):
     assert dense > lexical  # the point of embeddings: meaning, not words
 
 
-def test_tail_facts_of_long_documents_are_found(indexed_ws_fp32, fixture_queries):
-    """(fp32: see the fixture) Facts in the last 15% of 3,500+ word documents: a chunker that truncates
+def test_tail_facts_of_long_documents_are_found(indexed_ws, fixture_queries):
+    """Facts in the last 15% of 3,500+ word documents: a chunker that truncates
     at the model's window would never embed them."""
     qs = by_kind(fixture_queries, "tail")
     ranks = [
-        rank_of(indexed_ws_fp32.search(q["query"], limit=10).results, q["path"], q["heading"])
+        rank_of(indexed_ws.search(q["query"], limit=10).results, q["path"], q["heading"])
         for q in qs
     ]
     assert all(r is not None for r in ranks), ranks
     assert sum(1 for r in ranks if r <= 3) >= len(qs) - 1, ranks
     for q in qs:  # and the fact really is past the first window of its document
         sec = next(
-            s for s in indexed_ws_fp32.store.document_sections(q["path"]) if s.heading == q["heading"]
+            s for s in indexed_ws.store.document_sections(q["path"]) if s.heading == q["heading"]
         )
-        chunks = indexed_ws_fp32.store.document_chunks(q["path"])
+        chunks = indexed_ws.store.document_chunks(q["path"])
         covering = [c for c in chunks if c.section_first <= sec.ordinal <= c.section_last]
         assert covering and covering[0].ordinal > 5 and covering[0].ordinal >= len(chunks) * 0.7
 
