@@ -2,7 +2,8 @@
 
 README.md stays under 250 lines; the details live in docs/, one page per
 topic, and the README links every page. Every relative link of README.md,
-docs/*.md, benchmarks/README.md and ARCHITECTURE.md reaches a file that
+docs/*.md, ARCHITECTURE.md, benchmarks/README.md and vscode-client/README.md
+reaches a file that
 exists, and every ``#anchor`` a heading of its target (GitHub's anchors: the
 rendered heading text, lowercased, punctuation dropped, spaces to ``-``,
 ``-1``, ``-2`` for repeats). Links are read from markdown-it's tokens, so a
@@ -22,7 +23,10 @@ from mdseek.index.parse import parse_text
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"
 DOCS = sorted((REPO / "docs").glob("*.md"))
-PAGES = [README, *DOCS, REPO / "benchmarks" / "README.md", REPO / "ARCHITECTURE.md"]
+PAGES = [
+    README, *DOCS, REPO / "ARCHITECTURE.md",
+    REPO / "benchmarks" / "README.md", REPO / "vscode-client" / "README.md",
+]  # fmt: skip
 MAX_README_LINES = 250
 
 
