@@ -3,10 +3,9 @@
 README.md stays under 250 lines; the details live in docs/, one page per
 topic, and the README links every page. Every relative link of README.md,
 docs/*.md, ARCHITECTURE.md, benchmarks/README.md and vscode-client/README.md
-reaches a file that
-exists, and every ``#anchor`` a heading of its target (GitHub's anchors: the
-rendered heading text, lowercased, punctuation dropped, spaces to ``-``,
-``-1``, ``-2`` for repeats). Links are read from markdown-it's tokens, so a
+reaches a file that exists, and every ``#anchor`` a heading of its target
+(GitHub's anchors: the rendered heading text, lowercased, punctuation
+dropped, spaces to ``-``, ``-1``, ``-2`` for repeats). Links are read from markdown-it's tokens, so a
 link written inside code is no link, and a reference link counts.
 """
 
