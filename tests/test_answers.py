@@ -490,12 +490,17 @@ def test_the_readme_install_block_works_without_a_local_bin(tmp_path: Path):
     """The README's tool install, pasted where ~/.local/bin does not exist:
     after its venv and pip lines (this test's own venv stands in for them), it
     makes ~/.local/bin, links mdseek there and runs it. The torch extra's block
-    writes out the CPU-only torch install, before the extra's own install."""
+    (docs/install.md) writes out the CPU-only torch install, before the
+    extra's own install."""
     import re
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text()
     install = readme[readme.index("## Install") : readme.index("## The two commands")]
+    docs = (repo / "docs" / "install.md").read_text()
+    torch_extra = docs[docs.index("## The torch extra") :]
     blocks = re.findall(r"```bash\n(.*?)```", install, re.S)
+    blocks += re.findall(r"```bash\n(.*?)```", torch_extra, re.S)
     assert len(blocks) == 2, blocks
 
     def lines_of(block: str) -> list[str]:
