@@ -190,7 +190,7 @@ def test_a_request_without_params_is_answered_as_the_spec_says(tiny):
         err = bare("mdseek/search")["error"]
         assert err == {
             "code": -32602,
-            "message": "query is empty: say what you are looking for, in words",
+            "message": "query is missing: say what you are looking for, in words",
         }, err
         for method in ("textDocument/hover", "workspace/symbol", "codeLens/resolve"):
             err = bare(method)["error"]
