@@ -349,7 +349,7 @@ def build_server(folders: Folders) -> CheckedServer:
         by meaning and keywords. Each result names a section: path, heading, anchor,
         breadcrumb, line range, score and a snippet. complete is false (and note
         says why) while the folder is still being read or vectors are pending."""
-        wanted = tuple(path or ()) if isinstance(path, list) else (path,) if path else ()
+        wanted = tuple(path or ())  # a list by now (mcp_args.globs)
         asked = [(f, g) for f in folders.all if (g := folders.globs_for(f, wanted)) is not None]
         for f, _ in asked:
             f.catch_up()
