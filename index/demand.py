@@ -16,11 +16,16 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import TypeVar
 
+T = TypeVar("T")
+
+BULK_NICE = 10  # the bulk thread's nice value (Linux: per thread): a request's thread comes first
 QUIET = 0.5  # seconds after the last request before bulk embedding takes every core again
-BULK_STEP = 16  # texts per bulk model call while threads follow demand
+BULK_STEP = 8  # texts per bulk model call while threads follow demand (one batch)
 
 
 def all_cores() -> int:
@@ -66,3 +71,44 @@ class Demand:
 
 
 DEMAND = Demand()
+
+
+_lowered = threading.local()
+
+
+def background_priority() -> bool:
+    """Lower the calling thread's CPU priority (nice :data:`BULK_NICE`) once,
+    so the OS gives a request's thread the core first; the ONNX worker threads
+    of sessions it opens afterwards inherit it. Linux keeps nice per thread;
+    elsewhere, or if refused, nothing changes (False). A thread cannot raise
+    its priority back: only :func:`in_background`'s thread calls this."""
+    if getattr(_lowered, "done", False):
+        return True
+    try:
+        tid = threading.get_native_id()
+        now = os.getpriority(os.PRIO_PROCESS, tid)
+        if now < BULK_NICE:
+            os.setpriority(os.PRIO_PROCESS, tid, BULK_NICE)
+    except (AttributeError, OSError):
+        return False
+    _lowered.done = True
+    return True
+
+
+_bulk: ThreadPoolExecutor | None = None
+_bulk_lock = threading.Lock()
+
+
+def in_background(fn: Callable[..., T], *args: object) -> T:
+    """``fn(*args)`` on the bulk model thread (one per process, of lower
+    priority: :func:`background_priority`), waited for. Only the model's work
+    goes there: the caller (the index's writer) keeps its own priority, so a
+    request waiting for a lock the writer holds is not kept waiting longer."""
+    global _bulk
+    with _bulk_lock:
+        if _bulk is None:
+            _bulk = ThreadPoolExecutor(
+                1, thread_name_prefix="mdseek-bulk-model", initializer=background_priority
+            )
+        pool = _bulk
+    return pool.submit(fn, *args).result()

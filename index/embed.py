@@ -12,10 +12,10 @@ Both backends give the same fp32 vectors (cosine >= 0.9999, checked on export),
 so they share one model id: switching backends never re-embeds. ``precision``
 "int8" (ONNX Runtime only: :mod:`mdseek.index.onnx_int8`) gives other vectors,
 stored under their own model id (``...#onnx-int8``): switching precision
-re-embeds, and the two never mix. int8 is the default for the bundled model,
-whose wheel ships the verified int8 copy (:func:`packaged.int8_copy`); a
-damaged copy is refused in one line and fp32 is used. Other models stay fp32
-unless int8 is asked for.
+moves an index's vectors (:mod:`precision_move`), and the two never mix. fp32
+is the default (:data:`DEFAULT_PRECISION`); int8 is asked for: the bundled
+model's wheel ships a verified int8 copy (:func:`packaged.int8_copy`; a damaged
+copy is refused in one line and fp32 is used), other models are quantised once.
 
 If no backend can load, :class:`~mdseek.index.model.ModelUnavailable` carries
 the reason; the engine then serves lexical results and says why, once.
@@ -32,8 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import packaged
-from .demand import BULK_STEP, DEMAND
+from .demand import BULK_STEP, DEMAND, in_background
 from .model import (
     ModelUnavailable,
     Prompts,
@@ -97,12 +96,6 @@ def warm_default_session(
             resolved = resolve_model(None)
             mid = model_id(resolved)
             folder = export_for(resolved, mid)  # the model wheel's (its files checked)
-            if folder is not None and settings.precision is None and settings.backend == "onnx":
-                sub, _ = packaged.int8_copy(folder)  # the default precision (its files checked)
-                if sub is not None:
-                    _onnx_encoder(sub, settings.n_threads)
-                    _speculative = (str(sub), settings.n_threads)
-                    return
             if folder is None:
                 folder = model_cache_dir(mid)
                 if why_not_private(folder, top=cache_dir()):
@@ -150,8 +143,8 @@ class EmbedSettings:
     :func:`~mdseek.index.model.model_prompts`; "" = none). ``allow_pickle``:
     load weights from pickle files (.bin/.pt) when a model has no safetensors.
     ``precision``: "fp32" or "int8" (ONNX Runtime's dynamic quantisation of
-    the export; its vectors have their own model id); None: the model's default
-    (:func:`default_precision`: int8 for the bundled model, else fp32)."""
+    the export; its vectors have their own model id); None: what the index
+    remembers, else :data:`DEFAULT_PRECISION`."""
 
     backend: str = "onnx"
     threads: int = 0
@@ -223,26 +216,18 @@ class EmbedSettings:
         )
 
 
-def default_precision(
-    resolved: str, base_id: str, settings: EmbedSettings, prompts: Prompts
-) -> str:
-    """int8 for the bundled model when its wheel ships the int8 copy (its files'
-    sizes checked here, their sha256 when the model loads), on ONNX Runtime;
-    fp32 for every other model (int8 there is asked for: it quantises once)."""
-    if settings.backend != "onnx":
-        return "fp32"
-    if (prompts.query or prompts.document) and pooling_excludes_prompt(resolved):
-        return "fp32"
-    wheel = packaged.serves(resolved, base_id)
-    if wheel is None or not packaged.int8_listed(wheel):
-        return "fp32"
-    return "int8"
+# fp32 for every model. int8 embeds 2.5x as fast on two cores but ranked the
+# handbook paraphrases lower once passage vectors came (test-half nDCG@10
+# -0.026 against the bar of -0.005; product docs +0.0015; `python -m
+# benchmarks.precision`, benchmarks/README "int8 against fp32"): it is asked for.
+DEFAULT_PRECISION = "fp32"
 
 
 class TorchEncoder:
     """sentence-transformers on torch, fed batches sorted by token count."""
 
     backend = "torch"
+    batch_size = 32  # texts per model call
 
     def __init__(self, resolved: str, threads: int, allow_pickle: bool = False):
         self.st = load_sentence_transformer(resolved, allow_pickle)
@@ -261,7 +246,9 @@ class TorchEncoder:
     def token_counts(self, texts: list[str]) -> list[int]:
         return load_tokenizer(self.resolved).count_many(texts)
 
-    def encode(self, texts: list[str], batch_size: int = 32, prompt: str = "") -> np.ndarray:
+    def encode(
+        self, texts: list[str], batch_size: int | None = None, prompt: str = ""
+    ) -> np.ndarray:
         """``prompt`` goes before every text; sentence-transformers applies it
         (a pooling with ``include_prompt: false`` then leaves its tokens out)."""
         if not texts:
@@ -269,6 +256,7 @@ class TorchEncoder:
         # sentence-transformers sorts by characters; whole batches in token order pad less.
         order = token_order(self.token_counts([prompt + t for t in texts]))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
+        batch_size = batch_size or self.batch_size
         for i in range(0, len(order), batch_size):
             rows = order[i : i + batch_size]
             out[rows] = self.st.encode(
@@ -284,7 +272,10 @@ class TorchEncoder:
 
 class Embedder:
     def __init__(
-        self, model: str | None = None, batch_size: int = 32, settings: EmbedSettings | None = None
+        self,
+        model: str | None = None,
+        batch_size: int | None = None,
+        settings: EmbedSettings | None = None,
     ):
         self.resolved = resolve_model(model)
         self.settings = settings or EmbedSettings.from_env()
@@ -295,11 +286,9 @@ class Embedder:
         self.base_id = model_id(self.resolved)
         # Asked for (a flag, a variable, a setting, or what the index remembers), or the model's default.
         self.precision_asked = self.settings.precision is not None
-        self.precision = self.settings.precision or default_precision(
-            self.resolved, self.base_id, self.settings, self.prompts
-        )
+        self.precision = self.settings.precision or DEFAULT_PRECISION
         self.model_id = self.id_for(self.precision)
-        self.batch_size = batch_size
+        self.batch_size = batch_size  # texts per model call; None: the backend's own
         self._model: Any = None
         self._error: ModelUnavailable | None = None
         self._lock = threading.Lock()
@@ -334,15 +323,6 @@ class Embedder:
 
     def _open(self) -> Any:
         threads = self.settings.n_threads
-        if self.precision == "int8" and not self.precision_asked:
-            # The default: the model wheel's int8 copy, checked now; damaged, fp32.
-            wheel = packaged.serves(self.resolved, self.base_id)
-            sub, why = packaged.int8_copy(wheel) if wheel else (None, None)
-            if sub is not None:
-                _drop_speculative((str(sub), threads))
-                return _onnx_encoder(sub, threads)
-            _say_once(why or "the bundled model's int8 copy is missing; using fp32")
-            self.precision, self.model_id = "fp32", self.id_for("fp32")
         if self.precision == "int8":
             return self._open_int8(threads)
         if self.settings.backend == "onnx" and (
@@ -461,13 +441,18 @@ class Embedder:
         prompt = self.prompts.query if query else self.prompts.document
         if query or self.settings.threads or m.backend != "onnx" or len(texts) < 2:
             return m.encode(texts, self.batch_size, prompt)
-        # Bulk, threads by demand (demand.py): every core while no request waits, else one.
+
+        # Bulk, threads by demand (demand.py): every core while no request waits,
+        # else one; on the bulk model thread, of lower priority than requests'.
+        def run(n: int, part: list[str]) -> np.ndarray:
+            enc = m if n == m.threads else _onnx_encoder(m.folder, n)  # its workers: low too
+            return enc.encode(part, self.batch_size, prompt)
+
         out = np.empty((len(texts), m.dim), dtype=np.float32)
         for i in range(0, len(texts), BULK_STEP):
             n = DEMAND.bulk_threads()
-            enc = m if n == m.threads else _onnx_encoder(m.folder, n)
             self.bulk_threads_used[n] = self.bulk_threads_used.get(n, 0) + 1
-            out[i : i + BULK_STEP] = enc.encode(texts[i : i + BULK_STEP], self.batch_size, prompt)
+            out[i : i + BULK_STEP] = in_background(run, n, texts[i : i + BULK_STEP])
         return out
 
     def encode_query(self, text: str) -> np.ndarray:

@@ -11,7 +11,7 @@ handed what it needs (no part reads another's state):
   lexical_side  query terms and BM25 from FTS5 or in-memory postings (lexical_side.py)
   queue         texts waiting for a vector, embedded in batches or slices,
                 one process at a time (embed_queue.py, embed_lock.py)
-  move          an fp32 index moved to int8 while it serves (precision_move.py)
+  move          an index's vectors moved to the other precision while it serves (precision_move.py)
   reconciler    the index kept in line with the files (reconcile.py)
   searcher      search, fusion, snippets, explain, related (search.py)
 
@@ -245,10 +245,12 @@ class Engine:
         id, same dimension, finite, unit length; never any text. Raises
         VectorsFileError (one line) for a file that is not one."""
         data = read_vectors(Path(path))  # a file that is not one fails before the model loads
-        # Same precision as the index (during a move, the int8 target's), else one line naming both
+        # Same precision as the index (during a move, the target's), else one line naming both
         target = self.models.mover or self.models.embedder
         check_precision(Path(path), data[0], read_precision(Path(path)), target.model_id)
-        if self.models.mover is not None:  # int8 vectors for the move: the texts it still waits for
+        if (
+            self.models.mover is not None
+        ):  # vectors for the move's target: the texts it still waits for
             return self.move.take_vectors(data)
         return self.queue.take_vectors(path, data)
 
@@ -261,7 +263,7 @@ class Engine:
         return self.move.next(limit, rep)
 
     def move_pending(self) -> int:
-        """Texts still waiting for an int8 vector (0: no move)."""
+        """Texts still waiting for a vector of the new precision (0: no move)."""
         return self.move.pending()
 
     def kept_models(self) -> tuple[str, ...]:
@@ -386,7 +388,7 @@ class Engine:
             "window": self.tokenizer.window,
             "pending_embeds": self.store.vectors.pending_count(self.model_id),
             "precision": emb.precision,
-            "moving_to_int8": self.move_pending(),  # texts still waiting (0: no move)
+            "moving_vectors": self.move_pending(),  # texts waiting for the new precision (0: no move)
             "reranker": self.reranker.stats() if self.reranker is not None else None,
             **counts,
         }

@@ -1,6 +1,7 @@
 """Which model serves an index: the embedder whose vectors search reads (its
 precision asked for, else remembered in the index, else the model's default),
-the precision move's target embedder while an fp32 index moves to int8
+the precision move's target embedder while an index's vectors move to the
+other precision
 (:mod:`precision_move`), and the tokenizer and chunker made from the model.
 
 The engine's parts are handed this one :class:`ModelChoice` and read
@@ -45,7 +46,7 @@ class ModelChoice:
         """``embedder``: the one asked for (``model``, its settings); ``store``:
         the precision it remembers, the vectors it holds."""
         self.embedder = embedder
-        self.mover: Embedder | None = None  # the int8 embedder an fp32 index moves to
+        self.mover: Embedder | None = None  # the embedder of the precision moved to
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._passage_words = passage_words  # None: chunk.PASSAGE_WORDS; 0: no passages
@@ -55,25 +56,24 @@ class ModelChoice:
     def _choose_precision(self, model: str | None, store: Store) -> None:
         """The precision of the index's vectors: asked for (flag, variable,
         setting: remembered in the index, :data:`PRECISION_KEY`), else the one
-        the index remembers, else the model's default. An index of fp32
-        vectors opened at the default int8 is moved (:mod:`precision_move`):
-        ``mover`` makes the int8 vectors while the fp32 ones serve."""
+        the index remembers, else the model's default. An index holding vectors
+        of the other precision is moved (:mod:`precision_move`): ``mover``
+        makes the new vectors while the old ones serve."""
         emb = self.embedder
         # What finish_reading records: only a precision asked for now.
         self.precision_asked = emb.precision if emb.precision_asked else None
-        if emb.precision_asked:
-            return
-        raw = store.get_meta(PRECISION_KEY)  # the store is ours here (adopt.open_index)
-        if raw is not None and raw not in PRECISIONS:
-            log.warning(
-                "this index remembers an unknown precision (%r); using the default", raw[:20]
-            )
-        elif raw is not None:
-            self.embedder = Embedder(model, settings=replace(emb.settings, precision=raw))
-            return
-        if emb.precision == "int8" and store.vectors.has_vectors(emb.id_for("fp32")):
+        if not emb.precision_asked:
+            raw = store.get_meta(PRECISION_KEY)  # the store is ours here (adopt.open_index)
+            if raw is not None and raw not in PRECISIONS:
+                log.warning(
+                    "this index remembers an unknown precision (%r); using the default", raw[:20]
+                )
+            elif raw is not None and raw != emb.precision:
+                emb = self.embedder = Embedder(model, settings=replace(emb.settings, precision=raw))
+        other = "fp32" if emb.precision == "int8" else "int8"
+        if store.vectors.has_vectors(emb.id_for(other)):
             self.mover = emb
-            self.embedder = Embedder(model, settings=replace(emb.settings, precision="fp32"))
+            self.embedder = Embedder(model, settings=replace(emb.settings, precision=other))
 
     @property
     def model_id(self) -> str:

@@ -1,21 +1,23 @@
-"""An index of fp32 vectors moved to int8, once, while it keeps serving
-(``engine.move``).
+"""An index's vectors moved to another precision, once, while it keeps
+serving (``engine.move``).
 
-int8 is the bundled model's default precision (:mod:`embed`). An index made
-before (or with ``--precision fp32`` and then opened without asking, when
-nothing was remembered) holds fp32 vectors: :class:`model_choice.ModelChoice`
-then serves search from them (its ``embedder`` is fp32, hybrid search as
-before) and keeps the int8 embedder aside as ``mover``. :meth:`PrecisionMove.next`
-embeds a slice of the texts that wait for an int8 vector (stored under the
-int8 model id, so the two never mix), the shortest first; when none is left it
-switches: the int8 embedder serves, the dense matrix is reloaded from the int8
-vectors and the fp32 ones are swept, in that order.
+The precision of an index's vectors is asked for (``--precision``, a setting),
+remembered by the index, or the model's default (:mod:`embed`: fp32). An index
+that holds vectors of the other precision -- fp32 vectors and int8 now asked,
+or back -- is moved: :class:`model_choice.ModelChoice` serves search from the
+vectors it has (its ``embedder`` is theirs, hybrid search as before) and keeps
+the asked-for embedder aside as ``mover``. :meth:`PrecisionMove.next` embeds a
+slice of the texts that wait for a vector of the new precision (stored under
+its own model id, so the two never mix), the shortest first; when none is left
+it switches: the new embedder serves, the dense matrix is reloaded from the new
+vectors and the old ones are swept, in that order.
 
 A process killed during the move loses nothing: each slice is committed, the
-fp32 vectors stay until every int8 one is in, and the next open resumes (the
-index still has fp32 vectors, so the move starts again with what is left).
-The sweep keeps the mover's vectors (:meth:`PrecisionMove.kept_models`). One
-process embeds at a time (:mod:`embed_lock`), the move included.
+old vectors stay until every new one is in, and the next open resumes (the
+index remembers the precision asked for and still has the old vectors, so the
+move starts again with what is left). The sweep keeps the mover's vectors
+(:meth:`PrecisionMove.kept_models`). One process embeds at a time
+(:mod:`embed_lock`), the move included.
 """
 
 from __future__ import annotations
@@ -35,13 +37,13 @@ from .vectors_file import ImportReport, import_vectors
 log = logging.getLogger(__name__)
 
 MOVING = (
-    "moving this index's vectors to int8 in the background ({n} texts); "
-    "search uses the fp32 vectors until then"
+    "moving this index's vectors to {to} in the background ({n} texts); "
+    "search uses the {old} vectors until then"
 )
 
 
 class PrecisionMove:
-    """The move of an :class:`engine.Engine`'s vectors to int8 (see the module)."""
+    """The move of an :class:`engine.Engine`'s vectors to another precision (see the module)."""
 
     def __init__(
         self,
@@ -53,7 +55,7 @@ class PrecisionMove:
         write_lock: threading.RLock,
     ):
         """``queue``: embeds the move's slices (and forgets its own order at
-        the switch); ``dense``: reloaded from the int8 vectors at the switch."""
+        the switch); ``dense``: reloaded from the new vectors at the switch."""
         self._vectors = vectors
         self._models = models
         self._queue = queue
@@ -70,12 +72,12 @@ class PrecisionMove:
         return (mover.model_id,) if mover is not None else ()
 
     def pending(self) -> int:
-        """Texts still waiting for an int8 vector (0: no move)."""
+        """Texts still waiting for a vector of the new precision (0: no move)."""
         mover = self._models.mover
         return self._vectors.pending_count(mover.model_id) if mover is not None else 0
 
     def take_vectors(self, data: tuple) -> ImportReport:
-        """A team's vectors file's int8 vectors (read and checked by
+        """A team's vectors file's vectors of the new precision (read and checked by
         :meth:`Engine.seed_vectors`) for the texts the move still waits for."""
         mover = self._models.mover
         assert mover is not None
@@ -87,7 +89,7 @@ class PrecisionMove:
     def next(self, limit: int, rep: IndexReport | None = None) -> int:
         """Embed up to ``limit`` of the texts the move still needs (shortest
         first) and return how many are left; with none left, switch to the
-        int8 vectors (0 from then on)."""
+        new vectors (0 from then on)."""
         mover = self._models.mover
         if mover is None:
             return 0
@@ -95,15 +97,25 @@ class PrecisionMove:
         try:
             mover.load()
         except ModelUnavailable as exc:
-            log.warning("the move to int8 stopped (%s); search keeps the fp32 vectors", exc)
+            log.warning(
+                "the move to %s stopped (%s); search keeps the %s vectors",
+                mover.precision,
+                exc,
+                self._models.embedder.precision,
+            )
             self._models.stop_move()
             return 0
-        if mover.model_id == self._models.model_id:  # its int8 copy was refused: fp32 stays
+        if mover.model_id == self._models.model_id:  # an int8 copy was refused: fp32 stays
             self._models.stop_move()
             return 0
         if not self.said:
             self.said, self._t0 = True, time.perf_counter()
-            log.warning("%s", MOVING.format(n=self.pending()))
+            log.warning(
+                "%s",
+                MOVING.format(
+                    to=mover.precision, old=self._models.embedder.precision, n=self.pending()
+                ),
+            )
         if self._cancelled.is_set():
             return self.pending()
         if self._order is None:
@@ -125,7 +137,7 @@ class PrecisionMove:
         return left if left else self._switch()
 
     def _switch(self) -> int:
-        """Every text has its int8 vector: int8 serves, the fp32 vectors go."""
+        """Every text has its new vector: the new embedder serves, the old vectors go."""
         with self._write:
             mover = self._models.mover
             if mover is None or self._vectors.pending_count(mover.model_id):
@@ -133,10 +145,11 @@ class PrecisionMove:
             old = self._models.model_id
             self._models.switch()
             self._queue.forget_order()
-            self._dense.reload()  # a loaded matrix: the int8 one now
+            self._dense.reload()  # a loaded matrix: the new one now
             self._vectors.sweep_vectors(self._models.model_id)
         log.warning(
-            "this index's vectors are int8 now (%s replaced, %.0f s)",
+            "this index's vectors are %s now (%s replaced, %.0f s)",
+            self._models.embedder.precision,
             old,
             time.perf_counter() - self._t0,
         )

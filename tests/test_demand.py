@@ -4,6 +4,8 @@ while the embedding goes on."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from waiting import wait_for
 
@@ -60,3 +62,38 @@ def test_a_query_during_the_first_index_is_answered_while_embedding_goes_on(tmp_
     finally:
         f.close()
         t.join(60)
+
+
+def _nice() -> int:
+    import os
+    import threading
+
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="thread priorities are Linux's")
+def test_bulk_model_work_runs_below_requests_and_the_caller_keeps_its_priority(monkeypatch):
+    """The model's bulk work runs on a thread of nice 10 (requests' threads
+    stay at the process's own), and the caller (the index's writer, which holds
+    the store's lock between batches) is not lowered."""
+    from mdseek.index import demand
+    from mdseek.index.embed import Embedder
+
+    before = _nice()
+    assert demand.in_background(_nice) == 10
+    seen: list[int] = []
+    emb = Embedder(settings=EmbedSettings())  # the default: int8, threads by demand
+    m = emb.load()
+    real = type(m).encode
+
+    def spy(self, texts, batch_size=None, prompt=""):
+        seen.append(_nice())
+        return real(self, texts, batch_size, prompt)
+
+    monkeypatch.setattr(type(m), "encode", spy)
+    vecs = emb.encode([f"note {i} about certificates" for i in range(20)])
+    assert vecs.shape == (20, m.dim)
+    assert seen and set(seen) == {10}  # every bulk batch on the low thread
+    assert _nice() == before  # the caller's priority unchanged
+    emb.encode_query("rotate the TLS certificate")
+    assert seen[-1] == before  # a query runs on the caller's thread, at its priority

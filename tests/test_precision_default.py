@@ -1,7 +1,8 @@
-"""int8 by default for the bundled model (its wheel's verified copy), the
-precision an index was asked for remembered, an fp32 index moved to int8 once
-(killed and resumed), and the one-line refusals (a damaged copy, a vectors
-file of the other precision)."""
+"""fp32 by default, int8 asked for (the bundled model's wheel's verified
+copy), the precision an index was asked for remembered, an index moved to the
+precision asked for once (killed and resumed; a server searching throughout),
+and the one-line refusals (a damaged copy, a vectors file of the other
+precision)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from waiting import wait_for
 from mdseek.index import packaged
 from mdseek.index.embed import Embedder, EmbedSettings
 from mdseek.index.engine import Engine
+from mdseek.index.onnx_encoder import OnnxEncoder
 from mdseek.index.vectors_file import VectorsFileError
 
 from conftest import copy_fixtures
@@ -44,23 +46,22 @@ def models(db: Path) -> dict[str, int]:
         con.close()
 
 
-def test_default_is_the_wheels_int8_copy(wheel):
-    emb = Embedder(settings=EmbedSettings(threads=1))
-    assert emb.precision == "int8" and not emb.precision_asked
+def test_fp32_is_the_default_and_int8_asked_is_the_wheels_copy(wheel):
+    default = Embedder(settings=EmbedSettings(threads=1))
+    assert default.precision == "fp32" and not default.precision_asked
+    emb = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
+    assert emb.precision == "int8" and emb.precision_asked
     assert emb.model_id.endswith("#onnx-int8")
     emb.load()
     assert emb._model.folder == (wheel / packaged.INT8).resolve()
     fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
-    assert fp32.model_id == emb.model_id.removesuffix("#onnx-int8")
-    # another backend, or a model without a shipped copy, stays fp32 unless asked
-    assert Embedder(settings=EmbedSettings(backend="torch")).precision == "fp32"
+    assert fp32.model_id == default.model_id == emb.model_id.removesuffix("#onnx-int8")
 
 
 def test_the_wheels_copy_is_the_recipes(wheel, tmp_path):
     """The shipped int8 copy gives the vectors onnx_int8's recipe gives when it
     quantises the shipped fp32 export (what an install without it would make)."""
     pytest.importorskip("onnx")
-    from mdseek.index.onnx_encoder import OnnxEncoder
     from mdseek.index.onnx_int8 import _build, int8_model_id
 
     mid = packaged.read_manifest(wheel)["model_id"]
@@ -71,7 +72,10 @@ def test_the_wheels_copy_is_the_recipes(wheel, tmp_path):
     assert np.array_equal(made, shipped)
 
 
-def test_a_damaged_int8_copy_is_refused_and_fp32_used(wheel, tmp_path, monkeypatch, caplog):
+def test_a_damaged_int8_copy_is_refused_and_the_fp32_export_quantised(
+    wheel, tmp_path, monkeypatch, caplog
+):
+    pytest.importorskip("onnx")
     copy = tmp_path / "site" / packaged.PACKAGE
     shutil.copytree(wheel, copy)
     model = copy / packaged.INT8 / "model.onnx"
@@ -81,15 +85,17 @@ def test_a_damaged_int8_copy_is_refused_and_fp32_used(wheel, tmp_path, monkeypat
     monkeypatch.setattr(packaged, "_candidates", lambda: [copy])
     packaged.forget()
     try:
-        emb = Embedder(settings=EmbedSettings(threads=1))
-        assert emb.precision == "int8"  # sizes match: the hash is checked when it loads
+        emb = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
         with caplog.at_level(logging.WARNING):
             emb.load()
         said = [r.getMessage() for r in caplog.records if "int8 copy" in r.getMessage()]
-        assert said == ["the int8 copy of the bundled model is damaged (hash mismatch); using fp32"]
-        fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
-        assert emb.precision == "fp32" and emb.model_id == fp32.model_id
-        assert np.allclose(emb.encode(["database failover"]), fp32.encode(["database failover"]))
+        assert said == [
+            "the int8 copy of the bundled model is damaged (hash mismatch);"
+            " quantising the fp32 export instead"
+        ]
+        assert emb.precision == "int8" and emb._model.folder != copy / packaged.INT8
+        shipped = OnnxEncoder(wheel / packaged.INT8).encode(["database failover"])
+        assert np.array_equal(emb.encode(["database failover"]), shipped)  # the same recipe
     finally:
         monkeypatch.undo()
         packaged.forget()
@@ -114,16 +120,17 @@ def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
         "this index remembers an unknown precision ('int4; DROP TABLE x'); using the default"
         in [r.getMessage() for r in caplog.records]
     )
-    assert odd.mover is not None and odd.model_id == fp32_id  # the default: int8, by a move
+    assert odd.mover is None and odd.model_id == fp32_id  # the default: fp32
     odd.close()
-    asked = Engine(ws, index_path=db, embed=EmbedSettings(precision="int8"))  # a flag wins
-    assert asked.model_id == fp32_id + "#onnx-int8" and asked.mover is None
+    asked = Engine(ws, index_path=db, embed=EmbedSettings(precision="int8"))  # a flag wins:
+    assert asked.mover is not None and asked.mover.model_id == fp32_id + "#onnx-int8"
+    assert asked.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
     asked.close()
 
 
 def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):
     ws = copy_fixtures(tmp_path / "ws")
-    int8 = Engine(ws, index_path=tmp_path / "a.sqlite")
+    int8 = Engine(ws, index_path=tmp_path / "a.sqlite", embed=EmbedSettings(precision="int8"))
     int8.index()
     n = int8.export_vectors(tmp_path / "int8.npz")
     assert n > 0 and int8.model_id.endswith("#onnx-int8")
@@ -145,7 +152,9 @@ def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):
     other.index(embed=False)
     assert other.seed_vectors(tmp_path / "old.npz").taken == n
     with pytest.raises(VectorsFileError, match="holds fp32 vectors; this index uses int8"):
-        Engine(ws, index_path=tmp_path / "d.sqlite").seed_vectors(tmp_path / "old.npz")
+        Engine(
+            ws, index_path=tmp_path / "d.sqlite", embed=EmbedSettings(precision="int8")
+        ).seed_vectors(tmp_path / "old.npz")
     fp32.close()
     other.close()
 
@@ -155,22 +164,20 @@ def _cli(*args: str) -> list[str]:
 
 
 def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
-    """An fp32 index made before int8 was the default (no precision remembered)
-    is moved by `mdseek index`; killed (SIGKILL) once some int8 vectors are in,
-    it has lost nothing (every fp32 vector, search hybrid), and the next run
-    finishes the move: int8 vectors only."""
+    """An fp32 index asked for int8 (`mdseek index --precision int8`) is
+    moved; killed (SIGKILL) once some int8 vectors are in, it has lost nothing
+    (every fp32 vector, search hybrid), and the next run, asked nothing (the
+    index remembers int8), finishes the move: int8 vectors only."""
     ws = copy_fixtures(tmp_path / "ws")
     db = tmp_path / "index.sqlite"
-    eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
+    eng = Engine(ws, index_path=db)
     eng.index()
     fp32_id = eng.model_id
-    with eng.store.transaction() as con:  # as an older mdseek left it
-        con.execute("DELETE FROM meta WHERE key = 'precision'")
     eng.close()
     texts = models(db)[fp32_id]
     env = {**os.environ, "MDSEEK_THREADS": "1"}
     proc = subprocess.Popen(
-        _cli("index", str(ws), "--db", str(db), "--no-progress"),
+        _cli("index", str(ws), "--db", str(db), "--no-progress", "--precision", "int8"),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -210,13 +217,11 @@ def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
 
     ws = copy_fixtures(tmp_path / "ws")
     db = tmp_path / "index.sqlite"
-    eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
+    eng = Engine(ws, index_path=db)
     eng.index()
-    with eng.store.transaction() as con:
-        con.execute("DELETE FROM meta WHERE key = 'precision'")
     eng.close()
     f = Folder(ws)
-    f.open(EngineOptions(index_path=db))
+    f.open(EngineOptions(index_path=db, embed=EmbedSettings(precision="int8")))
     try:
         assert f.engine is not None and f.engine.mover is not None
         f.reconcile()
