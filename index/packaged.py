@@ -48,6 +48,15 @@ from .onnx_encoder import read_manifest
 
 log = logging.getLogger(__name__)
 
+
+class ModelUnavailable(RuntimeError):
+    """The model (or its tokenizer) cannot be loaded; the message says why.
+
+    Defined here, the lowest of the model modules (a damaged model wheel is the
+    first reason), so that :mod:`mdseek.index.model`, which finds the default
+    model through this module, and everything above it raise the same error."""
+
+
 DISTRIBUTION = "mdseek-all-minilm-l6-v2-onnx"
 PACKAGE = "mdseek_all_minilm_l6_v2_onnx"
 # Files every model wheel holds (the manifest lists them, with more, and their hashes).
@@ -178,8 +187,6 @@ def export_for(resolved: str, base_id: str) -> Path | None:
     model wheel is that model. A damaged folder raises ModelUnavailable when it
     is the model asked for; when it only stands in for a model on disk, that
     model is exported as without it (and the reason logged once)."""
-    from .model import ModelUnavailable
-
     folder, _ = installed()
     if folder is None:
         return None

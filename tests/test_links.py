@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
-
 import pytest
 from lsp_support import FIXTURES, fixture_queries
 
@@ -167,52 +164,6 @@ def test_anchor_context():
     c = anchor_context("[x](#", 5)
     assert (c.kind, c.path, c.prefix) == ("markdown", "", "")
     assert anchor_context("plain # text", 7) is None
-
-
-PROTOCOL_PACKAGES = ("mdseek.lsp", "pygls", "lsprotocol", "mcp")
-
-
-def protocol_imports(package: Path) -> list[str]:
-    """Every import of a protocol package in any module under ``package``
-    (absolute, relative climbing out of it, or inside a function)."""
-    found = []
-    for path in sorted(package.rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level > 1:  # from .. import lsp / from ..lsp.x import y (index/ is flat)
-                    base = "mdseek." + (node.module or "")
-                    names = [base.rstrip(".") + "." + a.name for a in node.names] + [base]
-                else:
-                    names = [node.module or ""]
-            else:
-                continue
-            for name in names:
-                if any(name == p or name.startswith(p + ".") for p in PROTOCOL_PACKAGES):
-                    found.append(f"{path.name}:{node.lineno}: {name}")
-    return found
-
-
-def test_the_engine_imports_nothing_of_the_protocols(tmp_path):
-    index = Path(__file__).resolve().parent.parent / "index"
-    assert len(list(index.rglob("*.py"))) > 10
-    assert protocol_imports(index) == []
-    # the check sees each way a module could reach a protocol layer
-    (tmp_path / "a.py").write_text("import pygls.server\nfrom lsprotocol import types\n")
-    (tmp_path / "b.py").write_text(
-        "def f():\n    from mdseek.lsp import cli\n    from ..lsp.roots import Root\n"
-    )
-    (tmp_path / "c.py").write_text("import mcp\nfrom mdseek.index import parse\nimport mcpx\n")
-    assert sorted(protocol_imports(tmp_path)) == [
-        "a.py:1: pygls.server",
-        "a.py:2: lsprotocol",
-        "b.py:2: mdseek.lsp",
-        "b.py:3: mdseek.lsp.roots",
-        "b.py:3: mdseek.lsp.roots.Root",
-        "c.py:1: mcp",
-    ]
 
 
 def test_inline_pass_only_where_a_bracket_is_finds_the_same_links(monkeypatch):
