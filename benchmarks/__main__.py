@@ -134,10 +134,10 @@ def corpus_names(arg: str | None) -> set[str]:
 
 
 def run_all(args: argparse.Namespace, work: Path) -> dict:
-    from mdseek.index import retrieve
-    from mdseek.index.chunk import DEFAULT_FLOOR
-    from mdseek.index.engine import Engine
-    from mdseek.index.query import MAX_DF
+    from mdseek.index.engine.engine import Engine
+    from mdseek.index.search import retrieve
+    from mdseek.index.search.query import MAX_DF
+    from mdseek.index.text.chunk import DEFAULT_FLOOR
 
     from . import lsp_speed, quality, save_latency, speed
 
@@ -171,7 +171,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
 
     log(f"indexing {docs_root} (throughput)")
     t_model = time.perf_counter()
-    from mdseek.index.embed import Embedder
+    from mdseek.index.model.embed import Embedder
 
     Embedder().load()
     model_load = time.perf_counter() - t_model

@@ -38,8 +38,8 @@ def _texts(n: int) -> list[str]:
 
 def one(precision: str, batch: int, n: int) -> dict:
     """(In this process.) Embed ``n`` texts ``batch`` at a time."""
-    from mdseek.index.onnx_encoder import OnnxEncoder
-    from mdseek.index.packaged import installed
+    from mdseek.index.model.onnx_encoder import OnnxEncoder
+    from mdseek.index.model.packaged import installed
 
     folder = installed()[0]
     if folder is None:

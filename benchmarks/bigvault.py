@@ -355,8 +355,8 @@ def synthetic_vectors(index: Path, dest: Path) -> int:
     be waited for. It ranks nothing: never use it for quality."""
     import numpy as np
 
-    from mdseek.index.model import model_id, resolve_model
-    from mdseek.index.vectors_file import FORMAT
+    from mdseek.index.model.model import model_id, resolve_model
+    from mdseek.index.store.vectors_file import FORMAT
 
     db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
     hashes = [r[0] for r in db.execute("SELECT DISTINCT text_hash FROM chunks ORDER BY 1")]
@@ -409,7 +409,7 @@ def token_count_memory(index: Path) -> dict:
     RSS of this process over its RSS before, and the seconds."""
     import resource
 
-    from mdseek.index.embed import Embedder
+    from mdseek.index.model.embed import Embedder
 
     db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
     texts = [r[0] for r in db.execute("SELECT embedding_text FROM chunks")]

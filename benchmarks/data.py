@@ -151,7 +151,7 @@ def resolve_sections(
     some levels). Without a line: the one section whose heading path ends with
     the given parts. A judgement that names no section raises: a silent miss
     would make every system look worse on that query."""
-    from mdseek.index.parse import parse_bytes
+    from mdseek.index.text.parse import parse_bytes
 
     parsed: dict[str, object] = {}
     out: dict[str, list[tuple[str, int]]] = {}

@@ -73,7 +73,7 @@ def _chunks_waiting(index: Path, model: str) -> int:
 
 def one(vault: Path, index: Path, every: float) -> dict:
     """(In this process.) One first index of ``vault`` into an empty ``index``."""
-    from mdseek.index.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import EngineOptions, Folder
 
     for p in index.parent.glob(index.name + "*"):
         p.unlink()
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     vault = work / f"vault-{args.files}"
     if args.one:
         if args.one in BATCH:
-            from mdseek.index.onnx_encoder import OnnxEncoder
+            from mdseek.index.model.onnx_encoder import OnnxEncoder
 
             OnnxEncoder.batch_size = BATCH[args.one]
         print(json.dumps(one(vault, work / f"index-{args.one}.sqlite", args.every)))

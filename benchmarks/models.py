@@ -72,8 +72,8 @@ def corpora(work: Path, quick: bool, names: set[str], log) -> list:
 def measure(cs: list, model: str | None, rerank: str | None, rerank_top: int, log) -> dict:
     """Index each corpus with ``model``, then mdseek's hybrid search (reranked
     if asked) and the plain baseline, scored on each half."""
-    from mdseek.index.engine import Engine
-    from mdseek.index.rerank import Reranker
+    from mdseek.index.engine.engine import Engine
+    from mdseek.index.model.rerank import Reranker
 
     from . import quality
     from .baseline import PlainBaseline

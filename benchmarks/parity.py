@@ -25,8 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mdseek.index import retrieve
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
 
 from . import data
 

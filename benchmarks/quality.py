@@ -3,7 +3,7 @@ level), the product docs (document and section level) and the fixture
 handbook's paraphrase questions (section level).
 
 * The headline numbers run the real product path, ``Engine.search``, query
-  embedding included, with the defaults of :mod:`mdseek.index.retrieve`, beside
+  embedding included, with the defaults of :mod:`mdseek.index.search.retrieve`, beside
   the plain baseline of :mod:`benchmarks.baseline` on the same queries.
 * Ablations (one change at a time, from mdseek as it was to the default, and
   each ranking knob around the default) replay the same functions
@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from mdseek.index import retrieve
-from mdseek.index.coverage import Coverage, window_coverage
-from mdseek.index.dense import PASSAGE_DISCOUNT, DenseIndex
-from mdseek.index.engine import Engine
-from mdseek.index.files import FileFilter, scan
-from mdseek.index.parse import parse_bytes
-from mdseek.index.query import MAX_DF, STOP_WORDS, Query, QueryTerms, question_of, words_of
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
+from mdseek.index.search.dense import PASSAGE_DISCOUNT, DenseIndex
+from mdseek.index.search.query import MAX_DF, STOP_WORDS, Query, QueryTerms, question_of, words_of
+from mdseek.index.text.coverage import Coverage, window_coverage
+from mdseek.index.text.files import FileFilter, scan
+from mdseek.index.text.parse import parse_bytes
 
 from .data import QrelSet, split_qids
 
@@ -675,7 +675,7 @@ def fixed_chunks(text: str, size: int = 1200) -> list[tuple[int, int]]:
 
 def coverage_table(roots: dict[str, Path], tok, log: Log) -> dict:
     """mdseek's chunker vs one vector per document vs 1,200-character chunks, same tokenizer."""
-    from mdseek.index.coverage import coverage_of
+    from mdseek.index.text.coverage import coverage_of
 
     out = {}
     for name, root in roots.items():

@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mdseek.index import retrieve
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
 
 from .data import REPO, make_scale_docs
 
@@ -84,7 +84,7 @@ def backup(src: Path, dest: Path) -> None:
 def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
     """Full index of ``root`` (model already loaded) vs bare encode of the same texts.
     Always from an empty index, even when the work folder is kept."""
-    from mdseek.index.location import companions
+    from mdseek.index.store.location import companions
 
     for p in (index, *companions(index)):
         p.unlink(missing_ok=True)
@@ -138,9 +138,9 @@ def _variants(
 ) -> list[tuple[str, str, Callable[[int], object]]]:
     """(name, vector model id, encoder factory taking a thread count); with
     ``work``, also the unfused export (kept in ``work`` between runs)."""
-    from mdseek.index import onnx_export
-    from mdseek.index.embed import TorchEncoder
-    from mdseek.index.onnx_encoder import OnnxEncoder, read_manifest
+    from mdseek.index.model import onnx_export
+    from mdseek.index.model.embed import TorchEncoder
+    from mdseek.index.model.onnx_encoder import OnnxEncoder, read_manifest
 
     out: list[tuple[str, str, Callable[[int], object]]] = [
         ("torch fp32", base_id, lambda n: TorchEncoder(resolved, n)),
@@ -188,7 +188,7 @@ def backends(
     max_texts: int | None = None,
 ) -> dict:
     """Every backend on the same texts in one process, measured in interleaved rounds."""
-    from mdseek.index.embed import EmbedSettings
+    from mdseek.index.model.embed import EmbedSettings
 
     from .data import split_qids
     from .quality import run_engine, score_runs
@@ -202,7 +202,7 @@ def backends(
             "SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1"
         )
     ]
-    from mdseek.index.model import load_tokenizer
+    from mdseek.index.model.model import load_tokenizer
 
     tok = load_tokenizer(resolved)
     counts = [min(c, tok.window) for c in tok.count_many(texts)]
@@ -313,10 +313,10 @@ def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from mdseek.index import onnx_export
-    from mdseek.index.model import model_id as model_id_of
-    from mdseek.index.model import resolve_model
-    from mdseek.index.onnx_encoder import OnnxEncoder
+    from mdseek.index.model import onnx_export
+    from mdseek.index.model.model import model_id as model_id_of
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.onnx_encoder import OnnxEncoder
 
     resolved = resolve_model(None)
     src = onnx_export.ensure_fp32(resolved, model_id_of(resolved))
@@ -664,7 +664,7 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
     t0 = time.perf_counter()
     eng.dense_side.sync()
     load = time.perf_counter() - t0
-    # As in the server: lexical candidates ranked from memory (index/lexical.py)
+    # As in the server: lexical candidates ranked from memory (index/search/lexical.py)
     # from LEXICAL_IN_MEMORY_MIN chunks, by FTS5 below.
     eng.lexical_in_memory = True
     lexical_build = eng.build_lexical()

@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mdseek.index.files import (
+from mdseek.index.text.files import (
     DEFAULT_EXCLUDE,
     DEFAULT_INCLUDE,
     DEFAULT_MAX_FILE_SIZE,
@@ -86,7 +86,7 @@ class Settings:
                 self.document_prompt, self.rerank, self.rerank_top)  # fmt: skip
 
     def embed_settings(self):
-        from mdseek.index.embed import EmbedSettings
+        from mdseek.index.model.embed import EmbedSettings
 
         return EmbedSettings.from_env(
             self.backend, self.threads, self.query_prompt, self.document_prompt,

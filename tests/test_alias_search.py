@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
 
 NOTES = {
     "falcon.md": (

@@ -31,9 +31,9 @@ MAX_LINES = 550
 
 @dataclass(frozen=True)
 class Module:
-    name: str  # dotted, as imported: mdseek.index.parse, benchmarks.__main__
+    name: str  # dotted, as imported: mdseek.index.text.parse, benchmarks.__main__
     path: Path
-    rel: str  # the path from the checkout: index/parse.py
+    rel: str  # the path from the checkout: index/text/parse.py
     package: bool  # an __init__.py
 
 

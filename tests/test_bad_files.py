@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.files import FileFilter, display_path, matches
+from mdseek.index.engine.engine import Engine
+from mdseek.index.text.files import FileFilter, display_path, matches
 
 BAD_NAME = os.fsdecode(b"caf\xe9-\xff notes.md")  # Latin-1 bytes: not UTF-8
 

@@ -17,7 +17,7 @@ import pytest
 from raw_lsp import RawServer
 from waiting import wait_for
 
-from mdseek.index.engine import Engine, IndexReport
+from mdseek.index.engine.engine import Engine, IndexReport
 
 from conftest import FIXTURES, grown_workspace
 

@@ -1,4 +1,4 @@
-"""index/folder.py: the one folder model under the language server, the MCP
+"""index/engine/folder.py: the one folder model under the language server, the MCP
 server and the command line. Where the two servers used to behave
 differently, the behaviour kept is tested here, once:
 
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.folder import (
+from mdseek.index.engine.engine import Engine
+from mdseek.index.engine.folder import (
     EngineOptions,
     Folder,
     OpenError,
@@ -28,7 +28,7 @@ from mdseek.index.folder import (
     search_folders,
     summary,
 )
-from mdseek.index.model import default_model_path
+from mdseek.index.model.model import default_model_path
 
 from conftest import workspace_with_index
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.files import FileFilter
-from mdseek.index.parse import parse_bytes
-from mdseek.index.store import SCHEMA_VERSION, IndexFileError, Store
+from mdseek.index.engine.engine import Engine
+from mdseek.index.store.store import SCHEMA_VERSION, IndexFileError, Store
+from mdseek.index.text.files import FileFilter
+from mdseek.index.text.parse import parse_bytes
 
 from conftest import FIXTURES, copy_fixtures, workspace_with_index
 

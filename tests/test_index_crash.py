@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from waiting import wait_for
 
-from mdseek.index.chunk import Chunker
-from mdseek.index.engine import Engine
-from mdseek.index.location import locate
-from mdseek.index.parse import parse_text
+from mdseek.index.engine.engine import Engine
+from mdseek.index.store.location import locate
+from mdseek.index.text.chunk import Chunker
+from mdseek.index.text.parse import parse_text
 
 from conftest import copy_fixtures
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 SAVER = """
 import itertools, sys
 from pathlib import Path
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
 ws = Path(sys.argv[1])
 eng = Engine(ws)
 doc = ws / "doc.md"

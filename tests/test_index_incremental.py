@@ -9,7 +9,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
 
 from conftest import workspace_with_index
 

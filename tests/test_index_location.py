@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index import store_file as store_mod
-from mdseek.index.engine import Engine
-from mdseek.index.location import IndexLocationError
-from mdseek.index.store import APPLICATION_ID, IndexFileError, Store
+from mdseek.index.engine.engine import Engine
+from mdseek.index.store import file as store_mod
+from mdseek.index.store.location import IndexLocationError
+from mdseek.index.store.store import APPLICATION_ID, IndexFileError, Store
 
 from conftest import FIXTURES
 

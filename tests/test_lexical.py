@@ -1,4 +1,4 @@
-"""The in-memory BM25 (index/lexical.py) against FTS5's own bm25() on a real
+"""The in-memory BM25 (index/search/lexical.py) against FTS5's own bm25() on a real
 index: the same candidates with the same scores, after a build, after this
 process's edits (patched in place) and after another process's (rebuilt)."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.lexical import LexicalIndex, Phrase
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search.lexical import LexicalIndex, Phrase
 
 from conftest import grown_workspace
 
@@ -187,10 +187,10 @@ def test_lexical_index_unit():
 
 
 def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
-    """index/folder.py: FTS5 while the folder opens (the postings build would
+    """index/engine/folder.py: FTS5 while the folder opens (the postings build would
     compete with the first hybrid answer), memory once it is ready and warmed,
     and only for a folder big enough that FTS5 is slower (LEXICAL_IN_MEMORY_MIN)."""
-    from mdseek.index.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import EngineOptions, Folder
 
     from conftest import workspace_with_index
 

@@ -1,18 +1,18 @@
-"""Link parsing and resolution (index/links.py): pure, no LSP."""
+"""Link parsing and resolution (index/links/links.py): pure, no LSP."""
 
 from __future__ import annotations
 
 import pytest
 from lsp_support import FIXTURES, fixture_queries
 
-from mdseek.index.links import (
+from mdseek.index.links.links import (
     anchor_context,
     find_heading,
     find_links,
     link_at,
     resolve,
 )
-from mdseek.index.parse import parse_bytes, parse_text
+from mdseek.index.text.parse import parse_bytes, parse_text
 
 FILES = [p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.md")]
 
@@ -171,7 +171,7 @@ def test_inline_pass_only_where_a_bracket_is_finds_the_same_links(monkeypatch):
     full inline pass over every fixture and the tricky document finds the same."""
     from markdown_it.rules_core.inline import inline as full_inline
 
-    from mdseek.index import links as links_mod
+    from mdseek.index.links import links as links_mod
 
     texts = [DOC, "Escaped \\[x](y.md) and \\[[w]] but [z](z.md)\n\n<http://a.b> `[c](c.md)`\n"]
     texts += [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.md"))]

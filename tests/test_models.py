@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdseek.index.embed import Embedder, EmbedSettings
-from mdseek.index.model import ModelUnavailable, model_id, model_prompts, resolve_model
+from mdseek.index.model.embed import Embedder, EmbedSettings
+from mdseek.index.model.model import ModelUnavailable, model_id, model_prompts, resolve_model
 from tests.tiny_models import build_embedder
 
 # The prompts sentence-transformers' encode_query / encode_document apply, by hand.
@@ -124,7 +124,7 @@ def test_env_overrides_the_prompts(tiny, monkeypatch):
 
 
 def test_a_prompt_change_reembeds_and_never_mixes(tiny, tmp_path):
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -143,7 +143,7 @@ def test_a_prompt_change_reembeds_and_never_mixes(tiny, tmp_path):
 
 
 def test_chunks_leave_room_for_the_document_prompt(tiny, tmp_path):
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -227,7 +227,7 @@ def test_server_settings_keep_a_prompt_verbatim(tiny):
 
 
 def test_the_bundled_default_model_passes_the_checks(monkeypatch):
-    from mdseek.index.model import check_usable, default_model_path
+    from mdseek.index.model.model import check_usable, default_model_path
 
     folder = default_model_path()
     assert (folder / "model.safetensors").exists()  # what lets it load without --allow-pickle

@@ -1,7 +1,7 @@
-"""Passages: runs of a chunk's blocks with vectors of their own (index/chunk.py),
-scoring their chunk through its best row (index/dense.py), stored beside the
+"""Passages: runs of a chunk's blocks with vectors of their own (index/text/chunk.py),
+scoring their chunk through its best row (index/search/dense.py), stored beside the
 chunks (a schema-3 table) and kept in step with edits and deletions; and the
-keyword weight that grows with the match (index/retrieve.py). Expected values
+keyword weight that grows with the match (index/search/retrieve.py). Expected values
 are written by hand from the documents below."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index import retrieve
-from mdseek.index.chunk import Chunker
-from mdseek.index.engine import Engine
-from mdseek.index.parse import parse_text
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
+from mdseek.index.text.chunk import Chunker
+from mdseek.index.text.parse import parse_text
 
 KITCHEN = """# Office kitchen
 
@@ -53,7 +53,7 @@ def words(n: int, w: str = "word") -> str:
 
 @pytest.fixture(scope="module")
 def chunker():
-    from mdseek.index.model import load_tokenizer, resolve_model
+    from mdseek.index.model.model import load_tokenizer, resolve_model
 
     return Chunker(load_tokenizer(resolve_model(None)))
 

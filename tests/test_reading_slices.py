@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from mdseek.index.engine import Engine, IndexReport
+from mdseek.index.engine.engine import Engine, IndexReport
 
 
 def _note(path, title: str, word: str) -> None:
@@ -63,8 +63,8 @@ def test_open_files_are_searchable_by_meaning_while_the_rest_is_read(tmp_path, m
     """A folder read in slices of 5 files with the model loaded: after the first
     slice, the note open in the editor has its vectors and a search by meaning
     finds it by meaning alone (partial, said so) although most files are not read yet."""
-    from mdseek.index import folder as folder_mod
-    from mdseek.index.folder import EngineOptions, Folder
+    from mdseek.index.engine import folder as folder_mod
+    from mdseek.index.engine.folder import EngineOptions, Folder
 
     from conftest import copy_fixtures
 

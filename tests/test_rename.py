@@ -1,4 +1,4 @@
-"""The pure rename engine (index/rename.py) on small hand-written documents:
+"""The pure rename engine (index/links/rename.py) on small hand-written documents:
 where link targets are written, heading text spans, and the edits of a heading
 rename or a file move. Expected values are written by hand."""
 
@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from mdseek.index.aliases import AliasMap, doc_aliases
-from mdseek.index.links import find_links
-from mdseek.index.parse import parse_bytes, parse_text
-from mdseek.index.rename import (
+from mdseek.index.links.links import find_links
+from mdseek.index.links.rename import (
     Move,
     RenameError,
     heading_source,
@@ -21,6 +19,8 @@ from mdseek.index.rename import (
     rename_heading,
     rename_target,
 )
+from mdseek.index.text.aliases import AliasMap, doc_aliases
+from mdseek.index.text.parse import parse_bytes, parse_text
 
 
 class Corpus:

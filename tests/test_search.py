@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
 
 
 def rank_of(results, path, heading):

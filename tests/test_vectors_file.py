@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.vectors_file import FORMAT, VectorsFileError, read_vectors
+from mdseek.index.engine.engine import Engine
+from mdseek.index.store.vectors_file import FORMAT, VectorsFileError, read_vectors
 
 from conftest import copy_fixtures
 
@@ -211,7 +211,7 @@ def test_a_vectors_file_that_unpacks_huge_is_refused_before_it_is_read(tmp_path)
     assert bomb.stat().st_size < 5_000_000
     probe = (  # VmHWM: this process's peak memory (ru_maxrss counts the parent's too)
         "import re\n"
-        "from mdseek.index.vectors_file import read_vectors, VectorsFileError\n"
+        "from mdseek.index.store.vectors_file import read_vectors, VectorsFileError\n"
         "try:\n"
         f"    read_vectors({str(bomb)!r})\n"
         "    print('read')\n"

@@ -11,14 +11,14 @@ import argparse
 import json
 import sys
 
-from mdseek.index.files import display_path
+from mdseek.index.text.files import display_path
 
 from .common import CliError, engine_for, shown
 from .progress import Progress
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from mdseek.index.vectors_file import VectorsFileError
+    from mdseek.index.store.vectors_file import VectorsFileError
 
     eng = engine_for(args)
     bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
@@ -107,7 +107,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from mdseek.index.prune import prune
+    from mdseek.index.store.prune import prune
 
     if not args.days >= 0:  # NaN too
         raise CliError(f"--days must be a number of days, 0 or more (got {args.days:g})")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE
+from mdseek.index.text.files import DEFAULT_MAX_FILE_SIZE
 
 
 def add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
@@ -92,7 +92,7 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 
 
 def add_rerank(p: argparse.ArgumentParser) -> None:
-    from mdseek.index.rerank import MAX_TOP_N, TOP_N
+    from mdseek.index.model.rerank import MAX_TOP_N, TOP_N
 
     p.add_argument(
         "--rerank", default=os.environ.get("MDSEEK_RERANK") or None, metavar="NAME_OR_PATH",
