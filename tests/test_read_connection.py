@@ -190,3 +190,33 @@ def test_closing_the_engine_closes_every_connection(eng):
     assert not Path(str(index) + "-wal").exists()
     with pytest.raises(sqlite3.ProgrammingError):
         eng.store.chunks.count()
+
+
+def test_reads_inside_a_transaction_see_its_rows_others_do_not(tmp_path):
+    """The thread in a transaction reads on the writer (its uncommitted rows);
+    another thread reads the committed state meanwhile, without waiting."""
+    from mdseek.index.store.store import Store
+
+    store = Store(tmp_path / "i.sqlite")
+    inside, release = threading.Event(), threading.Event()
+    seen: list = []
+
+    def write() -> None:
+        with store.transaction() as db:
+            db.execute("INSERT INTO meta(key, value) VALUES ('probe', 'uncommitted')")
+            seen.append(store.get_meta("probe"))
+            inside.set()
+            assert release.wait(DEADLINE * 3)
+
+    writer, _ = in_thread(write)
+    try:
+        assert inside.wait(DEADLINE)
+        reader, got = in_thread(store.get_meta, "probe")
+        reader.join(DEADLINE)
+        assert not reader.is_alive() and got == [None]
+    finally:
+        release.set()
+        writer.join(DEADLINE)
+    assert seen == ["uncommitted"]
+    assert store.get_meta("probe") == "uncommitted"  # committed now
+    store.close()

@@ -278,6 +278,7 @@ class IndexFile:
             )
             log.info("%s", self.notice)  # the CLI prints notices, the server shows them
             self._open()
+        self._read_version()  # the counter as opened: the first change is another's write
 
     def _open(self) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
