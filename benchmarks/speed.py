@@ -112,7 +112,7 @@ def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
         "bare_encode_seconds": round(bare, 2),
         "bare_chunks_per_s": round(len(texts) / bare, 2),
         "overhead_ratio": round(rep.seconds / bare, 3),
-        "batch_size": eng.embedder.batch_size,
+        "batch_size": eng.embedder.batch_size or eng.embedder.load().batch_size,
         "backend": eng.embedder.backend,
         "threads": eng.embedder.settings.n_threads,
     }

@@ -10,9 +10,12 @@ cannot be exported, or whose export disagrees with torch, is served by torch,
 and the reason is said once.
 Both backends give the same fp32 vectors (cosine >= 0.9999, checked on export),
 so they share one model id: switching backends never re-embeds. ``precision``
-"int8" (ONNX Runtime only, opt-in: :mod:`mdseek.index.onnx_int8`) gives other
-vectors, stored under their own model id (``...#onnx-int8``): switching
-precision re-embeds, and the two never mix.
+"int8" (ONNX Runtime only: :mod:`mdseek.index.onnx_int8`) gives other vectors,
+stored under their own model id (``...#onnx-int8``): switching precision
+moves an index's vectors (:mod:`precision_move`), and the two never mix. fp32
+is the default (:data:`DEFAULT_PRECISION`); int8 is asked for: the bundled
+model's wheel ships a verified int8 copy (:func:`packaged.int8_copy`; a damaged
+copy is refused in one line and fp32 is used), other models are quantised once.
 
 If no backend can load, :class:`~mdseek.index.model.ModelUnavailable` carries
 the reason; the engine then serves lexical results and says why, once.
@@ -29,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .demand import BULK_STEP, DEMAND, in_background
 from .model import (
     ModelUnavailable,
     Prompts,
@@ -87,8 +91,8 @@ def warm_default_session(
             from .onnx_encoder import read_manifest
 
             settings = EmbedSettings.from_env(backend, threads, precision=precision)
-            if settings.precision != "fp32":
-                return  # the int8 copy is opened by the engine that asks for it
+            if settings.precision == "int8":
+                return  # an asked-for int8 copy is opened by the engine that asks for it
             resolved = resolve_model(None)
             mid = model_id(resolved)
             folder = export_for(resolved, mid)  # the model wheel's (its files checked)
@@ -132,25 +136,27 @@ def _say_once(msg: str) -> None:
 class EmbedSettings:
     """How to run the model: ``backend`` "onnx" (default; torch only to export
     once, or for a model that cannot be exported) or "torch"; ``threads`` per
-    model call (0 = :func:`~mdseek.index.onnx_encoder.default_threads`).
+    model call (0 = by demand: queries on :func:`~mdseek.index.onnx_encoder.default_threads`,
+    bulk embedding on every core while no request waits, else one: :mod:`demand`).
     ``query_prompt`` / ``document_prompt``: text put before every query /
     embedded section, in place of the model's own prompts (None: the model's,
     :func:`~mdseek.index.model.model_prompts`; "" = none). ``allow_pickle``:
     load weights from pickle files (.bin/.pt) when a model has no safetensors.
-    ``precision``: "fp32" (default) or "int8" (ONNX Runtime's dynamic
-    quantisation of the export; its vectors have their own model id)."""
+    ``precision``: "fp32" or "int8" (ONNX Runtime's dynamic quantisation of
+    the export; its vectors have their own model id); None: what the index
+    remembers, else :data:`DEFAULT_PRECISION`."""
 
     backend: str = "onnx"
     threads: int = 0
     query_prompt: str | None = None
     document_prompt: str | None = None
     allow_pickle: bool = False
-    precision: str = "fp32"
+    precision: str | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in BACKENDS:
             raise ValueError(f"backend must be one of {', '.join(BACKENDS)} (got {self.backend!r})")
-        if self.precision not in PRECISIONS:
+        if self.precision is not None and self.precision not in PRECISIONS:
             raise ValueError(
                 f"precision must be one of {', '.join(PRECISIONS)} (got {self.precision!r})"
             )
@@ -185,7 +191,7 @@ class EmbedSettings:
         if backend is None:
             backend = os.environ.get("MDSEEK_BACKEND") or cls.backend
         if precision is None:
-            precision = os.environ.get("MDSEEK_PRECISION") or cls.precision
+            precision = os.environ.get("MDSEEK_PRECISION") or None
         if threads is None:
             raw = os.environ.get("MDSEEK_THREADS") or "0"
             try:
@@ -210,10 +216,18 @@ class EmbedSettings:
         )
 
 
+# fp32 for every model. int8 embeds 2.5x as fast on two cores but ranked the
+# handbook paraphrases lower once passage vectors came (test-half nDCG@10
+# -0.026 against the bar of -0.005; product docs +0.0015; `python -m
+# benchmarks.precision`, benchmarks/README "int8 against fp32"): it is asked for.
+DEFAULT_PRECISION = "fp32"
+
+
 class TorchEncoder:
     """sentence-transformers on torch, fed batches sorted by token count."""
 
     backend = "torch"
+    batch_size = 32  # texts per model call
 
     def __init__(self, resolved: str, threads: int, allow_pickle: bool = False):
         self.st = load_sentence_transformer(resolved, allow_pickle)
@@ -232,7 +246,9 @@ class TorchEncoder:
     def token_counts(self, texts: list[str]) -> list[int]:
         return load_tokenizer(self.resolved).count_many(texts)
 
-    def encode(self, texts: list[str], batch_size: int = 32, prompt: str = "") -> np.ndarray:
+    def encode(
+        self, texts: list[str], batch_size: int | None = None, prompt: str = ""
+    ) -> np.ndarray:
         """``prompt`` goes before every text; sentence-transformers applies it
         (a pooling with ``include_prompt: false`` then leaves its tokens out)."""
         if not texts:
@@ -240,6 +256,7 @@ class TorchEncoder:
         # sentence-transformers sorts by characters; whole batches in token order pad less.
         order = token_order(self.token_counts([prompt + t for t in texts]))
         out = np.empty((len(texts), self.dim), dtype=np.float32)
+        batch_size = batch_size or self.batch_size
         for i in range(0, len(order), batch_size):
             rows = order[i : i + batch_size]
             out[rows] = self.st.encode(
@@ -255,7 +272,10 @@ class TorchEncoder:
 
 class Embedder:
     def __init__(
-        self, model: str | None = None, batch_size: int = 32, settings: EmbedSettings | None = None
+        self,
+        model: str | None = None,
+        batch_size: int | None = None,
+        settings: EmbedSettings | None = None,
     ):
         self.resolved = resolve_model(model)
         self.settings = settings or EmbedSettings.from_env()
@@ -264,13 +284,11 @@ class Embedder:
         # graph); the stored vectors' id adds the precision (int8 vectors are
         # others) and the prompts, so a change of either re-embeds.
         self.base_id = model_id(self.resolved)
-        self.model_id = self.base_id
-        if self.settings.precision == "int8":
-            from .onnx_int8 import int8_model_id
-
-            self.model_id = int8_model_id(self.base_id)
-        self.model_id += self.prompts.suffix()
-        self.batch_size = batch_size
+        # Asked for (a flag, a variable, a setting, or what the index remembers), or the model's default.
+        self.precision_asked = self.settings.precision is not None
+        self.precision = self.settings.precision or DEFAULT_PRECISION
+        self.model_id = self.id_for(self.precision)
+        self.batch_size = batch_size  # texts per model call; None: the backend's own
         self._model: Any = None
         self._error: ModelUnavailable | None = None
         self._lock = threading.Lock()
@@ -281,6 +299,14 @@ class Embedder:
         self.fallback_reason: str | None = None  # why torch serves although ONNX was asked for
         self._query_cache: dict[str, np.ndarray] = {}
         self.query_cache_size = 256  # 0 disables (benchmarks time the model call)
+        self.bulk_threads_used: dict[int, int] = {}  # bulk batches per thread count (demand.py)
+
+    def id_for(self, precision: str) -> str:
+        """The model id of this model's vectors at ``precision`` (with the prompts)."""
+        from .onnx_int8 import int8_model_id
+
+        mid = int8_model_id(self.base_id) if precision == "int8" else self.base_id
+        return mid + self.prompts.suffix()
 
     @property
     def loaded(self) -> bool:
@@ -297,7 +323,7 @@ class Embedder:
 
     def _open(self) -> Any:
         threads = self.settings.n_threads
-        if self.settings.precision == "int8":
+        if self.precision == "int8":
             return self._open_int8(threads)
         if self.settings.backend == "onnx" and (
             (self.prompts.query or self.prompts.document) and pooling_excludes_prompt(self.resolved)
@@ -412,9 +438,22 @@ class Embedder:
         if _count:
             self.calls += 1
             self.texts_embedded += len(texts)
-        return m.encode(
-            texts, self.batch_size, self.prompts.query if query else self.prompts.document
-        )
+        prompt = self.prompts.query if query else self.prompts.document
+        if query or self.settings.threads or m.backend != "onnx" or len(texts) < 2:
+            return m.encode(texts, self.batch_size, prompt)
+
+        # Bulk, threads by demand (demand.py): every core while no request waits,
+        # else one; on the bulk model thread, of lower priority than requests'.
+        def run(n: int, part: list[str]) -> np.ndarray:
+            enc = m if n == m.threads else _onnx_encoder(m.folder, n)  # its workers: low too
+            return enc.encode(part, self.batch_size, prompt)
+
+        out = np.empty((len(texts), m.dim), dtype=np.float32)
+        for i in range(0, len(texts), BULK_STEP):
+            n = DEMAND.bulk_threads()
+            self.bulk_threads_used[n] = self.bulk_threads_used.get(n, 0) + 1
+            out[i : i + BULK_STEP] = in_background(run, n, texts[i : i + BULK_STEP])
+        return out
 
     def encode_query(self, text: str) -> np.ndarray:
         """A query vector (not counted in ``texts_embedded``, which counts documents).

@@ -11,14 +11,17 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .dense_side import DenseSide
+from .embed import Embedder
 from .embed_lock import EmbedLock
 from .engine_base import IndexReport, Progress
 from .model import ModelUnavailable
 from .vectors_file import (
     ImportReport,
     VectorsFileError,
+    check_precision,
     export_vectors,
     import_vectors,
+    read_precision,
     read_vectors,
 )
 
@@ -34,6 +37,9 @@ class EmbedQueue(DenseSide):
         super()._init_parts()
         self._embed_lock = EmbedLock(self.index_path)
         self._queue: list[str] | None = None  # pending text hashes for embed_next, longest first
+        self._move_queue: list[str] | None = (
+            None  # the same for a precision move (precision_move.py)
+        )
         self.embed_batch = EMBED_BATCH  # chunks per embed call and per vector commit
         self._untrusted = self.store.has_untrusted()  # an adopted index's vectors (adopt.py)
 
@@ -54,20 +60,27 @@ class EmbedQueue(DenseSide):
         return self._embed(progress, rep or IndexReport(), only)[0]
 
     def _embed(
-        self, progress: Progress | None, rep: IndexReport, only: set[str] | None
+        self,
+        progress: Progress | None,
+        rep: IndexReport,
+        only: set[str] | None,
+        emb: Embedder | None = None,
     ) -> tuple[int, bool]:
-        """(texts embedded, whether nothing was left pending)."""
+        """(texts embedded, whether nothing was left pending). ``emb``: the
+        embedder whose vectors are made (the precision move's; default the
+        engine's own, whose vectors also join the dense matrix)."""
+        emb = emb or self.embedder
         if self.cancelled.is_set():
             return 0, False
-        pending = self._pending(only)
+        pending = self._pending(only, emb)
         if not pending:
             return 0, True
         try:
-            self.embedder.load()
+            emb.load()
         except ModelUnavailable as exc:
             rep.lexical_only_reason = str(exc)
             return 0, False
-        if self._untrusted and self._take_untrusted(rep):
+        if emb is self.embedder and self._untrusted and self._take_untrusted(rep):
             pending = self._pending(only)
             if not pending:
                 return 0, True
@@ -81,7 +94,7 @@ class EmbedQueue(DenseSide):
                 return 0, False
             # Not kept waiting: nobody embedded meanwhile (a race costs one duplicate vector).
             done = self._embed_batches(
-                progress, rep, only, None if rep.lock_wait_seconds else pending
+                progress, rep, only, None if rep.lock_wait_seconds else pending, emb
             )
             return done, done == len(pending) and not rep.interrupted
 
@@ -91,6 +104,14 @@ class EmbedQueue(DenseSide):
         id, same dimension, finite, unit length; never any text. Raises
         VectorsFileError (one line) for a file that is not one."""
         data = read_vectors(Path(path))  # a file that is not one fails before the model loads
+        # Same precision as the index (during a move, the int8 target's), else one line naming both
+        target = self.mover or self.embedder
+        check_precision(Path(path), data[0], read_precision(Path(path)), target.model_id)
+        if self.mover is not None:  # int8 vectors for the move: the texts it still waits for
+            with self._write:
+                got = import_vectors(self.store, self.mover.model_id, self.embedder.dim, data)
+            self._move_queue = None
+            return got
         dim = self.embedder.dim if self.embedder.available() else None
         if dim is None:
             raise VectorsFileError(
@@ -198,19 +219,24 @@ class EmbedQueue(DenseSide):
                 out[h] = None
         return out
 
-    def _pending(self, only: set[str] | None) -> list[tuple[str, str, int]]:
-        """(text hash, text, kind: 0 chunk, 1 passage) of the texts waiting for a vector."""
-        return self.store.pending_texts(self.model_id, only)
+    def _pending(
+        self, only: set[str] | None, emb: Embedder | None = None
+    ) -> list[tuple[str, str, int]]:
+        """(text hash, text, kind: 0 chunk, 1 passage) of the texts waiting for
+        a vector of ``emb`` (default the engine's own)."""
+        return self.store.pending_texts((emb or self.embedder).model_id, only)
 
     def _embed_batches(
         self, progress: Progress | None, rep: IndexReport, only: set[str] | None,
-        pending: list[tuple[str, str, int]] | None = None,
+        pending: list[tuple[str, str, int]] | None = None, emb: Embedder | None = None,
     ) -> int:  # fmt: skip
+        emb = emb or self.embedder
+        own = emb is self.embedder  # its vectors join the dense matrix
         if pending is None:
-            pending = self._pending(only)  # after a wait: what is left
+            pending = self._pending(only, emb)  # after a wait: what is left
         # Similar token counts in one batch pad less; chunks (listed first by the
         # store) before passages, which only refine a chunk's score.
-        counts = self.embedder.token_counts([t for _, t, _ in pending])
+        counts = emb.token_counts([t for _, t, _ in pending])
         pending = [
             pending[i]
             for i in sorted(range(len(pending)), key=lambda i: (pending[i][2], counts[i]))
@@ -224,10 +250,11 @@ class EmbedQueue(DenseSide):
                 break
             batch = pending[i : i + self.embed_batch]
             hashes = [h for h, _, _ in batch]
-            vecs = self.embedder.encode([t for _, t, _ in batch])
+            vecs = emb.encode([t for _, t, _ in batch])
             with self._write:
-                self.store.put_vectors(self.model_id, hashes, vecs)
-                self._dense_add(hashes=hashes)
+                self.store.put_vectors(emb.model_id, hashes, vecs)
+                if own:
+                    self._dense_add(hashes=hashes)
             done += len(batch)
             if progress:
                 progress("embed", done, len(pending))

@@ -48,6 +48,8 @@ class Engine(Reconcile, Search):
             "model_error": str(err) if err else None,
             "window": self.tokenizer.window,
             "pending_embeds": self.store.pending_count(self.model_id),
+            "precision": self.embedder.precision,
+            "moving_vectors": self.move_pending(),  # texts waiting for the new precision (0: no move)
             "reranker": self.reranker.stats() if self.reranker is not None else None,
             **counts,
         }

@@ -12,13 +12,13 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import retrieve
 from .adopt import open_index
 from .chunk import Chunker
-from .embed import Embedder, EmbedSettings
+from .embed import PRECISIONS, Embedder, EmbedSettings
 from .files import FileFilter, relpath
 from .location import locate, prepare
 from .model import (
@@ -36,6 +36,7 @@ from .store import Store
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+PRECISION_KEY = "precision"  # the meta row: the precision last asked for
 
 
 @dataclass
@@ -108,7 +109,31 @@ class EngineBase:
         self.ranking = retrieve.DEFAULT  # fusion and document-context settings
         self._rows = 0
         self._count_version: int | None = None  # data_version the chunk count reflects
+        self._choose_precision(model)
         self._init_parts()
+
+    def _choose_precision(self, model: str | None) -> None:
+        """The precision of the index's vectors: asked for (flag, variable,
+        setting: remembered in the index, :data:`PRECISION_KEY`), else the one
+        the index remembers, else the model's default. An index holding vectors
+        of the other precision is moved (:mod:`precision_move`): ``mover``
+        makes the new vectors while the old ones serve."""
+        emb = self.embedder
+        self.mover: Embedder | None = None
+        # What finish_reading records: only a precision asked for now.
+        self.precision_asked = emb.precision if emb.precision_asked else None
+        if not emb.precision_asked:
+            raw = self.store.get_meta(PRECISION_KEY)  # the store is ours here (adopt.open_index)
+            if raw is not None and raw not in PRECISIONS:
+                log.warning(
+                    "this index remembers an unknown precision (%r); using the default", raw[:20]
+                )
+            elif raw is not None and raw != emb.precision:
+                emb = self.embedder = Embedder(model, settings=replace(emb.settings, precision=raw))
+        other = "fp32" if emb.precision == "int8" else "int8"
+        if self.store.has_vectors(emb.id_for(other)):
+            self.mover = emb
+            self.embedder = Embedder(model, settings=replace(emb.settings, precision=other))
 
     def _init_parts(self) -> None:
         """Each part's own state: a part overrides this, calling ``super()`` first."""

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from . import facade
+from .demand import DEMAND
 from .embed import EmbedSettings
 from .engine import Engine, IndexReport, SearchResponse, SearchResult
 from .files import FileFilter
@@ -50,6 +51,9 @@ EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one
 READ_SLICE = 64  # files per writer job while a folder is first read (about 0.3 s idle)
 FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.catch_up`) is skipped for
 SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
+# Writer jobs of the index's own making (not a request): they leave bulk threads alone.
+_BULK = {"embed_next", "move_next", "embed_files", "read_next", "start_reading",
+         "finish_reading", "_finish", "warm_up", "open_engine", "pending_count"}  # fmt: skip
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
 
 Progress = Callable[[str, int, int], None]
@@ -148,6 +152,7 @@ class Folder:
         # Called (on a background thread) when vectors made in the background are in.
         self.on_embedded: Callable[[], None] | None = None
         self._embedding = False  # a loop of embed slices is running
+        self._moving = False  # the precision move's loop is running
         self._embedding_lock = threading.Lock()
         self._checked = 0.0  # when catch_up last scanned, and how long that took
         self._scan_seconds = 0.0
@@ -171,6 +176,8 @@ class Folder:
         """``fn`` on the writer thread; Cancelled once the folder is closing."""
         if self.closed:
             raise Cancelled()
+        if getattr(fn, "__name__", "") not in _BULK:  # a save, a folder change: someone is at work
+            DEMAND.touch()
         try:
             return self.writer.submit(partial(fn, *args, **kw))
         except RuntimeError:  # the executor shut down under us
@@ -254,7 +261,40 @@ class Folder:
             return None
         self.last_report = rep
         self.settle(rep)
+        self.move_in_background()
         return rep
+
+    def move_in_background(self) -> None:
+        """An index of fp32 vectors opened at the default int8: its int8 vectors
+        made a slice at a time on a background thread (the writer runs each
+        slice), search on the fp32 ones until the switch (:mod:`precision_move`)."""
+        eng = self.engine
+        if self.closed or eng is None or eng.mover is None or self.state != "ready":
+            return
+        with self._embedding_lock:
+            if self._moving:
+                return
+            self._moving = True
+        threading.Thread(
+            target=self._move_rest, name=f"mdseek-move-{self.name}", daemon=True
+        ).start()
+
+    def _move_rest(self) -> None:
+        eng = self.engine
+        assert eng is not None
+        try:
+            while not self.closed and self.write(eng.move_next, EMBED_SLICE):
+                pass
+        except Cancelled:
+            return
+        except Exception as exc:  # the next start resumes it
+            if not self.closed:
+                log.error("moving %s to int8 failed: %s", self.path, exc)
+            return
+        finally:
+            self._moving = False
+        if eng.mover is None and self.on_embedded is not None:
+            self.on_embedded()
 
     def _read_all(self, progress: Progress | None) -> IndexReport:
         """Every file read, chunked and written, :data:`READ_SLICE` files per job
@@ -303,7 +343,7 @@ class Folder:
         eng = self.engine
         assert eng is not None
         if rep.lexical_only_reason is None and eng.embedder.loaded:
-            eng.store.sweep_vectors(eng.model_id)
+            eng.store.sweep_vectors(eng.model_id, eng.kept_models())
         rep.pending = self.pending = eng.store.pending_count(eng.model_id)
         rep.chunks = eng.store.counts()["chunks"]
         return rep
@@ -443,6 +483,18 @@ class Folder:
         note says so; otherwise as asked (the engine says why if the model
         cannot be used). ``how``: :func:`facade.search`'s ``prefix_last`` and
         ``explain``."""
+        with DEMAND.request():  # bulk embedding drops to one thread meanwhile
+            return self._search(query, limit, mode, paths, token, **how)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        paths: Sequence[str],
+        token: CancelToken | None,
+        **how: bool,
+    ) -> SearchResponse:
         if token:
             token.check()
         eng = self.engine
@@ -475,7 +527,8 @@ class Folder:
     def related(self, rel: str, slug: str | None, start_line: int, limit: int) -> SearchResponse:
         if self.engine is None:
             return SearchResponse([], "lexical", self.message)
-        return facade.related(self.engine, rel, slug, start_line, limit)
+        with DEMAND.request():
+            return facade.related(self.engine, rel, slug, start_line, limit)
 
     def sections_like(self, text: str, exclude_rel: str | None, limit: int) -> SearchResponse:
         if self.engine is None or not text.strip():

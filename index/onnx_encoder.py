@@ -63,6 +63,11 @@ class OnnxEncoder:
     """One export folder, ready to encode. Thread-safe (onnxruntime sessions are)."""
 
     backend = "onnx"
+    # Texts per model call. Activations grow with batch x tokens and ONNX
+    # Runtime's arena keeps their peak: texts of ~256 tokens peaked at 579 MB
+    # RSS in calls of 32 and 257 MB in calls of 8, at the same rate (fp32, one
+    # thread; `python -m benchmarks.batch_memory`, benchmarks/README).
+    batch_size = 8
 
     def __init__(self, folder: Path, threads: int = 1):
         from tokenizers import Tokenizer
@@ -111,7 +116,9 @@ class OnnxEncoder:
         out = self.session.run([self.output], {k: feed[k] for k in self.inputs})[0]
         return np.asarray(out, dtype=np.float32)
 
-    def encode(self, texts: list[str], batch_size: int = 32, prompt: str = "") -> np.ndarray:
+    def encode(
+        self, texts: list[str], batch_size: int | None = None, prompt: str = ""
+    ) -> np.ndarray:
         """Unit-length float32 vectors, one row per text, in input order;
         ``prompt`` goes before every text, as sentence-transformers puts it
         (the text after it is truncated at the window)."""
@@ -125,6 +132,7 @@ class OnnxEncoder:
         encs = [self.tok.encode(texts[0])] if len(texts) == 1 else self.tok.encode_batch(texts)
         order = token_order([len(e.ids) for e in encs])
         out = np.empty((len(texts), self.dim), dtype=np.float32)
+        batch_size = batch_size or self.batch_size
         for i in range(0, len(order), batch_size):
             rows = order[i : i + batch_size]
             out[rows] = self._run([encs[j] for j in rows])

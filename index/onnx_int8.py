@@ -1,6 +1,9 @@
 """An int8 copy of a verified fp32 ONNX export, for faster bulk embedding.
 
-Opt-in (``precision: int8``): onnxruntime's own dynamic quantisation
+The bundled model's copy ships in its wheel (built with this recipe by
+``scripts/model_wheel.py``, :func:`packaged.int8_copy`) and is its default
+precision; any other model's is made here on first use when asked for
+(``precision: int8``): onnxruntime's own dynamic quantisation
 (``onnxruntime.quantization.quantize_dynamic``) turns the weights of the fused
 graph's MatMul and Attention ops into int8, per output channel; activations are
 quantised on the fly. The result is cached beside the fp32 export under its own
@@ -36,7 +39,7 @@ from .onnx_export import (
     _write_manifest,
     ensure_fp32,
 )
-from .packaged import export_for
+from .packaged import export_for, int8_copy, serves
 from .private import why_not_private
 
 log = logging.getLogger(__name__)
@@ -148,6 +151,12 @@ def ensure_int8(resolved: str, fp32_id: str, allow_pickle: bool = False) -> Path
     """The int8 folder of a model, made from its fp32 export on first use
     (seconds). Raises ExportRejected (with the reason) if it cannot be made."""
     mid = int8_model_id(fp32_id)
+    if wheel := serves(resolved, fp32_id):  # the model wheel's verified copy: nothing to make
+        sub, why = int8_copy(wheel)
+        if sub is not None:
+            return sub
+        if why:
+            log.warning("%s", why.replace("; using fp32", "; quantising the fp32 export instead"))
     folder = model_cache_dir(mid)
     if why := why_not_private(folder, top=cache_dir()):
         raise ExportRejected(f"its int8 folder cannot be trusted: {why}")

@@ -26,6 +26,13 @@ Finding it costs a few file stats; the sha256 of its ~90 MB (~65 ms) is
 checked once per process, before its session opens (in the background where
 the session is warmed early). Building the wheel is ``scripts/model_wheel.py``
 (it needs torch: ``mdseek[torch]``).
+
+The wheel also holds the verified int8 copy of the export (:data:`INT8`, a
+subfolder made by :mod:`mdseek.index.onnx_int8`'s recipe, with its own
+manifest), listed in the top manifest's ``int8`` entry with every file's size
+and sha256. It is checked apart from the fp32 files (:func:`int8_copy`): a
+damaged int8 copy is refused in one line and fp32 is used; the fp32 export
+stays usable.
 """
 
 from __future__ import annotations
@@ -45,11 +52,14 @@ DISTRIBUTION = "mdseek-all-minilm-l6-v2-onnx"
 PACKAGE = "mdseek_all_minilm_l6_v2_onnx"
 # Files every model wheel holds (the manifest lists them, with more, and their hashes).
 REQUIRED = ("model.onnx", "model.onnx.data", "tokenizer.json", "sentence_bert_config.json")
+INT8 = "int8"  # the subfolder holding the int8 copy (listed in the manifest's "int8" entry)
+INT8_DAMAGED = "the int8 copy of the bundled model is damaged ({why}); using fp32"
 
 _lock = threading.Lock()
 _verify_lock = threading.Lock()  # hashing must not hold up installed()
 _found: list[tuple[Path | None, str | None]] = []  # the one lookup, once found
 _verified: dict[str, str | None] = {}
+_int8: dict[str, tuple[Path | None, str | None]] = {}
 _said: set[str] = set()
 
 
@@ -138,6 +148,7 @@ def forget() -> None:
     with _lock, _verify_lock:
         _found.clear()
         _verified.clear()
+        _int8.clear()
 
 
 def packaged_model_id(folder: Path) -> str | None:
@@ -186,3 +197,87 @@ def export_for(resolved: str, base_id: str) -> Path | None:
         _said.add(why)
         log.warning("%s; exporting the model instead", why)
     return None
+
+
+def _int8_problem(folder: Path, entry: object, hashes: bool) -> str | None:
+    """Why the int8 copy the manifest lists (``entry``) cannot be used, or None."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("files"), dict):
+        return "its manifest entry cannot be read"
+    sub = folder / INT8
+    if why := _file_problem(sub, is_dir=True):
+        return why
+    files = entry["files"]
+    if not set(REQUIRED[:1] + REQUIRED[2:] + ("manifest.json",)) <= set(files):
+        return "its manifest does not list its files"
+    for name, want in files.items():
+        if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith("."):
+            return f"its manifest names a file outside its folder ({name!r})"
+        if not isinstance(want, dict):
+            return f"its manifest entry for {name} cannot be read"
+        p = sub / name
+        if why := _file_problem(p, is_dir=False):
+            return why
+        if p.stat().st_size != want.get("size"):
+            return f"{name} differs in size"
+    if hashes:
+        for name, want in files.items():
+            if _sha256(sub / name) != want.get("sha256"):
+                return "hash mismatch"
+    return None
+
+
+def int8_copy(folder: Path) -> tuple[Path | None, str | None]:
+    """The model wheel's int8 copy: (its folder, None) if the manifest lists one
+    and every file matches its size and sha256 (hashed once per process,
+    ~25 MB); (None, why) if it is listed but damaged (``why`` is the one line
+    to say: fp32 is used); (None, None) if this wheel has none."""
+    key = str(folder)
+    with _verify_lock:
+        if key not in _int8:
+            m = read_manifest(folder)
+            entry = (m or {}).get("int8")
+            if entry is None:
+                _int8[key] = (None, None)
+            elif why := _int8_problem(folder, entry, hashes=True):
+                _int8[key] = (None, INT8_DAMAGED.format(why=why))
+            else:
+                sub = folder / INT8
+                im = read_manifest(sub)
+                ok = (
+                    im is not None
+                    and im.get("status") == "ok"
+                    and im.get("precision") == "int8"
+                    and im.get("model_id") == f"{(m or {}).get('model_id')}#onnx-int8"
+                )
+                why = None if ok else INT8_DAMAGED.format(why="its manifest does not describe it")
+                _int8[key] = (sub.resolve(), None) if ok else (None, why)
+        return _int8[key]
+
+
+def serves(resolved: str, base_id: str) -> Path | None:
+    """The installed model wheel's folder if it is the model ``resolved`` (id
+    ``base_id``), checked without hashes (file stats: cheap); else None."""
+    folder, _ = installed()
+    if folder is None:
+        return None
+    m = read_manifest(folder)
+    if Path(resolved) == folder or (m is not None and m.get("model_id") == base_id):
+        return folder
+    return None
+
+
+def int8_listed(folder: Path) -> bool:
+    """Whether the model wheel at ``folder`` lists an int8 copy whose files are
+    there with their sizes (file stats, no hashing: :func:`int8_copy` hashes
+    them when the model loads). A listed copy that fails is said once."""
+    m = read_manifest(folder)
+    entry = (m or {}).get("int8")
+    if entry is None:
+        return False
+    why = _int8_problem(folder, entry, hashes=False)
+    if why is not None:
+        line = INT8_DAMAGED.format(why=why)
+        if line not in _said:
+            _said.add(line)
+            log.warning("%s", line)
+    return why is None

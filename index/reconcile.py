@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .chunk import Chunk
-from .embed_queue import EmbedQueue
-from .engine_base import IndexReport, Progress
+from .engine_base import PRECISION_KEY, IndexReport, Progress
 from .files import FoundFile, check_file, display_path, scan
 from .lexical_side import LexicalSide
 from .parse import ParsedDocument, parse_bytes
+from .precision_move import PrecisionMove
 from .requests import filter_spec
 
 log = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
 
 
-class Reconcile(EmbedQueue, LexicalSide):
+class Reconcile(PrecisionMove, LexicalSide):
     """Keeping an :class:`engine.Engine`'s index in line with its folder (see the module)."""
 
     def _init_parts(self) -> None:
@@ -60,7 +60,7 @@ class Reconcile(EmbedQueue, LexicalSide):
                 # something (a write, a removal, new vectors, another model's).
                 changed = rep.removed or rep.chunks_written or rep.embedded or self._orphans
                 if rep.lexical_only_reason is None and changed:
-                    self.store.sweep_vectors(self.model_id)
+                    self.store.sweep_vectors(self.model_id, self.kept_models())
                     self._orphans.clear()
             rep.pending = self.store.pending_count(self.model_id)
             rep.chunks = self.store.counts()["chunks"]
@@ -122,6 +122,8 @@ class Reconcile(EmbedQueue, LexicalSide):
         with self._write:
             self.store.set_meta("root", str(self.root))
             self.store.set_meta("file_filter", json.dumps(filter_spec(self.filter)))
+            if self.precision_asked:
+                self.store.set_meta(PRECISION_KEY, self.precision_asked)
             self._queue = None  # embed_next reads what is pending now
             self._lexical_current()  # patched, or (re)built in the background
 

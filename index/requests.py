@@ -1,5 +1,6 @@
-"""What a client may ask a search for, checked in one place, with the one-line
-errors every front end (CLI, MCP, language server) shows in the same words.
+"""What a client may ask for (a search; a file, a section of it), checked in one
+place, with the one-line errors every front end (CLI, MCP, language server)
+shows in the same words.
 
 The checks take what a protocol handed over (any JSON value) and return the
 clean value, or raise :class:`BadRequest` whose text is the whole message:
@@ -22,25 +23,86 @@ class BadRequest(ValueError):
     """A search parameter out of its range; ``str()`` is the one-line message."""
 
 
+FILE_HINT = "give a markdown file's path as search or outline shows it"
+
+
+def _got(value: Any) -> str:
+    """A value a client gave, shortened, as the messages quote it."""
+    return repr(value[:40]) if isinstance(value, str) else str(value)[:40]
+
+
+def _text(name: str, value: Any, hint: str) -> str:
+    if value is None:
+        raise BadRequest(f"{name} is missing: {hint}")
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} must be text: {hint}")
+    if not value.strip():
+        raise BadRequest(f"{name} is empty: {hint}")
+    return value
+
+
+def _optional_text(name: str, value: Any, hint: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise BadRequest(f"{name} must be text: {hint}")
+    return value
+
+
+def _whole(name: str, value: Any, low: int, high: int | None) -> int:
+    within = f" from {low} to {high}" if high is not None else f", {low} or more"
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(str(value).strip())
+        except ValueError:
+            raise BadRequest(
+                f"{name} must be a whole number{within} (got {str(value)[:40]!r})"
+            ) from None
+    if value < low or (high is not None and value > high):
+        raise BadRequest(f"{name} must be a whole number{within} (got {value})")
+    return value
+
+
 def check_query(query: Any) -> str:
-    if not isinstance(query, str):
-        raise BadRequest("query must be text: say what you are looking for, in words")
-    if not query.strip():
-        raise BadRequest("query is empty: say what you are looking for, in words")
-    return query
+    return _text("query", query, "say what you are looking for, in words")
+
+
+def check_file(path: Any) -> str:
+    """A markdown file's path as a client names it (search and outline show them)."""
+    return _text("path", path, FILE_HINT)
+
+
+def check_heading(heading: Any) -> str | None:
+    return _optional_text("heading", heading, "give a heading as outline shows it")
+
+
+def check_anchor(anchor: Any) -> str | None:
+    return _optional_text("anchor", anchor, "give a heading's anchor as search or outline shows it")
 
 
 def check_limit(limit: Any) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, int):
-        try:
-            limit = int(str(limit).strip())
-        except ValueError:
-            raise BadRequest(
-                f"limit must be a whole number from 1 to {MAX_LIMIT} (got {str(limit)[:40]!r})"
-            ) from None
-    if not 1 <= limit <= MAX_LIMIT:
-        raise BadRequest(f"limit must be a whole number from 1 to {MAX_LIMIT} (got {limit})")
-    return limit
+    return _whole("limit", limit, 1, MAX_LIMIT)
+
+
+def check_line(line: Any) -> int | None:
+    """A 1-based line (None: not given)."""
+    return None if line is None else _whole("line", line, 1, None)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """A yes/no option: true or false (JSON's, or the words)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise BadRequest(f"{name} must be true or false (got {_got(value)})")
+
+
+def unknown_argument(name: Any, command: str, known: Iterable[str]) -> BadRequest:
+    """An argument the command does not take (a misspelled name, most often)."""
+    takes = ", ".join(known)
+    return BadRequest(
+        f"unknown argument {_got(str(name))}: {command} "
+        + (f"takes {takes}" if takes else "takes no arguments")
+    )
 
 
 def check_mode(mode: Any) -> str:

@@ -170,15 +170,25 @@ class VectorCache(IndexFile):
             return [], np.zeros((0, 0), dtype=np.float32)
         return [h for h, _ in rows], np.stack([np.frombuffer(v, dtype=np.float32) for _, v in rows])
 
-    def sweep_vectors(self, model: str) -> int:
-        """Drop vectors no chunk or passage uses, and every vector of other models."""
+    def sweep_vectors(self, model: str, keep: Iterable[str] = ()) -> int:
+        """Drop vectors no chunk or passage uses, and every vector of other
+        models than ``model`` and ``keep`` (a precision move's target, see
+        precision_move.py)."""
+        models = [model, *keep]
+        marks = ",".join("?" * len(models))
         with self.transaction() as db:
-            n = db.execute("DELETE FROM vectors WHERE model != ?", (model,)).rowcount
-            n += db.execute(
-                f"DELETE FROM vectors WHERE model = ? AND text_hash NOT IN {USED}",
-                (model,),
-            ).rowcount
+            n = db.execute(f"DELETE FROM vectors WHERE model NOT IN ({marks})", models).rowcount
+            for m in models:
+                n += db.execute(
+                    f"DELETE FROM vectors WHERE model = ? AND text_hash NOT IN {USED}", (m,)
+                ).rowcount
         return int(n)
+
+    def has_vectors(self, model: str) -> bool:
+        """Whether any vector of ``model`` is stored."""
+        with self.lock:
+            row = self.db.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (model,))
+            return row.fetchone() is not None
 
     def chunk_vectors_for_hashes(
         self, model: str, hashes: list[str]

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 FORMAT = "mdseek-vectors-1"
+INT8_SUFFIX = "#onnx-int8"  # as onnx_int8.INT8_SUFFIX (no import: this module loads no model code)
 MAX_BYTES = 2 * 2**30  # a file larger than this, or unpacking to more, is refused before reading
 
 
@@ -42,6 +43,23 @@ class ImportReport:
     model_in_file: str = ""
 
 
+def precision_of(model: str) -> str:
+    """The precision of a model id's vectors: int8 ids end in ``#onnx-int8``
+    (before any prompt suffix), every other is fp32."""
+    return "int8" if INT8_SUFFIX in model else "fp32"
+
+
+def check_precision(path: Path, file_model: str, file_precision: str, model: str) -> None:
+    """Refuse, in one line naming both, a file of this index's model at the
+    other precision (a file of another model is only left unused)."""
+    mine = precision_of(model)
+    same_model = file_model.replace(INT8_SUFFIX, "") == model.replace(INT8_SUFFIX, "")
+    if same_model and file_precision != mine:
+        raise VectorsFileError(
+            f"{path}: this vectors file holds {file_precision} vectors; this index uses {mine}"
+        )
+
+
 def export_vectors(store, model: str, dest: Path) -> int:
     """Write every vector of ``model`` that a chunk of the index uses; returns how many."""
     hashes, mat = store.vectors_in_use(model)
@@ -52,6 +70,7 @@ def export_vectors(store, model: str, dest: Path) -> int:
             fh,
             format=np.array(FORMAT),
             model=np.array(model),
+            precision=np.array(precision_of(model)),
             hashes=np.array(hashes, dtype="S64"),
             vectors=mat.astype(np.float32),
         )
@@ -64,6 +83,7 @@ def export_vectors(store, model: str, dest: Path) -> int:
 MEMBERS = {
     "format": ("U", 256, 0, "one format name"),
     "model": ("U", 4096, 0, "one model id"),
+    "precision": ("U", 16, 0, "one precision"),
     "hashes": ("S", 128, 1, "a list of text hashes"),
     "vectors": ("f", 4, 2, "a matrix of float32 vectors"),
 }
@@ -110,6 +130,19 @@ def check_members(path: Path) -> None:
                 raise VectorsFileError(f"{path}: {info.filename} holds {dtype}, not {what}")
             if len(shape) != ndim:
                 raise VectorsFileError(f"{path}: {info.filename} is not {what}")
+
+
+def read_precision(path: Path) -> str:
+    """The precision a vectors file says its vectors are (read after
+    :func:`read_vectors` checked it): its ``precision`` member, else (a file
+    made before it was written) from its model id, fp32 unless an int8 id."""
+    with np.load(path, allow_pickle=False) as z:
+        if "precision" in z.files:
+            got = str(z["precision"])
+            if got not in ("fp32", "int8"):
+                raise VectorsFileError(f"{path}: names an unknown precision ({got[:16]!r})")
+            return got
+        return precision_of(str(z["model"]))
 
 
 def read_vectors(path: Path) -> tuple[str, list[str], np.ndarray]:

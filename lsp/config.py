@@ -21,10 +21,11 @@ problem so the server can say so once, in one message.
                  extension sends false while VS Code's built-in markdown outline is
                  active, so the outline and breadcrumbs are not shown twice.
     backend      "onnx" (ONNX Runtime, the default) or "torch" ($MDSEEK_BACKEND when unset)
-    threads      threads per model call, 0 = half the cores ($MDSEEK_THREADS when unset)
-    precision    "fp32" (the default) or "int8" (ONNX Runtime's int8 quantisation:
-                 faster bulk embedding, its own vectors; a change re-embeds)
-                 ($MDSEEK_PRECISION when unset)
+    threads      threads per model call, 0 = by demand (bulk on every core while no request
+                 waits, else one; queries on half the cores) ($MDSEEK_THREADS when unset)
+    precision    "int8" (ONNX Runtime's int8 quantisation: the bundled model's default,
+                 from its wheel) or "fp32"; its own vectors, a change re-embeds; unset =
+                 $MDSEEK_PRECISION, else what the index remembers, else the model's default
     queryPrompt  text put before every query in place of the model's own query prompt
                  ("" = none; null/unset = the model's, or $MDSEEK_QUERY_PROMPT)
     documentPrompt  the same for every embedded section (a change re-embeds)
@@ -241,7 +242,7 @@ def parse_settings(*sources: Any) -> tuple[Settings, list[str]]:
         elif value is not None:
             values[attr] = value
     if values.get("precision") == "int8" and values.get("backend") == "torch":
-        problems.append("precision int8 runs on the onnx backend only; using the default 'fp32'")
+        problems.append("precision int8 runs on the onnx backend only; using the default")
         del values["precision"]
     return replace(defaults, **values), problems
 

@@ -28,9 +28,8 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
-from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, WithJsonSchema
 
@@ -44,6 +43,8 @@ from mdseek.index.parse import ParsedDocument, Section
 from mdseek.index.query import Query
 from mdseek.index.rerank import Reranker
 from mdseek.index.snippet import mark
+
+from .mcp_args import CheckedServer, flag, globs
 
 log = logging.getLogger("mdseek.mcp")
 
@@ -89,11 +90,8 @@ class Folders:
         return tuple(out)
 
     def locate(self, path: str) -> tuple[Folder, str]:
-        """(folder, path within it) of a path a client gave; ToolError if none fits."""
-        if not isinstance(path, str) or not path.strip():
-            raise ToolError(
-                "path is empty: give a markdown file's path as search or outline shows it"
-            )
+        """(folder, path within it) of a path a client gave (text, checked by
+        :func:`requests.check_file`); ToolError if none fits."""
         p = path.strip()
         if Path(p).is_absolute():  # facade.confine checks it (symlinks resolved)
             inner = sorted(self.all, key=lambda f: -len(str(f.path)))
@@ -306,22 +304,33 @@ HeadingArg = Annotated[
 ]
 AnchorArg = Annotated[str | None, Field(description="the heading's anchor (slug), '#' optional")]
 LimitArg = Annotated[
-    Any,  # checked by requests.check_limit: a bad value is answered in mdseek's words
-    WithJsonSchema({"type": "integer", "minimum": 1, "maximum": MAX_LIMIT}),
-    Field(description=f"results to return (1 to {MAX_LIMIT})"),
+    int, Field(ge=1, le=MAX_LIMIT, description=f"results to return (1 to {MAX_LIMIT})")
 ]
 LineArg = Annotated[int | None, Field(ge=1, description="any line of the section (1-based)")]
+# Each tool's argument checks (mcp_args: a mistake is answered in mdseek's words).
+SECTION_CHECKS = {
+    "path": requests.check_file,
+    "heading": requests.check_heading,
+    "anchor": requests.check_anchor,
+    "line": requests.check_line,
+}
 
 
-def build_server(folders: Folders) -> MCPServer:
-    server = MCPServer("mdseek", version=__version__, instructions=INSTRUCTIONS)
+def build_server(folders: Folders) -> CheckedServer:
+    server = CheckedServer("mdseek", version=__version__, instructions=INSTRUCTIONS)
 
-    @server.tool()
+    @server.checked_tool(
+        query=requests.check_query,
+        limit=requests.check_limit,
+        mode=requests.check_mode,
+        path=globs,
+        highlight=flag("highlight"),
+    )
     def search(
         query: Annotated[str, Field(description="what to find, in words")],
         limit: LimitArg = 10,
         mode: Annotated[
-            Any,  # checked below, so a bad value is answered in mdseek's words
+            str,
             WithJsonSchema({"type": "string", "enum": list(requests.MODES)}),
             Field(description="hybrid (default), lexical (keywords only) or dense (meaning only)"),
         ] = "hybrid",
@@ -340,13 +349,8 @@ def build_server(folders: Folders) -> MCPServer:
         by meaning and keywords. Each result names a section: path, heading, anchor,
         breadcrumb, line range, score and a snippet. complete is false (and note
         says why) while the folder is still being read or vectors are pending."""
-        try:
-            query = requests.check_query(query)
-            limit, mode = requests.check_limit(limit), requests.check_mode(mode)
-            globs = requests.check_globs(path)
-        except requests.BadRequest as exc:
-            raise ToolError(str(exc)) from None
-        asked = [(f, g) for f in folders.all if (g := folders.globs_for(f, globs)) is not None]
+        wanted = tuple(path or ())  # a list by now (mcp_args.globs)
+        asked = [(f, g) for f in folders.all if (g := folders.globs_for(f, wanted)) is not None]
         for f, _ in asked:
             f.catch_up()
         answer = search_folders(asked, query, limit, mode) if asked else Answer(mode, True)
@@ -358,7 +362,7 @@ def build_server(folders: Folders) -> MCPServer:
             results=[_hit(folders, f, r, marked) for f, r in answer.hits],
         )
 
-    @server.tool()
+    @server.checked_tool(**SECTION_CHECKS, include_subsections=flag("include_subsections"))
     def get_section(
         path: PathArg,
         heading: HeadingArg = None,
@@ -386,7 +390,7 @@ def build_server(folders: Folders) -> MCPServer:
             markdown=text,
         )
 
-    @server.tool()
+    @server.checked_tool(**SECTION_CHECKS, limit=requests.check_limit)
     def related(
         path: PathArg,
         heading: HeadingArg = None,
@@ -396,10 +400,6 @@ def build_server(folders: Folders) -> MCPServer:
     ) -> RelatedAnswer:
         """Sections in other files about the same thing as one section (named by
         exactly one of heading, anchor or line)."""
-        try:
-            limit = requests.check_limit(limit)
-        except requests.BadRequest as exc:
-            raise ToolError(str(exc)) from None
         folder, doc = folders.document(path)
         sec = _section(folders, folder, doc, heading, anchor, line)
         slug = sec.heading.slug if sec.heading else None
@@ -412,7 +412,7 @@ def build_server(folders: Folders) -> MCPServer:
             results=[_hit(folders, folder, r) for r in resp.results],
         )
 
-    @server.tool()
+    @server.checked_tool(path=requests.check_file)
     def outline(path: PathArg) -> OutlineAnswer:
         """A file's headings in order: level, the heading as written (inline
         markup kept) and as plain text, anchor and line range."""
@@ -433,7 +433,7 @@ def build_server(folders: Folders) -> MCPServer:
             ],
         )
 
-    @server.tool()
+    @server.checked_tool()
     def status() -> StatusAnswer:
         """What the index holds: files, chunks, chunks still waiting for a vector,
         the share of chunks that fit the model's window, the embedding model, and

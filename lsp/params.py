@@ -68,7 +68,7 @@ class SearchParams:
     in the words the CLI and MCP use (:mod:`mdseek.index.requests`).
     ``explain`` (true): each result carries its score parts."""
 
-    query: str = attrs.field(default="", converter=_query)
+    query: str = attrs.field(default=None, converter=_query)  # left out: "query is missing"
     limit: int | None = attrs.field(default=None, converter=_limit)
     path: tuple[str, ...] = attrs.field(default=(), converter=_paths)
     explain: bool = attrs.field(default=False, converter=lambda v: v is True)

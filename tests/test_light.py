@@ -67,7 +67,7 @@ def test_light_vectors_equal_sentence_transformers(wheel_folder: Path):
     weights: cosine >= 0.9999 and unit length, texts batched together."""
     from sentence_transformers import SentenceTransformer
 
-    emb = Embedder(settings=EmbedSettings(backend="onnx"))
+    emb = Embedder(settings=EmbedSettings(backend="onnx", precision="fp32"))
     got = emb.encode(SAMPLE)
     assert emb.backend == "onnx" and emb.load().folder == wheel_folder
     st = SentenceTransformer(str(default_model_path()), device="cpu")
@@ -82,8 +82,13 @@ def test_wheel_keeps_the_model_id(wheel_folder: Path):
     """Same vectors, same id: an index made by either install serves the other."""
     assert model_id(str(wheel_folder)) == DEFAULT_ID
     assert model_id(str(default_model_path())) == DEFAULT_ID  # the weights (torch extra)
-    assert Embedder().model_id == DEFAULT_ID
+    assert Embedder(settings=EmbedSettings(precision="fp32")).model_id == DEFAULT_ID
+    assert Embedder().model_id == DEFAULT_ID  # the default: fp32
+    assert Embedder(settings=EmbedSettings(precision="int8")).model_id == DEFAULT_ID + "#onnx-int8"
     m = json.loads((wheel_folder / "manifest.json").read_text())
+    assert set(m["int8"]["files"]) == {"model.onnx", "tokenizer.json", "manifest.json",
+                                       "sentence_bert_config.json"}  # fmt: skip
+    assert m["int8"]["verify"]["min_cosine_vs_fp32"] >= 0.95
     assert m["precision"] == "fp32" and m["backend"] == "onnx" and m["status"] == "ok"
     assert m["verify"]["min_cosine_vs_torch"] >= 0.9999
     assert not list(wheel_folder.glob("*.py")), "data only: nothing in it is ever run"
@@ -229,7 +234,9 @@ def test_cli_without_torch(tmp_path: Path, golden_index: Path, light_env):
     res = json.loads(r.stdout)
     assert res["mode"] == "hybrid" and "database-failover" in res["results"][0]["path"], res
     r = light(light_env, "status", str(ws), "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)["model"] == DEFAULT_ID, r.stdout + r.stderr
+    assert r.returncode == 0 and json.loads(r.stdout)["model"] == DEFAULT_ID, (
+        r.stdout + r.stderr
+    )
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()

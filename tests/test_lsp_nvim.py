@@ -25,7 +25,7 @@ EDITORS = REPO / "lsp" / "editors"
 
 
 def install_config(layout: str, config_home: Path) -> Path:
-    """The shipped file, unmodified, where the README says it goes; returns init.lua."""
+    """The shipped file, unmodified, where docs/editors.md says it goes; returns init.lua."""
     nvim = config_home / "nvim"
     (nvim / "lsp").mkdir(parents=True)
     init = nvim / "init.lua"

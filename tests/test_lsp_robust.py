@@ -190,7 +190,7 @@ def test_a_request_without_params_is_answered_as_the_spec_says(tiny):
         err = bare("mdseek/search")["error"]
         assert err == {
             "code": -32602,
-            "message": "query is empty: say what you are looking for, in words",
+            "message": "query is missing: say what you are looking for, in words",
         }, err
         for method in ("textDocument/hover", "workspace/symbol", "codeLens/resolve"):
             err = bare(method)["error"]
@@ -321,7 +321,8 @@ def test_exit_while_embedding_is_fast_and_quiet(tmp_path, polite):
             assert s.request("shutdown", None, timeout=10) is not None
         t0 = time.monotonic()
         s.notify("exit")
-        code = s.wait_exit(EXIT_SECONDS)  # README: "exits within a second of `exit`"
+        # docs/index-and-storage.md: "exits within a second of `exit`"
+        code = s.wait_exit(EXIT_SECONDS)
         took = time.monotonic() - t0
         print(
             f"exit took {took:.2f}s with {st['pending_embeds']} chunks pending, {st['embedded_total']} embedded"

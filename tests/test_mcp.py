@@ -260,6 +260,79 @@ async def test_bad_arguments_are_clear_tool_errors(ws: Path):
         assert (await call(client, "outline", {"path": path}))["headings"]
 
 
+FILE = "handbook/runbooks/database-failover.md"
+FILE_HINT = "give a markdown file's path as search or outline shows it"
+SEARCH_ARGS = "search takes query, limit, mode, path, highlight"
+SECTION_ARGS = "get_section takes path, heading, anchor, line, include_subsections"
+# Every tool, every argument given the wrong kind of value, left out, or misnamed:
+# (tool, arguments, the one line answered), the words index/requests.py gives the
+# CLI and the language server for the same mistake.
+WRONG_ARGUMENTS = [
+    ("search", {"query": 123}, "query must be text: say what you are looking for, in words"),
+    ("search", {"query": ["a", "b"]}, "query must be text: say what you are looking for, in words"),
+    ("search", {}, "query is missing: say what you are looking for, in words"),
+    ("search", {"query": None}, "query is missing: say what you are looking for, in words"),
+    ("search", {"query": "x", "limit": "lots"}, "limit must be a whole number from 1 to 200 (got 'lots')"),
+    ("search", {"query": "x", "limit": 2.5}, "limit must be a whole number from 1 to 200 (got '2.5')"),
+    ("search", {"query": "x", "limit": [5]}, "limit must be a whole number from 1 to 200 (got '[5]')"),
+    ("search", {"query": "x", "limit": True}, "limit must be a whole number from 1 to 200 (got 'True')"),
+    ("search", {"query": "x", "limit": 0}, "limit must be a whole number from 1 to 200 (got 0)"),
+    ("search", {"query": "x", "mode": 3}, "mode must be hybrid, lexical or dense (got '3')"),
+    ("search", {"query": "x", "mode": ["dense"]}, "mode must be hybrid, lexical or dense (got \"['dense']\")"),
+    ("search", {"query": "x", "path": 7}, "path must be a glob or a list of globs, e.g. 'docs/**' or '!drafts/**'"),
+    ("search", {"query": "x", "path": ["a/**", 7]}, "path must be a glob or a list of globs, e.g. 'docs/**' or '!drafts/**'"),
+    ("search", {"query": "x", "path": {"glob": "a"}}, "path must be a glob or a list of globs, e.g. 'docs/**' or '!drafts/**'"),
+    ("search", {"query": "x", "highlight": "yes"}, "highlight must be true or false (got 'yes')"),
+    ("search", {"query": "x", "highlight": 1}, "highlight must be true or false (got 1)"),
+    ("search", {"query": "x", "limits": 5}, f"unknown argument 'limits': {SEARCH_ARGS}"),
+    ("get_section", {"path": 5, "line": 1}, f"path must be text: {FILE_HINT}"),
+    ("get_section", {"path": [FILE], "line": 1}, f"path must be text: {FILE_HINT}"),
+    ("get_section", {"line": 1}, f"path is missing: {FILE_HINT}"),
+    ("get_section", {"path": "", "line": 1}, f"path is empty: {FILE_HINT}"),
+    ("get_section", {"path": FILE, "heading": 5}, "heading must be text: give a heading as outline shows it"),
+    ("get_section", {"path": FILE, "anchor": ["a"]}, "anchor must be text: give a heading's anchor as search or outline shows it"),
+    ("get_section", {"path": FILE, "line": "three"}, "line must be a whole number, 1 or more (got 'three')"),
+    ("get_section", {"path": FILE, "line": 0}, "line must be a whole number, 1 or more (got 0)"),
+    ("get_section", {"path": FILE, "line": 1.5}, "line must be a whole number, 1 or more (got '1.5')"),
+    ("get_section", {"path": FILE, "line": 1, "include_subsections": "maybe"}, "include_subsections must be true or false (got 'maybe')"),
+    ("get_section", {"path": FILE, "section": "Overview"}, f"unknown argument 'section': {SECTION_ARGS}"),
+    ("related", {"path": 5, "line": 1}, f"path must be text: {FILE_HINT}"),
+    ("related", {"line": 1}, f"path is missing: {FILE_HINT}"),
+    ("related", {"path": FILE, "heading": 5}, "heading must be text: give a heading as outline shows it"),
+    ("related", {"path": FILE, "anchor": 5}, "anchor must be text: give a heading's anchor as search or outline shows it"),
+    ("related", {"path": FILE, "line": "x"}, "line must be a whole number, 1 or more (got 'x')"),
+    ("related", {"path": FILE, "line": 1, "limit": "many"}, "limit must be a whole number from 1 to 200 (got 'many')"),
+    ("related", {"path": FILE, "line": 1, "top": 3}, "unknown argument 'top': related takes path, heading, anchor, line, limit"),
+    ("outline", {"path": 3}, f"path must be text: {FILE_HINT}"),
+    ("outline", {}, f"path is missing: {FILE_HINT}"),
+    ("outline", {"path": None}, f"path is missing: {FILE_HINT}"),
+    ("outline", {"file": FILE}, "unknown argument 'file': outline takes path"),
+    ("status", {"verbose": True}, "unknown argument 'verbose': status takes no arguments"),
+]  # fmt: skip
+
+
+async def test_wrong_arguments_answer_one_plain_line(ws: Path):
+    """No pydantic text, no SDK prefix: exactly mdseek's line, for every tool."""
+    async with mcp_client(ws) as client:
+        got = []
+        for tool, args, _ in WRONG_ARGUMENTS:
+            res = await client.call_tool(tool, args)
+            text = " ".join(getattr(c, "text", "") for c in res.content)
+            got.append((tool, args, text if res.is_error else f"(answered) {text[:80]}"))
+        wrong = [
+            (tool, args, text, line)
+            for (tool, args, text), (_, _, line) in zip(got, WRONG_ARGUMENTS, strict=True)
+            if text != line
+        ]
+        assert not wrong, "\n".join(f"{t} {a}: {x!r} (want {w!r})" for t, a, x, w in wrong)
+        # right values still pass, a number given as text too
+        assert (await call(client, "outline", {"path": FILE}))["headings"]
+        sec = await call(client, "get_section", {"path": FILE, "line": "8"})  # front matter above
+        assert sec["start_line"] == 8 and sec["heading"] == "Database Failover"
+        res = await call(client, "search", {"query": "failover", "limit": "2", "path": None})
+        assert len(res["results"]) <= 2
+
+
 async def test_nothing_outside_the_served_folder(ws: Path, tmp_path: Path):
     outside = tmp_path / "outside"
     outside.mkdir()

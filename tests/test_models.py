@@ -75,6 +75,10 @@ def test_default_model_has_no_prompts_and_keeps_its_id():
     emb = Embedder(None, settings=EmbedSettings())
     assert (emb.prompts.query, emb.prompts.document) == ("", "")
     assert emb.model_id == DEFAULT_ID  # an existing index is not re-embedded
+    # int8, asked for, is another id (its vectors are others)
+    assert Embedder(None, settings=EmbedSettings(precision="int8")).model_id == (
+        DEFAULT_ID + "#onnx-int8"
+    )
 
 
 @pytest.mark.parametrize("backend", ["onnx", "torch"])

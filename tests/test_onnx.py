@@ -24,7 +24,7 @@ from conftest import workspace_with_index
 
 @pytest.fixture(scope="module")
 def onnx_embedder():
-    emb = Embedder(settings=EmbedSettings(backend="onnx"))
+    emb = Embedder(settings=EmbedSettings(backend="onnx", precision="fp32"))
     assert emb.available() and emb.backend == "onnx", emb.fallback_reason
     return emb
 
@@ -115,7 +115,7 @@ def test_onnx_agrees_with_torch_on_real_chunks(onnx_embedder, indexed_ws):
 def test_switching_backend_never_reembeds(tmp_path, golden_index):
     ws = workspace_with_index(tmp_path / "ws", golden_index)
     for backend in ("torch", "onnx"):
-        eng = Engine(ws, embed=EmbedSettings(backend=backend))
+        eng = Engine(ws, embed=EmbedSettings(backend=backend, precision="fp32"))
         rep = eng.index()
         assert rep.embedded == 0 and rep.pending == 0, backend
         resp = eng.search("what do I do when the main database machine dies", limit=3)
@@ -149,7 +149,7 @@ def test_rejected_export_is_remembered_and_torch_serves(
     """Two first exports at once export once; a check that fails leaves a
     manifest saying why, later loads fall back to torch and say so once."""
     monkeypatch.setenv("MDSEEK_CACHE_DIR", str(tmp_path / "cache"))
-    emb = Embedder(settings=EmbedSettings(backend="onnx", threads=1))
+    emb = Embedder(settings=EmbedSettings(backend="onnx", threads=1, precision="fp32"))
     real = onnx_export.export_fp32
     calls = []
 
@@ -177,7 +177,7 @@ def test_rejected_export_is_remembered_and_torch_serves(
     with caplog.at_level(logging.WARNING):
         assert emb.available() and emb.backend == "torch"
         assert "min cosine" in (emb.fallback_reason or "")
-        again = Embedder(settings=EmbedSettings(backend="onnx"))
+        again = Embedder(settings=EmbedSettings(backend="onnx", precision="fp32"))
         assert again.available() and again.backend == "torch"
     assert len(calls) == 1  # the rejection is not re-tried
     said = [r for r in caplog.records if "embedding with torch" in r.getMessage()]
@@ -213,6 +213,8 @@ def test_server_settings_choose_backend_and_threads(monkeypatch):
 
 def test_engines_of_one_process_share_the_onnx_session(onnx_embedder):
     other = Embedder(
-        settings=EmbedSettings(backend="onnx", threads=onnx_embedder.settings.n_threads)
+        settings=EmbedSettings(
+            backend="onnx", threads=onnx_embedder.settings.n_threads, precision="fp32"
+        )
     )
     assert other.load() is onnx_embedder.load()

@@ -134,11 +134,9 @@ def test_a_question_answered_by_one_paragraph_finds_its_section(tmp_path):
         # explain names the passage (1-based lines of the file) and the snippet is from it
         assert top[0].explain["dense_passage"]["lines"] == [11, 11]
         assert top[0].snippet.startswith("If the fire alarm sounds")
-        without = plain.search(FIRE, limit=2, mode="dense").results
-        assert [(r.path, r.heading) for r in without] == [
-            ("safety.md", "Visitors"),
-            ("kitchen.md", "Using the kitchen"),
-        ]
+        without = [(r.path, r.heading) for r in plain.search(FIRE, limit=4, mode="dense").results]
+        assert without[0] == ("safety.md", "Visitors")
+        assert ("kitchen.md", "Using the kitchen") in without[1:]
     finally:
         eng.close()
         plain.close()

@@ -37,7 +37,7 @@ def test_keyword_queries_hit_top3(indexed_ws, fixture_queries):
 
 def test_paraphrases_find_the_section_by_meaning(indexed_ws, fixture_queries):
     """Questions that share few words with the answer. Measured on this set (see
-    README): hybrid and dense find most in the top 3, lexical far fewer; the
+    docs/ranking.md): hybrid and dense find most in the top 3, lexical far fewer; the
     floors sit a little below those measurements."""
     qs = by_kind(fixture_queries, "paraphrase")
     hybrid, _ = top3_rate(indexed_ws, qs, "hybrid")

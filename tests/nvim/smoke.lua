@@ -2,7 +2,7 @@
 -- edit and :w. Run by tests/test_lsp_nvim.py as
 --   nvim --headless -u <tmp config>/nvim/init.lua -i NONE -l tests/nvim/smoke.lua
 -- where the tmp config dir ($XDG_CONFIG_HOME/nvim) holds the shipped config
--- installed as the README says; with MDSEEK_WS,
+-- installed as docs/editors.md says; with MDSEEK_WS,
 -- MDSEEK_FILE, MDSEEK_LINK_LINE/COL, MDSEEK_HEADING_LINE, MDSEEK_QUERY and
 -- MDSEEK_OUT (where the results go, as JSON) in the environment.
 local out = assert(vim.env.MDSEEK_OUT)

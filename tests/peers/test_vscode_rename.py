@@ -151,7 +151,7 @@ CASES: list[dict] = [
                 ((4, 6, 4, 14), "header-a-1"),
             ]
         },
-        "convention": "mdseek refuses a new name whose anchor another heading of the file already has (README: Rename)",
+        "convention": "mdseek refuses a new name whose anchor another heading of the file already has (docs/language-server.md: Rename)",
     },
     {
         "name": "Rename should remove ids when renaming duplicated header to new name",
@@ -197,7 +197,7 @@ CASES: list[dict] = [
         "files": {"doc.md": lines("# Header", "[text](#header)")},
         "pos": (1, 2),
         "prepare": None,
-        "convention": "mdseek renames what a link points to from anywhere in the link, its text included (README: Rename)",
+        "convention": "mdseek renames what a link points to from anywhere in the link, its text included (docs/language-server.md: Rename)",
     },
     {
         "name": "Path rename should use file path as range",

@@ -1,0 +1,248 @@
+"""The ``mdseek`` command line: a thin front end over :mod:`mdseek.index`.
+
+    mdseek index DIR                 index (incrementally) with a progress bar
+    mdseek search DIR "query"        hybrid search (indexes first if needed; --explain: score parts)
+    mdseek chunks FILE               how a file is chunked (no index needed)
+    mdseek coverage DIR              share of body tokens inside a vector's window
+    mdseek status DIR                what the index holds
+    mdseek serve [--stdio]           the language server over stdio
+    mdseek mcp [DIR ...]             the MCP server (tools for AI agents) over stdio
+
+Errors go to stderr with exit code 2 (usage) or 1 (anything else).
+
+This package is the ``mdseek`` console script (``main``). Here: the parser
+(every command and its flags) and the dispatch; each command runs in its own
+module (:mod:`.index_status`, :mod:`.search`, :mod:`.chunks`, :mod:`.servers`),
+on what :mod:`.common`, :mod:`.options` and :mod:`.progress` share. No module
+of the package imports this one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sqlite3
+import sys
+
+from mdseek.index import requests
+from mdseek.index.files import DEFAULT_MAX_FILE_SIZE
+from mdseek.index.model import ModelUnavailable
+
+from .chunks import cmd_chunks, cmd_coverage
+from .common import CliError, check_model
+from .index_status import cmd_index, cmd_prune, cmd_status
+from .options import add_common, add_index_opts, add_progress, add_rerank
+from .search import cmd_search
+from .servers import cmd_mcp, cmd_serve
+
+EPILOG = """\
+environment:
+  MDSEEK_MODEL   default for --model (a sentence-transformers folder or cached name)
+  MDSEEK_INDEX   default for --db (the index file)
+
+Nothing is downloaded at run time (HF_HUB_OFFLINE=1). Run `mdseek COMMAND --help`
+for a command's options."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from mdseek import __version__
+
+    ap = argparse.ArgumentParser(
+        prog="mdseek",
+        description="Find markdown sections by meaning: a language server and a command line.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument("--version", action="version", version=f"mdseek {__version__}")
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=help,
+            description=help[0].upper() + help[1:] + ".",
+            epilog=EPILOG,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    p = command("index", "index a folder (incremental: only changed sections are embedded)")
+    add_index_opts(p)
+    add_common(p)
+    add_progress(p)
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.add_argument(
+        "--vectors", metavar="FILE",
+        help="take the vectors of FILE (made by --export-vectors, e.g. in CI) for the sections "
+        "whose text and model match, before embedding the rest; vectors only, never text",
+    )  # fmt: skip
+    p.add_argument(
+        "--export-vectors", metavar="FILE",
+        help="after indexing, write the index's vectors to FILE (for --vectors elsewhere)",
+    )  # fmt: skip
+
+    p = command("search", "search a folder's sections by meaning (indexes first if needed)")
+    add_index_opts(p)
+    p.add_argument(
+        "query",
+        metavar="QUERY",
+        help='what you are looking for, in your own words (quote it: "...")',
+    )
+    p.add_argument(
+        "--limit",
+        default="10",
+        metavar="N",
+        help=f"how many sections to print (1 to {requests.MAX_LIMIT}; default 10)",
+    )
+    p.add_argument(
+        "--mode",
+        default="hybrid",
+        metavar="{hybrid,lexical,dense}",
+        help="hybrid = keywords and meaning fused (default); lexical = keywords only (FTS5); "
+        "dense = meaning only (embeddings)",
+    )
+    p.add_argument(
+        "--path",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="only results in files matching GLOB, like rg -g (repeatable; !GLOB leaves "
+        "files out; a glob without / matches file names in any folder). The index is not changed",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the answer as a JSON object (see README)"
+    )
+    p.add_argument(
+        "--highlight", action="store_true", help="mark the query's words in snippets as **word**"
+    )
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="show why each section ranks where it does (query terms, each retriever's score, document term)",
+    )
+    add_rerank(p)
+    add_common(p)
+    add_progress(p)
+
+    p = command("chunks", "show how one file is chunked (no index needed)")
+    p.add_argument("file", metavar="FILE", help="a markdown file")
+    p.add_argument("--json", action="store_true", help="print the chunks as JSON")
+    add_common(p)
+
+    p = command("coverage", "share of body tokens inside some vector's window")
+    p.add_argument("dir", metavar="DIR", help="the folder whose markdown files are measured")
+    p.add_argument(
+        "--max-file-size",
+        type=int,
+        default=DEFAULT_MAX_FILE_SIZE,
+        metavar="BYTES",
+        help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
+    )
+    p.add_argument("--json", action="store_true", help="print per-file figures as JSON")
+    add_common(p)
+
+    p = command("status", "what the index of a folder holds and where it is")
+    add_index_opts(p)
+    p.add_argument("--json", action="store_true", help="print the status as JSON")
+    add_common(p)
+
+    p = command(
+        "prune",
+        "remove the indexes in the user cache whose folder has been missing for a long time",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="say what would be removed and kept; remove nothing"
+    )
+    p.add_argument(
+        "--days",
+        type=float,
+        default=30,
+        metavar="N",
+        help="remove an index once its folder has been missing N days (default 30; "
+        "counted from the first prune that found it missing; 0: now)",
+    )
+    add_common(p)
+
+    p = command("serve", "run the language server on stdio (for editors)")
+    p.add_argument(
+        "--stdio", action="store_true", help="accepted and ignored (stdio is the default)"
+    )
+    add_common(p, model=False)
+
+    p = sub.add_parser("mcp", help="run the MCP server (search tools for AI agents) on stdio")
+    p.add_argument(
+        "dirs", nargs="*", metavar="DIR", help="folders to serve (default: the current folder)"
+    )
+    p.add_argument(
+        "--db",
+        default=os.environ.get("MDSEEK_INDEX") or None,
+        help="index file, with one DIR (default: the one the language server uses, in the user cache; `mdseek status DIR` shows it)",
+    )
+    p.add_argument("--max-file-size", type=int, default=None, help="bytes")
+    p.add_argument("--include", action="append", help="glob to index (repeatable)")
+    p.add_argument("--exclude", action="append", help="glob to skip (repeatable)")
+    add_rerank(p)
+    add_common(p)
+    return ap
+
+
+class _OnceModelError(logging.Filter):
+    """The CLI prints why the model cannot load once (as a note or warning); the
+    engine's log records saying the same are dropped unless --verbose."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "cannot load embedding model" not in record.getMessage()
+
+
+COMMANDS = {
+    "index": cmd_index,
+    "search": cmd_search,
+    "chunks": cmd_chunks,
+    "coverage": cmd_coverage,
+    "status": cmd_status,
+    "serve": cmd_serve,
+    "mcp": cmd_mcp,
+    "prune": cmd_prune,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="mdseek: %(levelname)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if not args.verbose:
+        for h in logging.getLogger().handlers:
+            h.addFilter(_OnceModelError())
+    # Progress a person waits through (the model's one-time export), without -v too.
+    said = logging.StreamHandler(sys.stderr)
+    said.setFormatter(logging.Formatter("mdseek: %(message)s"))
+    tell = logging.getLogger("mdseek.progress")
+    tell.setLevel(logging.INFO)
+    tell.addHandler(said)
+    tell.propagate = False
+    try:
+        check_model(getattr(args, "model", None))
+        return COMMANDS[args.cmd](args) or 0
+    except CliError as exc:
+        print(f"mdseek: error: {exc}", file=sys.stderr)
+        return 1
+    except ModelUnavailable as exc:
+        print(f"mdseek: error: {exc}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `mdseek search ... | head`: stop quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except sqlite3.Error as exc:  # the index failed under us (a full disk, damage found mid-run)
+        if args.verbose:
+            raise
+        print(
+            f"mdseek: error: the index failed: {exc} (run again with -v for details)",
+            file=sys.stderr,
+        )
+        return 1
+    except KeyboardInterrupt:
+        print("mdseek: interrupted; the index is consistent, run again to finish", file=sys.stderr)
+        return 130

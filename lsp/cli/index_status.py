@@ -1,0 +1,126 @@
+"""``mdseek index``, ``mdseek status`` and ``mdseek prune``: build an index
+(taking and writing team vectors files: ``--vectors``, ``--export-vectors``),
+say what it holds, remove the ones whose folder is gone.
+
+Owns: these commands' output. Imports :mod:`.common` and :mod:`.progress`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from mdseek.index.files import display_path
+
+from .common import CliError, engine_for, shown
+from .progress import Progress
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    from mdseek.index.vectors_file import VectorsFileError
+
+    eng = engine_for(args)
+    bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
+    try:
+        try:
+            rep = eng.index(progress=bar, vectors=args.vectors)
+        except VectorsFileError as exc:
+            raise CliError(str(exc)) from None
+        if eng.mover is not None and not rep.lexical_only_reason:  # fp32 vectors: int8 now, once
+            total = eng.move_pending()
+            while left := eng.move_next(256, rep):
+                bar("embed", total - left, total)
+        if args.export_vectors:
+            n = eng.export_vectors(args.export_vectors)
+            print(f"mdseek: wrote {n} vectors to {shown(args.export_vectors)}", file=sys.stderr)
+    finally:
+        bar.close()
+    if args.vectors and not args.json:
+        print(
+            f"mdseek: took {rep.vectors_taken} vectors from {shown(args.vectors)}", file=sys.stderr
+        )
+    if args.json:
+        out = rep.to_dict()
+        for key in ("skipped", "errors"):
+            out[key] = [(display_path(rel), why) for rel, why in out[key]]
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        erate = rep.embedded / rep.embed_seconds if rep.embed_seconds >= 0.5 else None
+        load = eng.embedder.load_seconds
+        detail = []
+        if erate:
+            detail.append(f"embedding {erate:.0f} chunks/s")
+        if rep.embedded and load:
+            detail.append(f"model load {load:.1f}s")
+        print(
+            f"{rep.files} files: {rep.indexed} indexed, {rep.unchanged} unchanged, "
+            f"{rep.removed} removed, {len(rep.skipped)} skipped; {rep.chunks} chunks "
+            f"({rep.chunks_written} written, {rep.embedded} embedded) in {rep.seconds:.1f}s"
+            + (f" ({'; '.join(detail)})" if detail else "")
+        )
+        print(f"index: {shown(eng.index_path)}")
+        for rel, why in rep.skipped:
+            print(f"  skipped {shown(eng.root / rel)}: {why}", file=sys.stderr)
+        # Files that failed were each logged on one line (path and reason).
+        if rep.lexical_only_reason:
+            print(f"warning: {rep.lexical_only_reason}; lexical search only", file=sys.stderr)
+    return 0
+
+
+def _human(v: object) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    eng = engine_for(args, need_files=False, shapes=False)
+    st = eng.status()
+    if args.json:
+        print(json.dumps(st, indent=2))
+        return 0
+    labels = {
+        "root": "folder",
+        "index_path": "index file",
+        "model": "model",
+        "model_loaded": "model loaded",
+        "model_error": "model error",
+        "window": "model window (tokens)",
+        "pending_embeds": "texts waiting for a vector",  # chunks and passages
+    }
+    rows = []
+    for k, v in st.items():
+        if k in ("root", "index_path"):
+            v = shown(v)
+        if k == "model_error" and not v:
+            continue
+        rows.append((labels.get(k, k.replace("_", " ")), _human(v)))
+    width = max(len(k) for k, _ in rows)
+    for k, v in rows:
+        print(f"{k + ':':<{width + 1}} {v}")
+    return 0
+
+
+def cmd_prune(args: argparse.Namespace) -> int:
+    from mdseek.index.prune import prune
+
+    if not args.days >= 0:  # NaN too
+        raise CliError(f"--days must be a number of days, 0 or more (got {args.days:g})")
+    verdicts = prune(days=args.days, dry_run=args.dry_run)
+    gone = "would remove" if args.dry_run else "removed"
+    for v in verdicts:
+        print(
+            f"{gone if v.remove else 'kept'} {v.index.folder} ({v.index.size / 1e6:.1f} MB): {v.why}"
+        )
+    removed = [v for v in verdicts if v.remove]
+    size = sum(v.index.size for v in removed) / 1e6
+    print(
+        f"{gone} {len(removed)} index{'' if len(removed) == 1 else 'es'} ({size:.1f} MB); "
+        f"kept {len(verdicts) - len(removed)}" + (" (dry run)" if args.dry_run else "")
+    )
+    return 0

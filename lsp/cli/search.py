@@ -1,0 +1,177 @@
+"""``mdseek search``: index if needed, then search and print the answer (text,
+``--json`` or ``--explain``).
+
+Owns: the search command's checks (:mod:`mdseek.index.requests`, as MCP and the
+language server) and output. Imports :mod:`.common` and :mod:`.progress`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+from mdseek.index import requests
+from mdseek.index.files import display_path
+from mdseek.index.store import is_damage
+
+from .common import CliError, engine_for, load_reranker, shown
+from .progress import Progress
+
+if TYPE_CHECKING:
+    from mdseek.index.engine import Engine
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    try:  # the same checks and words as MCP and the language server
+        requests.check_query(args.query)
+        args.limit = requests.check_limit(args.limit)
+        args.mode = requests.check_mode(args.mode)
+        args.path = requests.check_globs(args.path)
+    except requests.BadRequest as exc:
+        raise CliError(str(exc)) from None
+    loading: list[threading.Thread] = []
+    eng = None
+    try:
+        if args.mode != "lexical" and not args.model:
+            from mdseek.index.embed import warm_default_session
+
+            loading.append(
+                warm_default_session(args.backend, args.threads, args.precision)
+            )  # opens while the index does
+        # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
+        # met on the way says how to recover instead.
+        eng = engine_for(args, check_index=False, shapes=False)
+        if args.mode != "lexical":
+            loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
+        return _search(args, eng)
+    except sqlite3.DatabaseError as exc:
+        if eng is None or not is_damage(exc):
+            raise
+        raise CliError(
+            f"the index {shown(eng.index_path)} is damaged ({exc}); `mdseek index {shown(eng.root)}`"
+            " sets it aside and builds a new one"
+        ) from None
+    finally:
+        # A model still opening in native code must not meet the interpreter's
+        # exit (an error before the search: onnxruntime aborts the process).
+        for t in loading:
+            t.join()
+
+
+def _search(args: argparse.Namespace, eng: Engine) -> int:
+    from mdseek.index.folder import Folder, search_folders
+
+    bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
+    try:
+        rep = eng.index(progress=bar)
+    finally:
+        bar.close()
+    eng.reranker = load_reranker(args)
+    answer = search_folders(
+        [(Folder.adopt(eng, rep), args.path)], args.query, args.limit, args.mode,
+        explain=args.explain,
+    )  # fmt: skip
+    results = [r for _, r in answer.hits]
+    if args.highlight:
+        from mdseek.index.query import Query
+        from mdseek.index.snippet import mark
+
+        words = Query.parse(args.query).highlight
+        for r in results:
+            r.snippet = mark(r.snippet, words)
+    if args.json:
+        out = {
+            "mode": answer.mode,
+            "complete": answer.complete,
+            "note": answer.note,
+            "results": [_json_result(eng, r) for r in results],
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    for note in dict.fromkeys(answer.notes):
+        print(f"note: {note}", file=sys.stderr)
+    if not results:
+        print("no matching sections")
+    if args.explain and results:
+        print(_explain_terms(results[0].explain or {}))
+    for n, r in enumerate(results, 1):
+        ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
+        print(f"{n:2}. {r.breadcrumb}")
+        print(f"    {shown(eng.root / r.path)}:{r.lines()[0]}  score {r.score:.4f} ({ranks})")
+        if r.explain:
+            print(f"    {_explain_line(r.explain)}")
+        if r.snippet:
+            print(f"    {r.snippet}")
+    return 0
+
+
+def _json_result(eng: Engine, r) -> dict:
+    """One result of ``search --json``: lines 1-based and inclusive, the heading
+    as written (and as plain text), as MCP has them."""
+    from mdseek.index.facade import heading_as_written
+
+    first, last = r.lines()
+    out = {
+        "path": display_path(r.path),
+        "heading": heading_as_written(eng, r),
+        "heading_text": r.heading,
+        "breadcrumb": r.breadcrumb,
+        "anchor": r.slug,
+        "level": r.level,
+        "start_line": first,
+        "end_line": last,
+        "heading_line": r.heading_lines()[0],
+        "score": r.score,
+        "lexical_rank": r.lexical_rank,
+        "dense_rank": r.dense_rank,
+        "snippet": r.snippet,
+    }
+    if r.explain is not None:
+        out["explain"] = r.explain
+    return out
+
+
+def _explain_terms(ex: dict) -> str:
+    terms = ex.get("query_terms")
+    if terms is None:
+        return "query terms: (no lexical search)"
+    dropped = ex.get("dropped_terms") or {}
+    out = "query terms: " + (", ".join(terms) or "(none)")
+    if dropped:
+        out += "; left out: " + ", ".join(f"{w} ({why})" for w, why in dropped.items())
+    return out
+
+
+def _explain_line(ex: dict) -> str:
+    """One line: each retriever's raw -> normalised score and weight, the section
+    score, the document term and the final score."""
+    parts = []
+    weights = ex.get("weights", {})
+    for name in ("lexical", "dense"):
+        p = ex.get(name)
+        if not p:
+            continue
+        raw = "-" if p.get("raw") is None else f"{p['raw']:.4g}"
+        if ex.get("fusion") == "convex":
+            norm = p.get("normalised")
+            norm_s = "0" if norm is None else f"{norm:.3f}"
+            parts.append(f"{name} {raw} -> {norm_s} x{weights.get(name, 0):g}")
+        else:
+            parts.append(f"{name} {raw} (#{p.get('rank') or '-'})")
+    dw = ex.get("document_weight", 0)
+    fusion = (
+        "" if ex.get("fusion") == "convex" else f" [{ex.get('fusion')}, k={weights.get('rrf_k')}]"
+    )
+    rr = ex.get("rerank")
+    rerank = ""
+    if rr:
+        score = "-" if rr.get("score") is None else f"{rr['score']:.4f}"
+        rerank = f"; rerank {score} (reranker {rr.get('ms')} ms)"
+    return (
+        f"why: {' + '.join(parts) or 'no scores'}{fusion} = section {ex.get('section', 0):.3f};"
+        f" document {ex.get('document', 0):.3f} x{dw:g}; final {ex.get('final', 0):.3f}{rerank}"
+    )

@@ -1,0 +1,241 @@
+"""fp32 by default, int8 asked for (the bundled model's wheel's verified
+copy), the precision an index was asked for remembered, an index moved to the
+precision asked for once (killed and resumed; a server searching throughout),
+and the one-line refusals (a damaged copy, a vectors file of the other
+precision)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from waiting import wait_for
+
+from mdseek.index import packaged
+from mdseek.index.embed import Embedder, EmbedSettings
+from mdseek.index.engine import Engine
+from mdseek.index.onnx_encoder import OnnxEncoder
+from mdseek.index.vectors_file import VectorsFileError
+
+from conftest import copy_fixtures
+
+QUERY = "what do I do when the main database machine dies"
+
+
+@pytest.fixture(scope="module")
+def wheel() -> Path:
+    folder, why = packaged.installed()
+    if folder is None:
+        pytest.skip(f"no model wheel installed (bash .ci/setup installs it): {why}")
+    return folder
+
+
+def models(db: Path) -> dict[str, int]:
+    con = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+    try:
+        return dict(con.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall())
+    finally:
+        con.close()
+
+
+def test_fp32_is_the_default_and_int8_asked_is_the_wheels_copy(wheel):
+    default = Embedder(settings=EmbedSettings(threads=1))
+    assert default.precision == "fp32" and not default.precision_asked
+    emb = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
+    assert emb.precision == "int8" and emb.precision_asked
+    assert emb.model_id.endswith("#onnx-int8")
+    emb.load()
+    assert emb._model.folder == (wheel / packaged.INT8).resolve()
+    fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
+    assert fp32.model_id == default.model_id == emb.model_id.removesuffix("#onnx-int8")
+
+
+def test_the_wheels_copy_is_the_recipes(wheel, tmp_path):
+    """The shipped int8 copy gives the vectors onnx_int8's recipe gives when it
+    quantises the shipped fp32 export (what an install without it would make)."""
+    pytest.importorskip("onnx")
+    from mdseek.index.onnx_int8 import _build, int8_model_id
+
+    mid = packaged.read_manifest(wheel)["model_id"]
+    _build(wheel, int8_model_id(mid), tmp_path / "int8")
+    texts = ["database failover", "How do I rotate the TLS certificate on the ingress gateway?"]
+    made = OnnxEncoder(tmp_path / "int8").encode(texts)
+    shipped = OnnxEncoder(wheel / packaged.INT8).encode(texts)
+    assert np.array_equal(made, shipped)
+
+
+def test_a_damaged_int8_copy_is_refused_and_the_fp32_export_quantised(
+    wheel, tmp_path, monkeypatch, caplog
+):
+    pytest.importorskip("onnx")
+    copy = tmp_path / "site" / packaged.PACKAGE
+    shutil.copytree(wheel, copy)
+    model = copy / packaged.INT8 / "model.onnx"
+    data = bytearray(model.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # same size: only the hash tells
+    model.write_bytes(bytes(data))
+    monkeypatch.setattr(packaged, "_candidates", lambda: [copy])
+    packaged.forget()
+    try:
+        emb = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
+        with caplog.at_level(logging.WARNING):
+            emb.load()
+        said = [r.getMessage() for r in caplog.records if "int8 copy" in r.getMessage()]
+        assert said == [
+            "the int8 copy of the bundled model is damaged (hash mismatch);"
+            " quantising the fp32 export instead"
+        ]
+        assert emb.precision == "int8" and emb._model.folder != copy / packaged.INT8
+        shipped = OnnxEncoder(wheel / packaged.INT8).encode(["database failover"])
+        assert np.array_equal(emb.encode(["database failover"]), shipped)  # the same recipe
+    finally:
+        monkeypatch.undo()
+        packaged.forget()
+
+
+def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
+    ws = copy_fixtures(tmp_path / "ws")
+    db = tmp_path / "index.sqlite"
+    eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
+    eng.index()
+    fp32_id = eng.model_id
+    eng.close()
+    again = Engine(ws, index_path=db)  # nothing asked: the index's fp32, no move, nothing pending
+    assert again.model_id == fp32_id and again.mover is None
+    rep = again.index()
+    assert rep.embedded == 0 and set(models(db)) == {fp32_id}
+    again.store.set_meta("precision", "int4; DROP TABLE x")
+    again.close()
+    with caplog.at_level(logging.WARNING):
+        odd = Engine(ws, index_path=db)
+    assert (
+        "this index remembers an unknown precision ('int4; DROP TABLE x'); using the default"
+        in [r.getMessage() for r in caplog.records]
+    )
+    assert odd.mover is None and odd.model_id == fp32_id  # the default: fp32
+    odd.close()
+    asked = Engine(ws, index_path=db, embed=EmbedSettings(precision="int8"))  # a flag wins:
+    assert asked.mover is not None and asked.mover.model_id == fp32_id + "#onnx-int8"
+    assert asked.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
+    asked.close()
+
+
+def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):
+    ws = copy_fixtures(tmp_path / "ws")
+    int8 = Engine(ws, index_path=tmp_path / "a.sqlite", embed=EmbedSettings(precision="int8"))
+    int8.index()
+    n = int8.export_vectors(tmp_path / "int8.npz")
+    assert n > 0 and int8.model_id.endswith("#onnx-int8")
+    int8.close()
+    fp32 = Engine(ws, index_path=tmp_path / "b.sqlite", embed=EmbedSettings(precision="fp32"))
+    fp32.index(embed=False)
+    with pytest.raises(VectorsFileError) as err:
+        fp32.seed_vectors(tmp_path / "int8.npz")
+    assert str(err.value) == (
+        f"{tmp_path / 'int8.npz'}: this vectors file holds int8 vectors; this index uses fp32"
+    )
+    # a file made before files said their precision: its model id tells (fp32 here)
+    fp32.index()
+    fp32.export_vectors(tmp_path / "fp32.npz")
+    with np.load(tmp_path / "fp32.npz") as z:
+        old = {k: z[k] for k in z.files if k != "precision"}
+    np.savez_compressed(tmp_path / "old.npz", **old)
+    other = Engine(ws, index_path=tmp_path / "c.sqlite", embed=EmbedSettings(precision="fp32"))
+    other.index(embed=False)
+    assert other.seed_vectors(tmp_path / "old.npz").taken == n
+    with pytest.raises(VectorsFileError, match="holds fp32 vectors; this index uses int8"):
+        Engine(
+            ws, index_path=tmp_path / "d.sqlite", embed=EmbedSettings(precision="int8")
+        ).seed_vectors(tmp_path / "old.npz")
+    fp32.close()
+    other.close()
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "mdseek", *args]
+
+
+def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
+    """An fp32 index asked for int8 (`mdseek index --precision int8`) is
+    moved; killed (SIGKILL) once some int8 vectors are in, it has lost nothing
+    (every fp32 vector, search hybrid), and the next run, asked nothing (the
+    index remembers int8), finishes the move: int8 vectors only."""
+    ws = copy_fixtures(tmp_path / "ws")
+    db = tmp_path / "index.sqlite"
+    eng = Engine(ws, index_path=db)
+    eng.index()
+    fp32_id = eng.model_id
+    eng.close()
+    texts = models(db)[fp32_id]
+    env = {**os.environ, "MDSEEK_THREADS": "1"}
+    proc = subprocess.Popen(
+        _cli("index", str(ws), "--db", str(db), "--no-progress", "--precision", "int8"),
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        wait_for(
+            lambda: models(db).get(fp32_id + "#onnx-int8", 0),
+            lambda n: n >= 64 or proc.poll() is not None,
+            timeout=120,
+            what="some int8 vectors",
+        )
+        assert proc.poll() is None, proc.communicate()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    got = models(db)
+    assert got[fp32_id] == texts and 0 < got[fp32_id + "#onnx-int8"] < texts
+    out = subprocess.run(
+        _cli("search", str(ws), QUERY, "--db", str(db), "--json", "--limit", "3"),
+        env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert '"mode": "hybrid"' in out.stdout and "database-failover" in out.stdout
+    assert models(db) == got  # a search moves nothing
+    done = subprocess.run(
+        _cli("index", str(ws), "--db", str(db), "--no-progress"),
+        env=env, capture_output=True, text=True, check=True, timeout=300,
+    )  # fmt: skip
+    assert (
+        f"moving this index's vectors to int8 in the background ({texts - got[fp32_id + '#onnx-int8']} texts)"
+        in done.stderr
+    )
+    assert models(db) == {fp32_id + "#onnx-int8": texts}
+
+
+def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
+    from mdseek.index.folder import EngineOptions, Folder
+
+    ws = copy_fixtures(tmp_path / "ws")
+    db = tmp_path / "index.sqlite"
+    eng = Engine(ws, index_path=db)
+    eng.index()
+    eng.close()
+    f = Folder(ws)
+    f.open(EngineOptions(index_path=db, embed=EmbedSettings(precision="int8")))
+    try:
+        assert f.engine is not None and f.engine.mover is not None
+        f.reconcile()
+        assert f.state == "ready"
+        seen = set()
+
+        def probe() -> bool:
+            resp = f.search(QUERY, limit=3)
+            assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
+            seen.add(f.engine.model_id)
+            return f.engine.mover is None
+
+        wait_for(probe, timeout=180, every=0.2, what="the move's end")
+        assert f.engine.model_id.endswith("#onnx-int8") and len(seen) >= 1
+        assert probe() and set(models(db)) == {f.engine.model_id}
+    finally:
+        f.close()
