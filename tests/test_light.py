@@ -234,9 +234,7 @@ def test_cli_without_torch(tmp_path: Path, golden_index: Path, light_env):
     res = json.loads(r.stdout)
     assert res["mode"] == "hybrid" and "database-failover" in res["results"][0]["path"], res
     r = light(light_env, "status", str(ws), "--json")
-    assert r.returncode == 0 and json.loads(r.stdout)["model"] == DEFAULT_ID, (
-        r.stdout + r.stderr
-    )
+    assert r.returncode == 0 and json.loads(r.stdout)["model"] == DEFAULT_ID, r.stdout + r.stderr
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()
