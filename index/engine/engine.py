@@ -13,7 +13,7 @@ handed what it needs (no part reads another's state):
                 one process at a time (embed_queue.py, embed_lock.py)
   move          an index's vectors moved to the other precision while it serves (precision_move.py)
   reconciler    the index kept in line with the files (reconcile.py)
-  searcher      search, fusion, snippets, explain, related (search.py)
+  searcher      search, fusion, snippets, explain, related (searcher.py)
 
 The engine's own methods delegate to them; the parts share only the
 engine's write lock and its cancel flag.
@@ -270,7 +270,7 @@ class Engine:
         """Model ids the sweep keeps beside the engine's own (a move's target)."""
         return self.move.kept_models()
 
-    # -- search (search.py, lexical_side.py, dense_side.py) --------------------------
+    # -- search (searcher.py, lexical_side.py, dense_side.py) --------------------------
 
     def search(
         self,

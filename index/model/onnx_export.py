@@ -46,7 +46,7 @@ from .onnx_encoder import FORMAT, MANIFEST, OnnxEncoder, read_manifest
 from .private import why_not_private
 
 log = logging.getLogger(__name__)
-# What a person waiting should hear (the CLI shows it without -v; see lsp/cli.py).
+# What a person waiting should hear (the CLI shows it without -v; see lsp/cli/).
 progress = logging.getLogger("mdseek.progress")
 progress.setLevel(logging.INFO)  # heard by default wherever logs go (server stderr too)
 # The default model's export on a 2-core machine: 21 s idle (issue 22's trial),

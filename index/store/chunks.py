@@ -1,6 +1,6 @@
 """The sections, chunks and passages of the index, read (``store.chunks``):
 as rows, what ranking needs of a candidate, a document's text hashes.
-They are written with their document (:mod:`store_documents`)."""
+They are written with their document (:mod:`store.documents`)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ and a document's rows (documents, sections, chunks, passages, chunks_fts)
 written one document at a time, in one transaction (a crash leaves the old or
 the new version), rewriting only what changed: a re-indexed document keeps the
 rows of its unchanged chunks (and so their vectors), and a vector whose text
-no chunk uses any more is dropped with it (:func:`store_vectors.drop_unused_in`).
-Every chunks_fts row it writes is noted in the :class:`store_lexical.TouchedRows`
+no chunk uses any more is dropped with it (:func:`store.vectors.drop_unused_in`).
+Every chunks_fts row it writes is noted in the :class:`store.fts.TouchedRows`
 it is handed (the in-memory BM25 patches those)."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from .file import IndexFile
 
 class TouchedRows:
     """Chunk ids whose chunks_fts row was inserted, rewritten or deleted through
-    one connection: :class:`store_documents.Documents` adds them,
+    one connection: :class:`store.documents.Documents` adds them,
     :meth:`LexicalPostings.take_fts_touched` takes them."""
 
     def __init__(self) -> None:

@@ -20,7 +20,7 @@ model; a chunk's passages are embedded after every chunk), so an interrupted run
 chunk uses any more is dropped when a document is rewritten (and by a full
 reconcile's sweep).
 
-``Store`` is one connection to the file (:class:`store_file.IndexFile`:
+``Store`` is one connection to the file (:class:`store.file.IndexFile`:
 opening, checks, migrations, setting aside a bad file, transactions, meta)
 and the parts that own its tables, each handed that one connection:
 
@@ -32,9 +32,9 @@ and the parts that own its tables, each handed that one connection:
   store.vectors    the vector cache (store/vectors.py, :class:`VectorCache`)
 
 No part reads another's state: the chunks_fts rows the documents part writes
-reach the postings through a :class:`store_lexical.TouchedRows` both are
+reach the postings through a :class:`store.fts.TouchedRows` both are
 handed; the vectors a rewrite orphans are dropped through
-:func:`store_vectors.drop_unused_in` in the rewrite's transaction.
+:func:`store.vectors.drop_unused_in` in the rewrite's transaction.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ __all__ = [
 
 class Store:
     """A connection to one index file and its parts (see the module; see
-    :class:`store_file.IndexFile` for opening it). Not shared between threads:
+    :class:`store.file.IndexFile` for opening it). Not shared between threads:
     the engine serialises access with its own lock."""
 
     def __init__(self, path: str | Path, recover: bool = False, check: bool = True):
