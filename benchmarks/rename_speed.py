@@ -19,7 +19,8 @@ import time
 from mdseek.index.links.links import Link, find_links
 from mdseek.index.links.rename import Move, move_files, rename_heading
 from mdseek.index.text.aliases import AliasMap, doc_aliases
-from mdseek.index.text.parse import ParsedDocument, parse_text
+from mdseek.index.text.document import ParsedDocument
+from mdseek.index.text.parse import parse_text
 
 
 class _Vault:

@@ -41,8 +41,8 @@ from mdseek.index.model.embed import EmbedSettings
 from mdseek.index.model.rerank import Reranker
 from mdseek.index.search import requests
 from mdseek.index.search.query import Query
+from mdseek.index.text.document import ParsedDocument, Section
 from mdseek.index.text.files import FileFilter
-from mdseek.index.text.parse import ParsedDocument, Section
 from mdseek.index.text.snippet import mark
 
 from .mcp_args import CheckedServer, flag, globs

@@ -39,7 +39,7 @@ from mdseek.index.links.rename import (
     rename_target,
 )
 from mdseek.index.links.tags import Tag, find_tags, is_tag_name, renamed, tag_at
-from mdseek.index.text.parse import ParsedDocument
+from mdseek.index.text.document import ParsedDocument
 
 from .convert import uri_to_path
 from .roots import Root

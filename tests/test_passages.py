@@ -1,4 +1,4 @@
-"""Passages: runs of a chunk's blocks with vectors of their own (index/text/chunk.py),
+"""Passages: runs of a chunk's blocks with vectors of their own (index/text/passages.py),
 scoring their chunk through its best row (index/search/dense.py), stored beside the
 chunks (a schema-3 table) and kept in step with edits and deletions; and the
 keyword weight that grows with the match (index/search/retrieve.py). Expected values

@@ -49,7 +49,7 @@ class ModelChoice:
         self.mover: Embedder | None = None  # the embedder of the precision moved to
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
-        self._passage_words = passage_words  # None: chunk.PASSAGE_WORDS; 0: no passages
+        self._passage_words = passage_words  # None: passages.PASSAGE_WORDS; 0: no passages
         self._chunker: Chunker | None = None
         self._choose_precision(model, store)
 

@@ -37,7 +37,10 @@ from markdown_it.rules_inline import StateInline
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ..text.aliases import AliasMap, AliasSite, alias_sites, key
-from ..text.parse import Heading, ParsedDocument, github_slug, parse_text, shared_parser
+from ..text.document import Heading, ParsedDocument
+from ..text.markdown import shared_parser
+from ..text.parse import parse_text
+from ..text.slug import github_slug
 from .links import (
     _WIKI,
     MARKDOWN_SUFFIXES,

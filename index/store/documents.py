@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ..text.aliases import doc_aliases, search_title
 from ..text.chunk import Chunk
-from ..text.parse import ParsedDocument
+from ..text.document import ParsedDocument
 from .file import IndexFile, path_in, with_path
 from .fts import TouchedRows
 from .vectors import drop_unused_in

@@ -6,7 +6,7 @@ Tables
   sections   every section of every document (heading, anchor, breadcrumb, span)
   chunks     every chunk (span, raw text, embedded text, tokens, text_hash)
   chunks_fts FTS5 over (title, headings, body), rowid = chunks.id
-  passages   finer texts inside a chunk with a vector of their own (chunk.py):
+  passages   finer texts inside a chunk with a vector of their own (passages.py):
              they score their chunk, never show as a result
   vectors    float32 blobs keyed by (model id, hash of the embedded text): an
              unchanged chunk is never re-embedded, even when its ordinal or its
