@@ -136,7 +136,7 @@ def engine_for(
 ):
     """``shapes``: the command's options decide what the index holds (``index``);
     otherwise the index's own filter is kept (see index_filter)."""
-    from mdseek.index.engine.folder import EngineOptions, OpenError, open_engine
+    from mdseek.index.engine.opening import EngineOptions, OpenError, open_engine
 
     root = folder_arg(args.dir)
     flt = file_filter(args) if shapes else index_filter(args, root)
