@@ -63,7 +63,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..model.model import ModelTokenizer, TokenSpans
+from ..model.tokenizer import ModelTokenizer, TokenSpans
 from .aliases import doc_aliases, search_title
 from .parse import ParsedDocument, has_visible_text
 
