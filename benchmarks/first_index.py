@@ -73,7 +73,8 @@ def _chunks_waiting(index: Path, model: str) -> int:
 
 def one(vault: Path, index: Path, every: float) -> dict:
     """(In this process.) One first index of ``vault`` into an empty ``index``."""
-    from mdseek.index.engine.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     for p in index.parent.glob(index.name + "*"):
         p.unlink()

@@ -36,7 +36,9 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from mdseek import __version__
 from mdseek.index.engine import facade
 from mdseek.index.engine.engine import Engine, SearchResult
-from mdseek.index.engine.folder import Answer, EngineOptions, Folder, search_folders, summary
+from mdseek.index.engine.folder import Folder
+from mdseek.index.engine.folders import Answer, search_folders, summary
+from mdseek.index.engine.opening import EngineOptions
 from mdseek.index.model.embed import EmbedSettings
 from mdseek.index.model.rerank import Reranker
 from mdseek.index.search import requests

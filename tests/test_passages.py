@@ -53,7 +53,8 @@ def words(n: int, w: str = "word") -> str:
 
 @pytest.fixture(scope="module")
 def chunker():
-    from mdseek.index.model.model import load_tokenizer, resolve_model
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.tokenizer import load_tokenizer
 
     return Chunker(load_tokenizer(resolve_model(None)))
 

@@ -213,7 +213,8 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
 
 
 def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
-    from mdseek.index.engine.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     ws = copy_fixtures(tmp_path / "ws")
     db = tmp_path / "index.sqlite"

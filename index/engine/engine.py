@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from ..model.embed import Embedder, EmbedSettings
-from ..model.model import ModelTokenizer
 from ..model.rerank import Reranker
+from ..model.tokenizer import ModelTokenizer
 from ..search.dense import DenseIndex
 from ..search.lexical import LexicalIndex
 from ..search.query import Query, QueryTerms

@@ -15,13 +15,8 @@ import logging
 from dataclasses import replace
 
 from ..model.embed import PRECISIONS, Embedder
-from ..model.model import (
-    ModelTokenizer,
-    ModelUnavailable,
-    default_model_path,
-    load_tokenizer,
-    minus_prompt,
-)
+from ..model.model import ModelUnavailable, default_model_path
+from ..model.tokenizer import ModelTokenizer, load_tokenizer, minus_prompt
 from ..store.store import Store
 from ..text.chunk import Chunker
 

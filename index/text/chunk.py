@@ -34,7 +34,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ..model.model import ModelTokenizer, TokenSpans
+from ..model.tokenizer import ModelTokenizer, TokenSpans
 from .aliases import doc_aliases, search_title
 from .cuts import Unit
 from .document import ParsedDocument

@@ -32,7 +32,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..model.model import ModelTokenizer, TokenSpans
+from ..model.tokenizer import ModelTokenizer, TokenSpans
 from .document import ParsedDocument
 
 log = logging.getLogger(__name__)
