@@ -239,11 +239,6 @@ def long_files(root: Path = REPO) -> list[str]:
     return found
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=f"files over {MAX_LINES} lines wait for issue 31's splits (lsp/cli.py, chunk, "
-    "rename, folder, parse, model, lsp/diagnostics); when none is left, remove the mark",
-)
 def test_no_file_is_over_the_limit():
     found = long_files()
     assert found == [], f"over {MAX_LINES} lines:\n" + "\n".join(found)
