@@ -206,19 +206,13 @@ class Folder:
         return rep
 
     def move_in_background(self) -> None:
-        """An index of fp32 vectors opened at the default int8: its int8 vectors
+        """An index holding vectors of the other precision: the new vectors
         made a slice at a time on a background thread (the writer runs each
-        slice), search on the fp32 ones until the switch (:mod:`precision_move`)."""
+        slice), search on the old ones until the switch (:mod:`precision_move`)."""
         eng = self.engine
         if self.closed or eng is None or eng.mover is None or self.state != "ready":
             return
-        with self._embedding_lock:
-            if self._moving:
-                return
-            self._moving = True
-        threading.Thread(
-            target=self._move_rest, name=f"mdseek-move-{self.name}", daemon=True
-        ).start()
+        self._start_once("_moving", self._move_rest, "move")
 
     def _move_rest(self) -> None:
         eng = self.engine
@@ -230,7 +224,7 @@ class Folder:
             return
         except Exception as exc:  # the next start resumes it
             if not self.closed:
-                log.error("moving %s to int8 failed: %s", self.path, exc)
+                log.error("moving %s's vectors failed: %s", self.path, exc)
             return
         finally:
             self._moving = False
@@ -344,13 +338,16 @@ class Folder:
         self.pending = max(self.pending, pending)
         if self.closed or self.engine is None or not self.pending:
             return
+        self._start_once("_embedding", self._embed_rest, "embed")
+
+    def _start_once(self, running: str, loop: Callable[[], None], kind: str) -> None:
+        """``loop`` on a daemon thread of its own, unless the one it sets
+        ``running`` (the flag's name) for is still going; ``loop`` clears it."""
         with self._embedding_lock:
-            if self._embedding:
+            if getattr(self, running):
                 return
-            self._embedding = True
-        threading.Thread(
-            target=self._embed_rest, name=f"mdseek-embed-{self.name}", daemon=True
-        ).start()
+            setattr(self, running, True)
+        threading.Thread(target=loop, name=f"mdseek-{kind}-{self.name}", daemon=True).start()
 
     def _embed_rest(self) -> None:
         rep = IndexReport()
