@@ -39,14 +39,12 @@ from .data import (
     REPO,
     DataMissing,
     QrelSet,
-    copy_docs,
     data_dir,
-    load_fixture_queries,
-    load_rhdh,
-    load_scifact,
-    long_form,
+    fixtures_workspace,
+    long_queries,
+    rhdh_workspace,
+    scifact_workspace,
     where_data_should_be,
-    write_scifact_workspace,
 )
 from .report import README_END, README_START, render
 
@@ -113,56 +111,6 @@ def git_commit() -> str | None:
 # -- corpora --------------------------------------------------------------------
 
 
-def long_queries(qrels: QrelSet) -> QrelSet:
-    """The same questions and judgements, each after a scenario paragraph (data.long_form)."""
-    return qrels.with_queries({q: long_form(q, t) for q, t in qrels.queries.items()})
-
-
-def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
-    docs, qrels = load_rhdh(data)
-    names = None
-    if quick:
-        names = [f.name for f in sorted(docs.glob("*.md"), key=lambda f: f.stat().st_size)[:2]]
-        stems = {Path(n).stem for n in names}
-        qids = [q for q in qrels.queries if set(qrels.docs[q]) <= stems][:12]
-        qrels = qrels.subset(qids)
-    root = work / "rhdh" / "docs"
-    copy_docs(docs, root, names)
-    return root, qrels
-
-
-def fixtures_workspace(work: Path, quick: bool) -> tuple[Path, QrelSet, QrelSet]:
-    """The fixture handbook and its paraphrase questions, short and long form
-    (quick: two documents)."""
-    src, qrels = load_fixture_queries()
-    _, long = load_fixture_queries(long=True)
-    root = work / "fixtures-quality" / "docs"
-    if quick:
-        docs = sorted({d for q in qrels.queries for d in qrels.docs[q]})[:2]
-        qrels = qrels.subset([q for q in qrels.queries if set(qrels.docs[q]) <= set(docs)])
-        for d in docs:
-            (root / d).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(src / f"{d}.md", root / f"{d}.md")
-    else:
-        shutil.copytree(src, root, copy_function=shutil.copy2, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(".mdseek"))  # fmt: skip
-    return root, qrels, long.subset(list(qrels.queries))
-
-
-def scifact_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
-    corpus, qrels = load_scifact(data)
-    if quick:
-        qids = sorted(qrels.queries, key=int)[:8]
-        qrels = qrels.subset(qids)
-        keep = {d for q in qids for d in qrels.docs[q]}
-        others = [d["_id"] for d in corpus if d["_id"] not in keep]
-        keep |= set(random.Random(0).sample(others, max(0, 30 - len(keep))))
-        corpus = [d for d in corpus if d["_id"] in keep]
-    root = work / "scifact" / "docs"
-    write_scifact_workspace(corpus, root)
-    return root, qrels
-
-
 ALL_CORPORA = ("rhdh", "rhdh-long", "scifact", "fixtures", "fixtures-long")
 
 
@@ -186,10 +134,10 @@ def corpus_names(arg: str | None) -> set[str]:
 
 
 def run_all(args: argparse.Namespace, work: Path) -> dict:
-    from mdseek.index import retrieve
-    from mdseek.index.chunk import DEFAULT_FLOOR
-    from mdseek.index.engine import Engine
-    from mdseek.index.query import MAX_DF
+    from mdseek.index.engine.engine import Engine
+    from mdseek.index.search import retrieve
+    from mdseek.index.search.query import MAX_DF
+    from mdseek.index.text.chunk import DEFAULT_FLOOR
 
     from . import lsp_speed, quality, save_latency, speed
 
@@ -223,7 +171,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
 
     log(f"indexing {docs_root} (throughput)")
     t_model = time.perf_counter()
-    from mdseek.index.embed import Embedder
+    from mdseek.index.model.embed import Embedder
 
     Embedder().load()
     model_load = time.perf_counter() - t_model

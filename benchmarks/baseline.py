@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mdseek.index.files import FileFilter, scan
-from mdseek.index.parse import parse_bytes
+from mdseek.index.text.files import FileFilter, scan
+from mdseek.index.text.parse import parse_bytes
 
 Hit = tuple[str, int, int]  # (doc id = path without .md, start line, end line)
 

@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from .output import emit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -38,8 +40,8 @@ def _texts(n: int) -> list[str]:
 
 def one(precision: str, batch: int, n: int) -> dict:
     """(In this process.) Embed ``n`` texts ``batch`` at a time."""
-    from mdseek.index.onnx_encoder import OnnxEncoder
-    from mdseek.index.packaged import installed
+    from mdseek.index.model.onnx_encoder import OnnxEncoder
+    from mdseek.index.model.packaged import installed
 
     folder = installed()[0]
     if folder is None:
@@ -95,10 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         for k, rs in runs.items()
     }
     summary = {"texts": args.texts, "runs": runs, "median": median}
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
-    print(json.dumps(summary, indent=2))
-    return 0
+    return emit(summary, args.json)
 
 
 if __name__ == "__main__":

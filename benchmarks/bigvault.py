@@ -46,6 +46,7 @@ from pathlib import Path
 
 from .data import DataMissing, _read_jsonl, data_dir, rhdh_dir, scifact_dir, where_data_should_be
 from .lsp_speed import LspProcess, _common_handlers, _initialize, mdseek_server
+from .output import emit
 
 SEED = 0
 POLL = 0.25  # seconds between polls of the server's state
@@ -355,8 +356,8 @@ def synthetic_vectors(index: Path, dest: Path) -> int:
     be waited for. It ranks nothing: never use it for quality."""
     import numpy as np
 
-    from mdseek.index.model import model_id, resolve_model
-    from mdseek.index.vectors_file import FORMAT
+    from mdseek.index.model.model import model_id, resolve_model
+    from mdseek.index.store.vectors_file import FORMAT
 
     db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
     hashes = [r[0] for r in db.execute("SELECT DISTINCT text_hash FROM chunks ORDER BY 1")]
@@ -409,7 +410,7 @@ def token_count_memory(index: Path) -> dict:
     RSS of this process over its RSS before, and the seconds."""
     import resource
 
-    from mdseek.index.embed import Embedder
+    from mdseek.index.model.embed import Embedder
 
     db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
     texts = [r[0] for r in db.execute("SELECT embedding_text FROM chunks")]
@@ -509,10 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     again["index_mb"] = _size_mb(index)
     print(f"restart:    {again}", file=sys.stderr)
     res = {"vault": meta, "open_files": open_rels, "first_open": first, "restart": again}
-    if args.json:
-        args.json.write_text(json.dumps(res, indent=2))
-    print(json.dumps(res, indent=2))
-    return 0
+    return emit(res, args.json)
 
 
 if __name__ == "__main__":

@@ -151,7 +151,7 @@ def resolve_sections(
     some levels). Without a line: the one section whose heading path ends with
     the given parts. A judgement that names no section raises: a silent miss
     would make every system look worse on that query."""
-    from mdseek.index.parse import parse_bytes
+    from mdseek.index.text.parse import parse_bytes
 
     parsed: dict[str, object] = {}
     out: dict[str, list[tuple[str, int]]] = {}
@@ -388,3 +388,56 @@ def make_scale_docs(
         files += 1
         done += k
     return files
+
+
+# -- the quality benchmark's workspaces (python -m benchmarks, --model) ----------
+
+
+def long_queries(qrels: QrelSet) -> QrelSet:
+    """The same questions and judgements, each after a scenario paragraph (data.long_form)."""
+    return qrels.with_queries({q: long_form(q, t) for q, t in qrels.queries.items()})
+
+
+def rhdh_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
+    docs, qrels = load_rhdh(data)
+    names = None
+    if quick:
+        names = [f.name for f in sorted(docs.glob("*.md"), key=lambda f: f.stat().st_size)[:2]]
+        stems = {Path(n).stem for n in names}
+        qids = [q for q in qrels.queries if set(qrels.docs[q]) <= stems][:12]
+        qrels = qrels.subset(qids)
+    root = work / "rhdh" / "docs"
+    copy_docs(docs, root, names)
+    return root, qrels
+
+
+def fixtures_workspace(work: Path, quick: bool) -> tuple[Path, QrelSet, QrelSet]:
+    """The fixture handbook and its paraphrase questions, short and long form
+    (quick: two documents)."""
+    src, qrels = load_fixture_queries()
+    _, long = load_fixture_queries(long=True)
+    root = work / "fixtures-quality" / "docs"
+    if quick:
+        docs = sorted({d for q in qrels.queries for d in qrels.docs[q]})[:2]
+        qrels = qrels.subset([q for q in qrels.queries if set(qrels.docs[q]) <= set(docs)])
+        for d in docs:
+            (root / d).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src / f"{d}.md", root / f"{d}.md")
+    else:
+        shutil.copytree(src, root, copy_function=shutil.copy2, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns(".mdseek"))  # fmt: skip
+    return root, qrels, long.subset(list(qrels.queries))
+
+
+def scifact_workspace(data: Path, work: Path, quick: bool) -> tuple[Path, QrelSet]:
+    corpus, qrels = load_scifact(data)
+    if quick:
+        qids = sorted(qrels.queries, key=int)[:8]
+        qrels = qrels.subset(qids)
+        keep = {d for q in qids for d in qrels.docs[q]}
+        others = [d["_id"] for d in corpus if d["_id"] not in keep]
+        keep |= set(random.Random(0).sample(others, max(0, 30 - len(keep))))
+        corpus = [d for d in corpus if d["_id"] in keep]
+    root = work / "scifact" / "docs"
+    write_scifact_workspace(corpus, root)
+    return root, qrels

@@ -40,8 +40,8 @@ import sys
 import time
 from pathlib import Path
 
-from mdseek.index import retrieve
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
 
 from . import quality
 from .data import QrelSet, split_qids

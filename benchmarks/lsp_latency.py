@@ -106,7 +106,7 @@ async def main() -> None:
     shutil.copytree(FIXTURES, ws, ignore=shutil.ignore_patterns(".mdseek"))
     if not args.fresh:
         print("pre-building the index (mdseek index) ...", file=sys.stderr)
-        from mdseek.index.engine import Engine
+        from mdseek.index.engine.engine import Engine
 
         eng = Engine(ws)
         eng.index()

@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def scan_seconds(folder: Path, rounds: int) -> float:
-    from mdseek.index import facade
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine import facade
+    from mdseek.index.engine.engine import Engine
 
     eng = Engine(folder)
     eng.index(embed=False)  # chunks only: the scan compares files with the index

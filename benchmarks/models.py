@@ -17,7 +17,15 @@ import hashlib
 import json
 from pathlib import Path
 
-from .data import DataMissing, data_dir, where_data_should_be
+from .data import (
+    DataMissing,
+    data_dir,
+    fixtures_workspace,
+    long_queries,
+    rhdh_workspace,
+    scifact_workspace,
+    where_data_should_be,
+)
 
 CORPORA = ("rhdh", "rhdh-long", "scifact", "fixtures", "fixtures-long")
 
@@ -25,7 +33,6 @@ CORPORA = ("rhdh", "rhdh-long", "scifact", "fixtures", "fixtures-long")
 def corpora(work: Path, quick: bool, names: set[str], log) -> list:
     """The quality benchmark's corpora (as ``run_all`` builds them), without engines."""
     from . import quality
-    from .__main__ import fixtures_workspace, long_queries, rhdh_workspace, scifact_workspace
 
     out = []
     data = data_dir()
@@ -65,8 +72,8 @@ def corpora(work: Path, quick: bool, names: set[str], log) -> list:
 def measure(cs: list, model: str | None, rerank: str | None, rerank_top: int, log) -> dict:
     """Index each corpus with ``model``, then mdseek's hybrid search (reranked
     if asked) and the plain baseline, scored on each half."""
-    from mdseek.index.engine import Engine
-    from mdseek.index.rerank import Reranker
+    from mdseek.index.engine.engine import Engine
+    from mdseek.index.model.rerank import Reranker
 
     from . import quality
     from .baseline import PlainBaseline

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from mdseek.index.model import default_model_path, model_id, resolve_model
-from mdseek.index.onnx_encoder import OnnxEncoder, session_options
-from mdseek.index.onnx_export import ensure_fp32
+from mdseek.index.model.model import default_model_path, model_id, resolve_model
+from mdseek.index.model.onnx_encoder import OnnxEncoder, session_options
+from mdseek.index.model.onnx_export import ensure_fp32
 
 from .data import FIXTURES, data_dir
 

@@ -25,8 +25,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from mdseek.index import retrieve
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
 
 from . import data
 
@@ -89,7 +89,7 @@ def corpus(name: str, docs: Path, index: Path, queries: dict[str, str], out: dic
                 q: run(eng, fused, t, prefix_last=True) for q, t in long
             }
         related = {}
-        for path in sorted(eng.store.documents())[:8]:
+        for path in sorted(eng.store.documents.all())[:8]:
             for ordinal in (0, 1, 2):
                 fused.last = []
                 resp = eng.related(path, ordinal, limit=5)

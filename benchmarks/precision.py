@@ -44,8 +44,8 @@ def log(msg: str) -> None:
 
 def ranking(work: Path, names: set[str]) -> dict:
     """nDCG@10 per corpus, half and mode, for fp32 and int8."""
-    from mdseek.index.embed import EmbedSettings
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
+    from mdseek.index.model.embed import EmbedSettings
 
     cs = models.corpora(work, False, names, log)
     out: dict = {}
@@ -93,10 +93,10 @@ def speed(work: Path, rounds: int, n_texts: int) -> dict:
     """texts/s of the fp32 export and its int8 copy at 1 and 2 threads, interleaved."""
     import sqlite3
 
-    from mdseek.index.model import model_id, resolve_model
-    from mdseek.index.onnx_encoder import OnnxEncoder
-    from mdseek.index.onnx_export import ensure_fp32
-    from mdseek.index.onnx_int8 import ensure_int8
+    from mdseek.index.model.model import model_id, resolve_model
+    from mdseek.index.model.onnx_encoder import OnnxEncoder
+    from mdseek.index.model.onnx_export import ensure_fp32
+    from mdseek.index.model.onnx_int8 import ensure_int8
 
     resolved = resolve_model(None)
     base = model_id(resolved)

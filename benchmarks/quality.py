@@ -3,7 +3,7 @@ level), the product docs (document and section level) and the fixture
 handbook's paraphrase questions (section level).
 
 * The headline numbers run the real product path, ``Engine.search``, query
-  embedding included, with the defaults of :mod:`mdseek.index.retrieve`, beside
+  embedding included, with the defaults of :mod:`mdseek.index.search.retrieve`, beside
   the plain baseline of :mod:`benchmarks.baseline` on the same queries.
 * Ablations (one change at a time, from mdseek as it was to the default, and
   each ranking knob around the default) replay the same functions
@@ -28,13 +28,13 @@ from pathlib import Path
 
 import numpy as np
 
-from mdseek.index import retrieve
-from mdseek.index.coverage import Coverage, window_coverage
-from mdseek.index.dense import PASSAGE_DISCOUNT, DenseIndex
-from mdseek.index.engine import Engine
-from mdseek.index.files import FileFilter, scan
-from mdseek.index.parse import parse_bytes
-from mdseek.index.query import MAX_DF, STOP_WORDS, Query, QueryTerms, question_of, words_of
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
+from mdseek.index.search.dense import PASSAGE_DISCOUNT, DenseIndex
+from mdseek.index.search.query import MAX_DF, STOP_WORDS, Query, QueryTerms, question_of, words_of
+from mdseek.index.text.coverage import Coverage, window_coverage
+from mdseek.index.text.files import FileFilter, scan
+from mdseek.index.text.parse import parse_bytes
 
 from .data import QrelSet, split_qids
 
@@ -237,7 +237,7 @@ class Config:
     # the mean of its ``n`` best dense chunks, renormalised; (n, beta) or None (off).
     # Measured here only: it did not win on the dev halves, so the product has none.
     prf: tuple[int, float] | None = None
-    # Passage vectors (chunk.py): a chunk's dense score is the best of its own and
+    # Passage vectors (passages.py): a chunk's dense score is the best of its own and
     # its passages' cosines; off = the chunks' own vectors only.
     passages: bool = True
     # subtracted from a passage's cosine before its chunk takes the best (DenseIndex)
@@ -305,13 +305,13 @@ class Replay:
     def index(self, passages: bool, discount: float = PASSAGE_DISCOUNT) -> DenseIndex:
         """The engine's matrix (chunks and passages, with this passage discount),
         or one of the chunks' own vectors."""
-        self.engine._sync_dense()
+        self.engine.dense_side.sync()
         if passages:
             self.engine.dense.passage_discount = discount
             return self.engine.dense
         if self._chunks_only is None:
             self._chunks_only = DenseIndex()
-            self._chunks_only.reset(*self.engine.store.chunk_vectors(self.engine.model_id))
+            self._chunks_only.reset(*self.engine.store.vectors.chunk_vectors(self.engine.model_id))
         return self._chunks_only
 
     def terms(self, text: str, lx: Lexical) -> QueryTerms:
@@ -321,10 +321,10 @@ class Replay:
             text = " ".join(words_of(text)[: lx.first_words])
         query = Query.parse(text, question=lx.question)
         words = list(query.words)
-        df = self.engine.store.term_doc_freq(words) if len(words) > 1 else None
+        df = self.engine.store.postings.term_doc_freq(words) if len(words) > 1 else None
         return query.terms_for(
             doc_freq=df,
-            rows=self.engine._chunk_count(),
+            rows=self.engine.lexical_side.chunk_count(),
             max_df=lx.max_df,
             stop_words=STOP_WORDS if lx.stop_words else frozenset(),
         )
@@ -335,7 +335,9 @@ class Replay:
             out = {}
             for qid, text in self.qrels.queries.items():
                 terms = self.terms(text, lx)
-                hits = self.engine.store.fts_search(terms.match(), self.MAX_CANDIDATES, lx.weights)
+                hits = self.engine.store.postings.fts_search(
+                    terms.match(), self.MAX_CANDIDATES, lx.weights
+                )
                 out[qid] = (hits, terms.bm25_max)
             self._lex[lx] = out
         return self._lex[lx]
@@ -355,7 +357,7 @@ class Replay:
         key = (qid, question, prf)
         if key not in self._prf:
             n, beta = prf
-            self.engine._sync_dense()
+            self.engine.dense_side.sync()
             top = [self.engine.dense.vector(cid) for cid, _ in self.engine.dense.search(q, n)]
             v = q + beta * np.mean(top, axis=0)
             self._prf[key] = (v / np.linalg.norm(v)).astype(np.float32)
@@ -673,7 +675,7 @@ def fixed_chunks(text: str, size: int = 1200) -> list[tuple[int, int]]:
 
 def coverage_table(roots: dict[str, Path], tok, log: Log) -> dict:
     """mdseek's chunker vs one vector per document vs 1,200-character chunks, same tokenizer."""
-    from mdseek.index.coverage import coverage_of
+    from mdseek.index.text.coverage import coverage_of
 
     out = {}
     for name, root in roots.items():

@@ -355,7 +355,7 @@ def render(res: dict) -> str:
             f"{r['parts'].get('top10_overlap_memory_vs_fts5')} at {r['chunks']}" for r in mem
         )
         L.append(
-            "Lexical side as in the server and `mdseek mcp`: BM25 from in-memory postings (`index/lexical.py`,"
+            "Lexical side as in the server and `mdseek mcp`: BM25 from in-memory postings (`index/search/lexical.py`,"
             " FTS5's own formula and document frequencies) from `LEXICAL_IN_MEMORY_MIN` chunks"
             + (
                 f"; below it (here at {', '.join(fts)} chunks) FTS5 ranks, as fast there"

@@ -59,7 +59,7 @@ def make_workspace(work: Path, big: str, fixtures: bool = False) -> tuple[Path, 
 
 def editable_lines(path: Path) -> list[int]:
     """Lines of top-level paragraphs (not code, not headings), spread over the file."""
-    from mdseek.index.parse import parse_bytes
+    from mdseek.index.text.parse import parse_bytes
 
     doc = parse_bytes(path.read_bytes(), path.name)
     lines = []
@@ -85,12 +85,12 @@ async def run(args) -> dict:
     work.mkdir(parents=True, exist_ok=True)
     ws, big = make_workspace(work, args.file, getattr(args, "fixtures", False))
     rel = big.relative_to(ws).as_posix()
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     t0 = time.perf_counter()
     eng = Engine(ws)
     eng.index()
-    n_chunks = len(eng.store.document_chunks(rel))
+    n_chunks = len(eng.store.chunks.document_chunks(rel))
     eng.close()
     print(
         f"index ready in {time.perf_counter() - t0:.1f}s; {rel}: {n_chunks} chunks", file=sys.stderr

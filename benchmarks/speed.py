@@ -41,8 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from mdseek.index import retrieve
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
 
 from .data import REPO, make_scale_docs
 
@@ -84,7 +84,7 @@ def backup(src: Path, dest: Path) -> None:
 def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
     """Full index of ``root`` (model already loaded) vs bare encode of the same texts.
     Always from an empty index, even when the work folder is kept."""
-    from mdseek.index.location import companions
+    from mdseek.index.store.location import companions
 
     for p in (index, *companions(index)):
         p.unlink(missing_ok=True)
@@ -138,9 +138,9 @@ def _variants(
 ) -> list[tuple[str, str, Callable[[int], object]]]:
     """(name, vector model id, encoder factory taking a thread count); with
     ``work``, also the unfused export (kept in ``work`` between runs)."""
-    from mdseek.index import onnx_export
-    from mdseek.index.embed import TorchEncoder
-    from mdseek.index.onnx_encoder import OnnxEncoder, read_manifest
+    from mdseek.index.model import onnx_export
+    from mdseek.index.model.embed import TorchEncoder
+    from mdseek.index.model.onnx_encoder import OnnxEncoder, read_manifest
 
     out: list[tuple[str, str, Callable[[int], object]]] = [
         ("torch fp32", base_id, lambda n: TorchEncoder(resolved, n)),
@@ -188,7 +188,7 @@ def backends(
     max_texts: int | None = None,
 ) -> dict:
     """Every backend on the same texts in one process, measured in interleaved rounds."""
-    from mdseek.index.embed import EmbedSettings
+    from mdseek.index.model.embed import EmbedSettings
 
     from .data import split_qids
     from .quality import run_engine, score_runs
@@ -202,7 +202,7 @@ def backends(
             "SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1"
         )
     ]
-    from mdseek.index.model import load_tokenizer
+    from mdseek.index.model.tokenizer import load_tokenizer
 
     tok = load_tokenizer(resolved)
     counts = [min(c, tok.window) for c in tok.count_many(texts)]
@@ -313,10 +313,10 @@ def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from mdseek.index import onnx_export
-    from mdseek.index.model import model_id as model_id_of
-    from mdseek.index.model import resolve_model
-    from mdseek.index.onnx_encoder import OnnxEncoder
+    from mdseek.index.model import onnx_export
+    from mdseek.index.model.model import model_id as model_id_of
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.onnx_encoder import OnnxEncoder
 
     resolved = resolve_model(None)
     src = onnx_export.ensure_fp32(resolved, model_id_of(resolved))
@@ -487,7 +487,7 @@ def incremental(src_root: Path, src_index: Path, work: Path, log: Log) -> dict:
             " GROUP BY d.id ORDER BY n DESC, d.path LIMIT 1"
         ).fetchone()
         rel, n_chunks = docs[0], int(docs[1])
-        chunks = eng.store.document_chunks(rel)
+        chunks = eng.store.chunks.document_chunks(rel)
         mid = chunks[len(chunks) // 2]
         path = root / rel
         lines = path.read_text(encoding="utf-8").split("\n")
@@ -500,7 +500,7 @@ def incremental(src_root: Path, src_index: Path, work: Path, log: Log) -> dict:
         path.write_text("\n".join(lines), encoding="utf-8")
         rep = eng.index_file(path)
         # What a per-document indexer does: embed every chunk of the document again.
-        texts = [c.embedding_text for c in eng.store.document_chunks(rel)]
+        texts = [c.embedding_text for c in eng.store.chunks.document_chunks(rel)]
         st = eng.embedder.load()
         t0 = time.perf_counter()
         st.encode(texts, eng.embedder.batch_size)
@@ -597,7 +597,7 @@ def build_tiers(
             model_id = eng.model_id
             if model_id != model:
                 raise RuntimeError(f"model id changed: {model_id} != {model}")
-            pending = eng.store.pending_chunks(model_id)
+            pending = eng.store.vectors.pending_chunks(model_id)
             dim = len(next(iter(real_vecs.values()))) // 4
             n_real = n_syn = 0
             for i in range(0, len(pending), 5000):
@@ -612,7 +612,7 @@ def build_tiers(
                         v = rng.standard_normal(dim).astype(np.float32)
                         vecs[j] = v / np.linalg.norm(v)
                         n_syn += 1
-                eng.store.put_vectors(model_id, [h for h, _ in part], vecs)
+                eng.store.vectors.put_vectors(model_id, [h for h, _ in part], vecs)
             counts = eng.store.counts()
             real_total = eng.store.db.execute(
                 "SELECT count(*) FROM chunks WHERE text_hash IN (SELECT text_hash FROM vectors)"
@@ -662,14 +662,14 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
     eng.embedder.encode_query("warm up")
     rss_model = proc.memory_info().rss
     t0 = time.perf_counter()
-    eng._sync_dense()
+    eng.dense_side.sync()
     load = time.perf_counter() - t0
-    # As in the server: lexical candidates ranked from memory (index/lexical.py)
+    # As in the server: lexical candidates ranked from memory (index/search/lexical.py)
     # from LEXICAL_IN_MEMORY_MIN chunks, by FTS5 below.
     eng.lexical_in_memory = True
     lexical_build = eng.build_lexical()
     chunks = eng.store.counts()["chunks"]
-    lexical_from = "memory" if eng._lexical_current() else "FTS5"
+    lexical_from = "memory" if eng.lexical_side.current() else "FTS5"
     qs = (queries * (1 + n // max(1, len(queries))))[:n]
     for q in qs[:5]:
         eng.search(q, limit=10)
@@ -697,10 +697,10 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
         qv = eng.embedder.encode_query(q)
         emb.append(time.perf_counter() - t)
         t = time.perf_counter()
-        terms, hits = eng._lexical_hits(eng.parse_query(q))
+        terms, hits = eng.lexical_side.hits(eng.parse_query(q), eng.ranking.candidates)
         lex.append(time.perf_counter() - t)
         t = time.perf_counter()
-        sql = eng.store.fts_search(terms.match(), retrieve.CANDIDATES, eng.fts_weights)
+        sql = eng.store.postings.fts_search(terms.match(), retrieve.CANDIDATES, eng.fts_weights)
         fts.append(time.perf_counter() - t)
         if lexical_from == "memory":
             overlap.append(len({c for c, _ in hits[:10]} & {c for c, _ in sql[:10]}))

@@ -1,7 +1,7 @@
 """The mdseek engine: parse, chunk, store, embed and retrieve markdown sections.
 
 Nothing here knows about LSP; :mod:`mdseek.lsp` is a thin layer over
-:class:`~mdseek.index.engine.Engine`.
+:class:`~mdseek.index.engine.engine.Engine`.
 """
 
 from __future__ import annotations
@@ -10,15 +10,15 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .engine import Engine, IndexReport, SearchResponse, SearchResult
-    from .files import FileFilter
+    from .engine.engine import Engine, IndexReport, SearchResponse, SearchResult
+    from .text.files import FileFilter
 
 __all__ = ["Engine", "FileFilter", "IndexReport", "SearchResponse", "SearchResult"]
-_HOME = {"FileFilter": ".files"}
+_HOME = {"FileFilter": ".text.files"}
 
 
 def __getattr__(name: str):
     """Lazy: importing one engine module (say, the tokenizer's) loads only that one."""
     if name in __all__:
-        return getattr(importlib.import_module(_HOME.get(name, ".engine"), __name__), name)
+        return getattr(importlib.import_module(_HOME.get(name, ".engine.engine"), __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

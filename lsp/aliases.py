@@ -5,7 +5,7 @@ A folder's files are read once (front matter only) and again when their size
 or modification time changes (compared at most once a second, or at once when
 the folder's file list changes); the map is rebuilt then, or when an open
 buffer's aliases change, so a resolver asks for it on every link at no cost. The rule that uses it is in
-:mod:`mdseek.index.aliases`.
+:mod:`mdseek.index.text.aliases`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mdseek.index.aliases import AliasMap, doc_aliases, text_aliases
+from mdseek.index.text.aliases import AliasMap, doc_aliases, text_aliases
 
 from .documents import MAX_READ
 

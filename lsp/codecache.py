@@ -11,7 +11,7 @@ Text not in the file is compiled as before; when something was new the file is
 rewritten once, by :func:`finish`, with what this start used (so it does not
 grow across upgrades). A missing, damaged or foreign file only means compiling.
 The code it holds is run, so it is read only from a folder private to this user
-(:mod:`mdseek.index.private`: owned by them, writable by nobody else, no
+(:mod:`mdseek.index.model.private`: owned by them, writable by nobody else, no
 symlink; ``MDSEEK_CACHE_DIR`` may point anywhere) -- else it is not used, with
 one log line.
 """
@@ -27,7 +27,7 @@ import os
 import types
 from pathlib import Path
 
-from mdseek.index.private import why_not_private
+from mdseek.index.model.private import why_not_private
 
 log = logging.getLogger(__name__)
 

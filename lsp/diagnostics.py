@@ -35,15 +35,16 @@ from typing import Any
 
 from lsprotocol import types
 
-from mdseek.index.aliases import alias_sites
-from mdseek.index.links import (
+from mdseek.index.links.links import (
     MARKDOWN_SUFFIXES,
     Link,
     find_heading,
     is_line_fragment,
 )
-from mdseek.index.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
-from mdseek.index.parse import Heading, github_slug
+from mdseek.index.links.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
+from mdseek.index.text.aliases import alias_sites
+from mdseek.index.text.document import Heading
+from mdseek.index.text.slug import github_slug
 
 from . import features as F
 from .client import Tasks

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from mdseek.index.links import MARKDOWN_SUFFIXES, Link
-from mdseek.index.obsidian import find_attachment, is_attachment
+from mdseek.index.links.links import MARKDOWN_SUFFIXES, Link
+from mdseek.index.links.obsidian import find_attachment, is_attachment
 
 from . import features as F
 from .convert import uri_at_line

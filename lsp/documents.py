@@ -16,9 +16,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mdseek.index.links import Link, find_links, html_anchors
-from mdseek.index.parse import Heading, ParsedDocument, normalise, parse_bytes, parse_text
-from mdseek.index.rename import link_sites
+from mdseek.index.links.links import Link, find_links, html_anchors
+from mdseek.index.links.sites import link_sites
+from mdseek.index.text.document import Heading, ParsedDocument
+from mdseek.index.text.parse import normalise, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
 

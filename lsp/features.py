@@ -9,11 +9,11 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from mdseek.index.engine import SearchResult
-from mdseek.index.facade import outline
-from mdseek.index.files import display_path
-from mdseek.index.links import Link
-from mdseek.index.parse import Heading, ParsedDocument
+from mdseek.index.engine.engine import SearchResult
+from mdseek.index.engine.facade import outline
+from mdseek.index.links.links import Link
+from mdseek.index.text.document import Heading, ParsedDocument
+from mdseek.index.text.files import display_path
 
 from .convert import Positions, markdown_link_target, uri_at_line
 

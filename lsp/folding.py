@@ -4,7 +4,7 @@ markers.
 
 A section folds from its heading to the last non-blank line before the next
 heading of the same or a higher level (so an H2 folds its H3s). Blocks come
-from markdown-it's tokens (:mod:`mdseek.index.structure`), so a ``#`` or a
+from markdown-it's tokens (:mod:`mdseek.index.text.structure`), so a ``#`` or a
 ``-`` inside a fence never starts a fold. Lines only (no columns), so the
 position encoding does not matter.
 """
@@ -15,8 +15,8 @@ import re
 
 from lsprotocol import types
 
-from mdseek.index.parse import ParsedDocument
-from mdseek.index.structure import nested_blocks
+from mdseek.index.text.document import ParsedDocument
+from mdseek.index.text.structure import nested_blocks
 
 FOLDED_BLOCKS = ("bullet_list", "ordered_list", "list_item", "blockquote", "fence",
                  "code_block", "table")  # fmt: skip

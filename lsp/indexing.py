@@ -15,7 +15,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from mdseek.index.links import MARKDOWN_SUFFIXES
+from mdseek.index.links.links import MARKDOWN_SUFFIXES
 
 from .client import Tasks, supports, tell
 from .roots import Root

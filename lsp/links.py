@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from mdseek.index.aliases import AliasMap
-from mdseek.index.engine import SearchResult
-from mdseek.index.links import find_links, link_destination, wiki_name
-from mdseek.index.parse import ParsedDocument
+from mdseek.index.engine.engine import SearchResult
+from mdseek.index.links.links import find_links, link_destination, wiki_name
+from mdseek.index.text.aliases import AliasMap
+from mdseek.index.text.document import ParsedDocument
 
 from .roots import Root
 from .workspace import Workspace

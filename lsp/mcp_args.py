@@ -2,13 +2,13 @@
 
 The SDK validates a tool's arguments with pydantic and answers a wrong one with
 pydantic's text. :class:`CheckedServer` runs each tool's own checks
-(:mod:`mdseek.index.requests`, the CLI's and language server's words) on the
+(:mod:`mdseek.index.search.requests`, the CLI's and language server's words) on the
 raw arguments first, so a wrong type, a missing argument or an unknown name is
 one plain line; the SDK then validates clean values only. It also answers a
 tool's own :class:`ToolError` without the SDK's "Error executing tool" prefix.
 
 Owns: argument checking and error text of MCP tool calls. Imports nothing of
-mdseek but :mod:`mdseek.index.requests`.
+mdseek but :mod:`mdseek.index.search.requests`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
-from mdseek.index import requests
+from mdseek.index.search import requests
 
 Check = Callable[[Any], Any]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,7 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 class ToolArguments:
     """One tool's argument checks (name -> check of the raw value, returning the
-    clean one or raising :class:`~mdseek.index.requests.BadRequest`)."""
+    clean one or raising :class:`~mdseek.index.search.requests.BadRequest`)."""
 
     def __init__(self, tool: str, checks: dict[str, Check], required: set[str]):
         self.tool, self.checks, self.required = tool, checks, required

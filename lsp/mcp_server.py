@@ -1,14 +1,14 @@
 """``mdseek mcp``: the index as MCP tools for AI agents (official Python SDK, stdio).
 
 A second thin protocol layer beside the language server: each served folder
-is a :class:`~mdseek.index.folder.Folder`, as in the language server, and
-every answer comes from it or :mod:`mdseek.index.facade` (search, outline, a
+is a :class:`~mdseek.index.engine.folder.Folder`, as in the language server, and
+every answer comes from it or :mod:`mdseek.index.engine.facade` (search, outline, a
 section's text, related sections, status), the code the language server uses too.
 
 One process serves the folders given on the command line (or the current
 folder), each with the same SQLite index as the CLI and ``mdseek serve``
 (in the user cache, or ``<folder>/.mdseek/index.sqlite`` if that exists; see
-:mod:`mdseek.index.location`; WAL, so they can run at once). With one
+:mod:`mdseek.index.store.location`; WAL, so they can run at once). With one
 folder, paths are relative to it; with several, a path starts with the
 folder's name (``docs/setup.md`` in folder ``docs``).
 
@@ -34,15 +34,18 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from mdseek import __version__
-from mdseek.index import facade, requests
-from mdseek.index.embed import EmbedSettings
-from mdseek.index.engine import Engine, SearchResult
-from mdseek.index.files import FileFilter
-from mdseek.index.folder import Answer, EngineOptions, Folder, search_folders, summary
-from mdseek.index.parse import ParsedDocument, Section
-from mdseek.index.query import Query
-from mdseek.index.rerank import Reranker
-from mdseek.index.snippet import mark
+from mdseek.index.engine import facade
+from mdseek.index.engine.engine import Engine, SearchResult
+from mdseek.index.engine.folder import Folder
+from mdseek.index.engine.folders import Answer, search_folders, summary
+from mdseek.index.engine.opening import EngineOptions
+from mdseek.index.model.embed import EmbedSettings
+from mdseek.index.model.rerank import Reranker
+from mdseek.index.search import requests
+from mdseek.index.search.query import Query
+from mdseek.index.text.document import ParsedDocument, Section
+from mdseek.index.text.files import FileFilter
+from mdseek.index.text.snippet import mark
 
 from .mcp_args import CheckedServer, flag, globs
 

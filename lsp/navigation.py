@@ -14,9 +14,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from mdseek.index.aliases import NO_ALIASES
-from mdseek.index.engine import SearchResult
-from mdseek.index.links import (
+from mdseek.index.engine.engine import SearchResult
+from mdseek.index.links.links import (
     anchor_context,
     anchor_link,
     find_heading,
@@ -24,8 +23,9 @@ from mdseek.index.links import (
     link_at,
     resolve,
 )
-from mdseek.index.obsidian import block_ids, is_block_ref
-from mdseek.index.parse import Heading
+from mdseek.index.links.obsidian import block_ids, is_block_ref
+from mdseek.index.text.aliases import NO_ALIASES
+from mdseek.index.text.document import Heading
 
 from . import features as F
 from .convert import start_range

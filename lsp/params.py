@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from mdseek.index import requests
+from mdseek.index.search import requests
 
 T = TypeVar("T")
 
@@ -65,7 +65,7 @@ class SearchParams:
     """``mdseek/search``: ``query`` (text), ``limit`` (1..200; default: the
     ``searchLimit`` setting), ``path`` (globs like ``rg -g``, ``!`` excludes: a
     filter on results). A query or limit out of range is an InvalidParams error
-    in the words the CLI and MCP use (:mod:`mdseek.index.requests`).
+    in the words the CLI and MCP use (:mod:`mdseek.index.search.requests`).
     ``explain`` (true): each result carries its score parts."""
 
     query: str = attrs.field(default=None, converter=_query)  # left out: "query is missing"

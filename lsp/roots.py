@@ -1,5 +1,5 @@
 """One workspace folder as the language server holds it: a
-:class:`~mdseek.index.folder.Folder` (its engine, threads, state, indexing and
+:class:`~mdseek.index.engine.folder.Folder` (its engine, threads, state, indexing and
 answers) seen from the event loop, with the editor's settings, the debounced
 reindexing of the files the client says changed, and the timings the status
 shows. No protocol types here.
@@ -16,10 +16,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mdseek.index.engine import Engine, IndexReport
-from mdseek.index.files import other_files, scan
-from mdseek.index.folder import Cancelled, CancelToken, EngineOptions, Folder, Progress
-from mdseek.index.rerank import Reranker
+from mdseek.index.engine.engine import Engine, IndexReport
+from mdseek.index.engine.folder import Cancelled, CancelToken, Folder, Progress
+from mdseek.index.engine.opening import EngineOptions
+from mdseek.index.model.rerank import Reranker
+from mdseek.index.text.files import other_files, scan
 
 from .config import Settings
 

@@ -13,9 +13,10 @@ from typing import Any
 
 from lsprotocol import types
 
-from mdseek.index.engine import SearchResult
-from mdseek.index.facade import written_heading
-from mdseek.index.folder import Answer, Cancelled, CancelToken, Folder, search_folders, summary
+from mdseek.index.engine.engine import SearchResult
+from mdseek.index.engine.facade import written_heading
+from mdseek.index.engine.folder import Cancelled, CancelToken, Folder
+from mdseek.index.engine.folders import Answer, search_folders, summary
 
 from . import features as F
 from .convert import path_to_uri

@@ -3,7 +3,7 @@ cursor, then the link or code span holding it, then every block around it from
 the innermost out (paragraph, list item, list, block quote, fence, table,
 heading, front matter), then the section it is in and each parent section,
 then the whole document. Each range holds the one before it; equal ranges
-appear once. Blocks come from markdown-it's tokens (:mod:`mdseek.index.structure`).
+appear once. Blocks come from markdown-it's tokens (:mod:`mdseek.index.text.structure`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from mdseek.index.links import Link
-from mdseek.index.parse import ParsedDocument
-from mdseek.index.structure import Span
+from mdseek.index.links.links import Link
+from mdseek.index.text.document import ParsedDocument
+from mdseek.index.text.structure import Span
 
 from .convert import Positions
 

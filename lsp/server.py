@@ -46,7 +46,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from mdseek import __version__
-from mdseek.index.structure import nested_blocks
+from mdseek.index.text.structure import nested_blocks
 
 from . import (
     document_links,

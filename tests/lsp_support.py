@@ -188,7 +188,7 @@ def indexed_template(tmp_path_factory, request=None) -> Path:
     index.parent.mkdir(mode=0o700)  # as mdseek makes it: a folder others can read is not adopted
     if golden is not None and golden.is_file():
         shutil.copy(golden, index)
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     eng = Engine(ws, index_path=index)
     rep = eng.index()  # with the golden index: only stat/hash checks, nothing embedded

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
 
 NOTES = {
     "falcon.md": (
@@ -45,7 +45,7 @@ def test_an_alias_only_query_finds_the_note(eng: Engine):
         ("falcon.md", "Falcon notes"),
         ("falcon.md", "Rollback"),
     ]
-    texts = [c.embedding_text for c in eng.store.document_chunks("falcon.md")]
+    texts = [c.embedding_text for c in eng.store.chunks.document_chunks("falcon.md")]
     assert texts[0].startswith(
         "Falcon notes (Kestrel, Peregrine plan)\n\n# Falcon notes\n\nThe migration"
     )
@@ -67,11 +67,11 @@ def test_an_edit_rewrites_only_its_own_lexical_rows(eng: Engine, tmp_path: Path)
     eng.index(embed=False)
     note = tmp_path / "ws" / "falcon.md"
     note.write_text(NOTES["falcon.md"].replace("replay the queue", "replay the whole queue"))
-    ids = {c.heading: c.id for c in eng.store.document_chunks("falcon.md")}
-    eng.store.take_fts_touched()
+    ids = {c.heading: c.id for c in eng.store.chunks.document_chunks("falcon.md")}
+    eng.store.postings.take_fts_touched()
     eng.index_file(note, embed=False)
-    after = {c.heading: c.id for c in eng.store.document_chunks("falcon.md")}
+    after = {c.heading: c.id for c in eng.store.chunks.document_chunks("falcon.md")}
     assert after["Falcon notes"] == ids["Falcon notes"]  # unchanged: same row
     # only the edited chunk's rows: the old one deleted, the new one inserted
-    assert eng.store.take_fts_touched() == {ids["Rollback"], after["Rollback"]}
+    assert eng.store.postings.take_fts_touched() == {ids["Rollback"], after["Rollback"]}
     assert paths(eng, "whole queue") == [("falcon.md", "Rollback")]

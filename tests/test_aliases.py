@@ -1,4 +1,4 @@
-"""Front-matter aliases (index/aliases.py) and the one resolver's rule for them
+"""Front-matter aliases (index/text/aliases.py) and the one resolver's rule for them
 (index/links.resolve): every front-matter form, where each alias is written, a
 file name winning over an alias, an alias two notes claim resolving to neither,
 and the rename engine keeping alias links. Expected values are written by hand."""
@@ -8,10 +8,18 @@ from __future__ import annotations
 import pytest
 from test_rename import Corpus, apply
 
-from mdseek.index.aliases import AliasMap, alias_sites, note_aliases, search_title, text_aliases
-from mdseek.index.links import find_links, resolve
-from mdseek.index.parse import parse_text
-from mdseek.index.rename import Move, RenameError, move_files, rename_alias, rename_target
+from mdseek.index.links.edits import RenameError
+from mdseek.index.links.links import find_links, resolve
+from mdseek.index.links.move import Move, move_files
+from mdseek.index.links.rename import rename_alias, rename_target
+from mdseek.index.text.aliases import (
+    AliasMap,
+    alias_sites,
+    note_aliases,
+    search_title,
+    text_aliases,
+)
+from mdseek.index.text.parse import parse_text
 
 
 @pytest.mark.parametrize(

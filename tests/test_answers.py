@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from mdseek.index import facade, requests
-from mdseek.index.engine import Engine, SearchResult
+from mdseek.index.engine import facade
+from mdseek.index.engine.engine import Engine, SearchResult
+from mdseek.index.search import requests
 
 # -- pure parts ---------------------------------------------------------------------
 
@@ -220,8 +221,9 @@ Where to use the question mark operator in functions that return Result.
 
 
 def test_sections_with_no_visible_text_are_not_chunks_nor_results(tmp_path: Path):
-    from mdseek.index.links import find_heading
-    from mdseek.index.parse import has_visible_text, parse_text
+    from mdseek.index.links.links import find_heading
+    from mdseek.index.text.markdown import has_visible_text
+    from mdseek.index.text.parse import parse_text
 
     assert not has_visible_text('<a id="x"></a>\n<!-- c -->\n\n[r]: http://x\n')
     assert has_visible_text('<a id="x"></a> words') and has_visible_text("# H")
@@ -231,7 +233,7 @@ def test_sections_with_no_visible_text_are_not_chunks_nor_results(tmp_path: Path
     eng = Engine(ws, index_path=tmp_path / "i.sqlite")
     try:
         eng.index(embed=False)
-        chunks = eng.store.document_chunks("e.md")
+        chunks = eng.store.chunks.document_chunks("e.md")
         # one chunk: the anchors and comment before the heading are not one of their own
         assert [c.start_line for c in chunks] == [3]
         for q in ("old heading links break", "question mark operator"):
@@ -249,7 +251,7 @@ def test_sections_with_no_visible_text_are_not_chunks_nor_results(tmp_path: Path
 
 
 def test_snippet_shows_the_sentence_with_the_most_query_terms():
-    from mdseek.index.snippet import mark, snippet
+    from mdseek.index.text.snippet import mark, snippet
 
     text = (
         "Keys are rotated by the platform team every quarter, as described in the policy. "
@@ -386,7 +388,7 @@ def test_headings_keep_their_inline_markup(tmp_path: Path):
 
 
 def test_outline_headings_as_written_and_plain():
-    from mdseek.index.parse import parse_bytes
+    from mdseek.index.text.parse import parse_bytes
 
     doc = parse_bytes(
         b"# The `?` Operator #\n\nText.\n\nA *setext* heading\nover `two` lines\n===\n\n"

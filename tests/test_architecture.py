@@ -1,13 +1,281 @@
-"""ARCHITECTURE.md's code map names every module: each ``index/*.py`` in the
-section on ``index/``, each ``lsp/*.py`` in the section on ``lsp/`` (a module
-added without a line there fails here)."""
+"""The shape of the code, read from the modules with ``ast`` (nothing is imported):
+
+- no import circle among the modules of ``index/``, ``lsp/`` and ``benchmarks/``
+  (imports at module level, inside functions and under ``TYPE_CHECKING`` alike;
+  relative imports resolved), and the circle named when there is one;
+- no class inside ``index/`` with more than one base (parts are held, not mixed in);
+- nothing under ``index/`` imports ``mdseek.lsp``, ``pygls``, ``lsprotocol`` or ``mcp``;
+- no ``.py`` file in ``index/`` or ``lsp/`` over :data:`MAX_LINES` lines;
+- ARCHITECTURE.md's code map names every module.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
+# Each source folder and the import name it installs as (pyproject's package-dir).
+PACKAGES = {"index": "mdseek.index", "lsp": "mdseek.lsp", "lsp/_package": "mdseek"}
+SCANNED = {**PACKAGES, "benchmarks": "benchmarks"}
+PROTOCOL_PACKAGES = ("mdseek.lsp", "pygls", "lsprotocol", "mcp")
+# "No file over ~500 lines": 550 leaves room for a docstring's growth without
+# letting a second job into a file.
+MAX_LINES = 550
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str  # dotted, as imported: mdseek.index.text.parse, benchmarks.__main__
+    path: Path
+    rel: str  # the path from the checkout: index/text/parse.py
+    package: bool  # an __init__.py
+
+
+def modules(root: Path = REPO, folders: dict[str, str] = SCANNED) -> dict[str, Module]:
+    """Every module under ``folders`` (source folder -> import name), by dotted name.
+    A folder inside another (lsp/_package in lsp/) belongs to the inner one only."""
+    found: dict[str, Module] = {}
+    for folder, name in folders.items():
+        base = root / folder
+        inner = [base / f for f in folders if f != folder and (root / f).is_relative_to(base)]
+        for path in sorted(base.rglob("*.py")):
+            if any(path.is_relative_to(i) for i in inner) or ".venv" in path.parts:
+                continue
+            parts = list(path.relative_to(base).with_suffix("").parts)
+            package = parts[-1] == "__init__"
+            dotted = ".".join([name, *(parts[:-1] if package else parts)])
+            found[dotted] = Module(dotted, path, path.relative_to(root).as_posix(), package)
+    return found
+
+
+def imports(module: Module) -> list[tuple[str, int]]:
+    """Every name ``module`` imports, absolute, with its line: ``import a.b`` gives
+    ``a.b``; ``from a import b`` gives ``a.b`` (a module, or a name in ``a``);
+    ``from ..x import y`` is resolved against the module's own package."""
+    here = module.name if module.package else module.name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(module.path.read_text(encoding="utf-8"), str(module.path))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, node.lineno) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg = here
+                for _ in range(node.level - 1):
+                    pkg = pkg.rpartition(".")[0]
+                base = ".".join(p for p in (pkg, node.module) if p)
+            out += [
+                (f"{base}.{a.name}" if a.name != "*" else base, node.lineno) for a in node.names
+            ]
+    return out
+
+
+def import_graph(mods: dict[str, Module]) -> dict[str, dict[str, int]]:
+    """module -> {module it imports: line}, among ``mods`` only: a name imported
+    from a module counts as that module; a package's ``__init__`` counts when
+    it is imported itself or a name is taken from it, not for ``from pkg import
+    submodule`` (which Python runs first anyway)."""
+    graph: dict[str, dict[str, int]] = {m: {} for m in mods}
+    for name, module in mods.items():
+        for target, line in imports(module):
+            while target and target not in mods:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph[name].setdefault(target, line)
+    return graph
+
+
+def cycles(graph: dict[str, dict[str, int]]) -> list[list[str]]:
+    """One circle per strongly connected part of the graph (Tarjan), each the
+    shortest from its first module back to it."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    parts: list[set[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    part = set()
+                    while True:
+                        m = stack.pop()
+                        part.add(m)
+                        if m == node:
+                            break
+                    if len(part) > 1:
+                        parts.append(part)
+            elif child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                work.append((child, iter(sorted(graph[child]))))
+            elif child in stack:
+                low[node] = min(low[node], index[child])
+    circles = []
+    for part in parts:  # the shortest way from its first module back to it (breadth first)
+        first = min(part)
+        came: dict[str, str] = {}
+        queue = deque([first])
+        while first not in came:
+            node = queue.popleft()
+            for child in sorted(graph[node]):
+                if child in part and child not in came:
+                    came[child] = node
+                    queue.append(child)
+        path = [first]
+        while len(path) == 1 or path[-1] != first:
+            path.append(came[path[-1]])
+        circles.append(path[::-1])
+    return circles
+
+
+def describe(circle: list[str], mods: dict[str, Module], graph) -> str:
+    """``a (index/a.py:3) -> b (index/b.py:9) -> a``: each arrow's import line."""
+    steps = [f"{a} ({mods[a].rel}:{graph[a][b]})" for a, b in zip(circle, circle[1:], strict=False)]
+    return " -> ".join([*steps, circle[-1]])
+
+
+def circles_in(root: Path = REPO, folders: dict[str, str] = SCANNED) -> list[str]:
+    mods = modules(root, folders)
+    graph = import_graph(mods)
+    return [describe(c, mods, graph) for c in cycles(graph)]
+
+
+def test_no_import_circle():
+    assert len(modules()) > 80
+    found = circles_in()
+    assert found == [], "import circles:\n" + "\n".join(found)
+
+
+def test_the_circle_check_sees_each_form(tmp_path):
+    """A circle through a relative import from a subpackage, one through an
+    import inside a function, one under TYPE_CHECKING; a plain chain is none."""
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/sub/__init__.py": "",
+        "pkg/a.py": "from .sub.b import x\n",
+        "pkg/sub/b.py": "def f():\n    from ..a import y\n",
+        "pkg/c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg import d\n",
+        "pkg/d.py": "import pkg.c\n",
+        "pkg/e.py": "from . import a\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    assert sorted(circles_in(tmp_path, {"pkg": "pkg"})) == [
+        "pkg.a (pkg/a.py:1) -> pkg.sub.b (pkg/sub/b.py:2) -> pkg.a",
+        "pkg.c (pkg/c.py:3) -> pkg.d (pkg/d.py:1) -> pkg.c",
+    ]
+
+
+def bases_over_one(root: Path = REPO) -> list[str]:
+    found = []
+    for module in modules(root, {"index": "mdseek.index"}).values():
+        for node in ast.walk(ast.parse(module.path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and len(node.bases) > 1:
+                bases = ", ".join(ast.unparse(b) for b in node.bases)
+                found.append(f"{module.rel}:{node.lineno}: {node.name}({bases})")
+    return found
+
+
+def test_no_class_in_the_engine_has_more_than_one_base():
+    found = bases_over_one()
+    assert found == [], "classes with more than one base:\n" + "\n".join(found)
+
+
+def protocol_imports(root: Path = REPO) -> list[str]:
+    """Every import of a protocol package by a module under ``index/`` (absolute,
+    relative climbing out of it, or inside a function)."""
+    found = []
+    for module in modules(root, {"index": "mdseek.index"}).values():
+        for name, line in imports(module):
+            if any(name == p or name.startswith(p + ".") for p in PROTOCOL_PACKAGES):
+                found.append(f"{module.rel}:{line}: {name}")
+    return found
+
+
+def test_the_engine_imports_nothing_of_the_protocols(tmp_path):
+    assert protocol_imports() == []
+    # the check sees each way a module could reach a protocol layer
+    (tmp_path / "index" / "sub").mkdir(parents=True)
+    (tmp_path / "index" / "a.py").write_text("import pygls.server\nfrom lsprotocol import types\n")
+    (tmp_path / "index" / "sub" / "b.py").write_text(
+        "def f():\n    from mdseek.lsp import cli\n    from ...lsp.roots import Root\n"
+    )
+    (tmp_path / "index" / "c.py").write_text(
+        "import mcp\nfrom mdseek.index import parse\nimport mcpx\nfrom .. import lsp\n"
+    )
+    assert sorted(protocol_imports(tmp_path)) == [
+        "index/a.py:1: pygls.server",
+        "index/a.py:2: lsprotocol.types",
+        "index/c.py:1: mcp",
+        "index/c.py:4: mdseek.lsp",
+        "index/sub/b.py:2: mdseek.lsp.cli",
+        "index/sub/b.py:3: mdseek.lsp.roots.Root",
+    ]
+
+
+def long_files(root: Path = REPO) -> list[str]:
+    found = []
+    for module in modules(root, PACKAGES).values():
+        n = len(module.path.read_text(encoding="utf-8").splitlines())
+        if n > MAX_LINES:
+            found.append(f"{module.rel}: {n} lines")
+    return found
+
+
+def test_no_file_is_over_the_limit():
+    found = long_files()
+    assert found == [], f"over {MAX_LINES} lines:\n" + "\n".join(found)
+
+
+# The engine's folders, bottom first: a folder imports only from folders
+# before it in this order (ARCHITECTURE.md, "Who may import whom").
+LAYERS = [("model",), ("text",), ("store", "links", "search"), ("engine",)]
+FLAT = not (REPO / "index" / "engine").is_dir()  # until issue 31's folders by job
+NOT_YET = "index/ is flat until issue 31's folders by job land (wip/relayout.py.txt on main)"
+
+
+def upward_imports(root: Path = REPO) -> list[str]:
+    """Each import of a folder of index/ by a folder beside or below it, and
+    each module outside the folders of LAYERS."""
+    rank = {folder: i for i, layer in enumerate(LAYERS) for folder in layer}
+    mods = modules(root, {"index": "mdseek.index"})
+    graph = import_graph(mods)
+    found = []
+    for name, targets in graph.items():
+        where = Path(mods[name].rel).parts  # ("index", "store", "file.py")
+        if len(where) < 3 or where[1] not in rank:
+            if name != "mdseek.index":
+                found.append(f"{mods[name].rel}: not in a folder of LAYERS")
+            continue
+        here = where[1]
+        for target, line in targets.items():
+            there = target.split(".")[2:3]  # mdseek.index.<folder>...
+            if there and there[0] != here and rank.get(there[0], len(LAYERS)) >= rank[here]:
+                found.append(f"{mods[name].rel}:{line}: {here}/ imports {there[0]}/")
+    return found
+
+
+@pytest.mark.skipif(FLAT, reason=NOT_YET)
+def test_each_folder_of_the_engine_imports_only_below_it():
+    found = upward_imports()
+    assert found == [], "imports against LAYERS:\n" + "\n".join(found)
 
 
 def section(text: str, start: str, end: str) -> str:
@@ -16,20 +284,25 @@ def section(text: str, start: str, end: str) -> str:
 
 
 def named(sect: str) -> set[str]:
-    """The module names written in backticks: `x.py` (also in `x.py:func`)."""
-    return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_]*\.py)", sect))
+    """The module paths written in backticks: `x.py`, `store/file.py` (also in `x.py:func`)."""
+    return set(re.findall(r"`([A-Za-z_][A-Za-z0-9_/]*\.py)", sect))
 
 
+@pytest.mark.xfail(FLAT, strict=True, reason=f"ARCHITECTURE.md describes the folders; {NOT_YET}")
 def test_every_module_is_named_in_its_section_of_architecture_md():
+    """Each module of index/ by its path there (`store/file.py`), each of lsp/
+    by its path there (`server.py`, `cli/search.py`), in its section of the code map."""
     text = (REPO / "ARCHITECTURE.md").read_text()
     sections = {
         "index": section(text, "### `index/`", "### `lsp/`"),
         "lsp": section(text, "### `lsp/`", "### Elsewhere"),
     }
     missing = [
-        f"{pkg}/{m.name}"
+        f"{pkg}/{rel}"
         for pkg, sect in sections.items()
-        for m in sorted((REPO / pkg).glob("*.py"))
-        if m.name != "__init__.py" and m.name not in named(sect)
+        for m in sorted((REPO / pkg).rglob("*.py"))
+        if m.name != "__init__.py"
+        and "_package" not in m.parts
+        and (rel := m.relative_to(REPO / pkg).as_posix()) not in named(sect)
     ]
     assert missing == [], f"ARCHITECTURE.md does not name: {', '.join(missing)}"

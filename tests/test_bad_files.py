@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.files import FileFilter, display_path, matches
+from mdseek.index.engine.engine import Engine
+from mdseek.index.text.files import FileFilter, display_path, matches
 
 BAD_NAME = os.fsdecode(b"caf\xe9-\xff notes.md")  # Latin-1 bytes: not UTF-8
 
@@ -76,14 +76,14 @@ def test_hostile_files_are_indexed_or_skipped_alone(tmp_path, caplog):
     eng = Engine(ws)
     with caplog.at_level(logging.INFO):
         rep = eng.index(embed=False)
-    docs = eng.store.documents()
+    docs = eng.store.documents.all()
     assert set(INDEXED) | {"brackets.md"} == set(docs)
     for rel, word in INDEXED.items():
         hits = eng.search(word, limit=3, mode="lexical").results
         assert hits and hits[0].path == rel, (rel, word)
     # The non-UTF-8 name: stored and found by its real bytes, shown with U+FFFD.
     assert display_path(BAD_NAME) == "caf\ufffd-\ufffd notes.md"
-    assert eng.store.document(BAD_NAME) is not None
+    assert eng.store.documents.get(BAD_NAME) is not None
     assert (ws / BAD_NAME).read_text().startswith("# Menu")
     titles = {d.path: d.title for d in docs.values()}
     assert titles[BAD_NAME] == "Menu" and titles["surrogate-title.md"] == "\ufffd lone"

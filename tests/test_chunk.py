@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mdseek.index.parse import has_visible_text, parse_text
+from mdseek.index.text.markdown import has_visible_text
+from mdseek.index.text.parse import parse_text
 
 from conftest import FIXTURES
 
@@ -127,7 +128,7 @@ def test_chunk_invariants_generated(md, chunker, tokenizer):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(md=document())
 def test_crlf_and_bom_give_the_same_chunks(md, chunker):
-    from mdseek.index.parse import parse_bytes
+    from mdseek.index.text.parse import parse_bytes
 
     a = chunker.chunk(parse_bytes(md.encode(), "x.md"))
     b = chunker.chunk(parse_bytes(("\ufeff" + md.replace("\n", "\r\n")).encode(), "x.md"))
@@ -176,7 +177,7 @@ def test_nasty_documents(name, chunker, tokenizer):
 
 
 def test_merge_forward_keeps_first_heading(tokenizer):
-    from mdseek.index.chunk import Chunker
+    from mdseek.index.text.chunk import Chunker
 
     md = "# Doc\n\n## Tiny\nshort.\n\n## Next\n" + "A real paragraph about queues. " * 20 + "\n"
     chunks = Chunker(tokenizer, floor=40).chunk(parse_text(md, "d.md"))
@@ -240,7 +241,7 @@ def test_premise_default_model_truncates_at_its_window(tokenizer):
     """The budget exists because text past the window changes nothing: append
     text past 256 word pieces and the vector stays identical. If a future model
     reads more, the measured window (and so the budget) follows it."""
-    from mdseek.index.embed import Embedder
+    from mdseek.index.model.embed import Embedder
 
     emb = Embedder()
     base = " ".join(f"sentence {i} about database failover and replicas." for i in range(60))
@@ -258,7 +259,7 @@ def test_coverage_is_exactly_one_with_shortened_breadcrumbs(tmp_path, tokenizer)
     """Every body token is covered, so coverage is exactly 1.0, also where the
     chunker shortened an absurd breadcrumb (it reported 0.9999 by slicing the
     full breadcrumb off the embedded text). A truncated baseline stays below 1."""
-    from mdseek.index.coverage import window_coverage
+    from mdseek.index.text.coverage import window_coverage
 
     (tmp_path / "deep.md").write_text(
         NASTY["deep_breadcrumb"] + "\n" + "words about the scheduler. " * 300

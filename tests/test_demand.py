@@ -9,9 +9,10 @@ import os
 import pytest
 from waiting import wait_for
 
-from mdseek.index.demand import Demand, all_cores
-from mdseek.index.embed import EmbedSettings
-from mdseek.index.folder import EngineOptions, Folder
+from mdseek.index.engine.folder import Folder
+from mdseek.index.engine.opening import EngineOptions
+from mdseek.index.model.demand import Demand, all_cores
+from mdseek.index.model.embed import EmbedSettings
 
 from conftest import grown_workspace
 
@@ -76,8 +77,8 @@ def test_bulk_model_work_runs_below_requests_and_the_caller_keeps_its_priority(m
     """The model's bulk work runs on a thread of nice 10 (requests' threads
     stay at the process's own), and the caller (the index's writer, which holds
     the store's lock between batches) is not lowered."""
-    from mdseek.index import demand
-    from mdseek.index.embed import Embedder
+    from mdseek.index.model import demand
+    from mdseek.index.model.embed import Embedder
 
     before = _nice()
     assert demand.in_background(_nice) == 10

@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from markdown_it import MarkdownIt
 
-from mdseek.index.parse import parse_text
+from mdseek.index.text.parse import parse_text
 
 REPO = Path(__file__).resolve().parent.parent
 README = REPO / "README.md"

@@ -17,7 +17,7 @@ import pytest
 from raw_lsp import RawServer
 from waiting import wait_for
 
-from mdseek.index.engine import Engine, IndexReport
+from mdseek.index.engine.engine import Engine, IndexReport
 
 from conftest import FIXTURES, grown_workspace
 
@@ -184,7 +184,7 @@ def test_cancel_stops_embedding_at_the_next_batch(small_ws, tmp_path):
     eng = Engine(small_ws, index_path=tmp_path / "i.sqlite")
     eng.embed_batch = 4
     eng.index(embed=False)
-    total = eng.store.pending_count(eng.model_id)
+    total = eng.store.vectors.pending_count(eng.model_id)
     assert total > 8
 
     def progress(stage: str, done: int, of: int) -> None:
@@ -194,7 +194,7 @@ def test_cancel_stops_embedding_at_the_next_batch(small_ws, tmp_path):
     rep = IndexReport()
     eng.embed_pending(progress, rep)
     assert rep.interrupted and rep.embedded == 4
-    assert eng.store.pending_count(eng.model_id) == total - 4
+    assert eng.store.vectors.pending_count(eng.model_id) == total - 4
     eng.close()
     eng = Engine(small_ws, index_path=tmp_path / "i.sqlite")
     rep = eng.index()

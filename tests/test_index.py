@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.files import FileFilter
-from mdseek.index.parse import parse_bytes
-from mdseek.index.store import SCHEMA_VERSION, IndexFileError, Store
+from mdseek.index.engine.engine import Engine
+from mdseek.index.store.store import SCHEMA_VERSION, IndexFileError, Store
+from mdseek.index.text.files import FileFilter
+from mdseek.index.text.parse import parse_bytes
 
 from conftest import FIXTURES, copy_fixtures, workspace_with_index
 
@@ -81,7 +81,7 @@ def test_one_section_edit_embeds_only_changed_chunks(ws):
     eng.index()
     f = longest_doc(ws)
     rel = f.relative_to(ws).as_posix()
-    before = eng.store.document_hashes(rel)  # its chunks' texts and their passages'
+    before = eng.store.chunks.document_hashes(rel)  # its chunks' texts and their passages'
     lines = f.read_text().split("\n")
     # Append a sentence to a paragraph near the middle of the document.
     doc = parse_bytes(f.read_bytes(), rel)
@@ -90,7 +90,7 @@ def test_one_section_edit_embeds_only_changed_chunks(ws):
     f.write_text("\n".join(lines))
     calls_before = eng.embedder.texts_embedded
     rep = eng.index()
-    after = eng.store.document_hashes(rel)
+    after = eng.store.chunks.document_hashes(rel)
     changed = after - before
     assert rep.indexed == 1
     # the edited chunk (a re-split may shift one neighbour) and the edited passage
@@ -114,12 +114,12 @@ def test_deleted_and_renamed_files_are_swept(ws):
     moved.rename(target)
     rep = eng.index()
     assert rep.removed == 2 and rep.indexed == 1
-    paths = set(eng.store.documents())
+    paths = set(eng.store.documents.all())
     assert gone_rel not in paths and moved_rel not in paths
     assert target.relative_to(ws).as_posix() in paths
-    assert not eng.store.document_sections(gone_rel)
+    assert not eng.store.chunks.document_sections(gone_rel)
     # The renamed file's chunks reuse their vectors unless the title (from the name) changed.
-    assert rep.embedded <= len(eng.store.document_chunks(target.relative_to(ws).as_posix()))
+    assert rep.embedded <= len(eng.store.chunks.document_chunks(target.relative_to(ws).as_posix()))
     for r in eng.search("handbook", limit=50).results:
         assert r.path not in (gone_rel, moved_rel)
     eng.close()
@@ -142,7 +142,7 @@ def test_interrupted_index_resumes_consistently(small_ws, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         eng.index()
     monkeypatch.undo()
-    pending = eng.store.pending_count(eng.model_id)
+    pending = eng.store.vectors.pending_count(eng.model_id)
     assert pending > 0  # documents are committed, some vectors are missing
     db = sqlite3.connect(eng.index_path)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -184,7 +184,7 @@ def test_symlinks_out_of_root_and_big_files_are_skipped(ws, tmp_path):
     assert "limit" in reasons["big.md"]
     # a symlinked folder is not descended (this one holds the workspace itself: a cycle)
     assert reasons["linked-dir/"] == "symlinked folder (not followed)"
-    docs = eng.store.documents()
+    docs = eng.store.documents.all()
     assert "link-out.md" not in docs and "big.md" not in docs
     assert not [p for p in docs if p.startswith("linked-dir/")]
     assert len(docs) == 24  # the handbook's own documents, each once
@@ -199,11 +199,11 @@ def test_bad_files_never_break_the_index(ws):
     eng = Engine(ws)
     rep = eng.index()
     assert not rep.errors
-    docs = eng.store.documents()
+    docs = eng.store.documents.all()
     assert {"bad-utf8.md", "empty.md", "crlf.md"} <= set(docs)
     hit = eng.search("espresso prices", limit=1, mode="lexical").results[0]
     assert hit.path == "bad-utf8.md"
-    assert eng.store.document_sections("crlf.md")[0].start_line == 0
+    assert eng.store.chunks.document_sections("crlf.md")[0].start_line == 0
     eng.close()
 
 
@@ -228,7 +228,9 @@ def test_schema_is_versioned_and_foreign_files_refused(tmp_path):
 def test_include_exclude_globs(ws):
     eng = Engine(ws, file_filter=FileFilter(exclude=FileFilter().exclude + ("**/adr/**",)))
     eng.index(embed=False)
-    assert eng.store.documents() and not any("/adr/" in "/" + p for p in eng.store.documents())
+    assert eng.store.documents.all() and not any(
+        "/adr/" in "/" + p for p in eng.store.documents.all()
+    )
     eng.close()
 
 
@@ -338,7 +340,7 @@ def test_an_older_index_is_migrated_in_place_keeping_its_vectors(tmp_path, golde
         assert {"vectors_key", "passages_chunk", "passages_hash"} <= names
         rep = eng.index()
         assert rep.indexed == rep.files  # chunked again: the chunker's signature changed
-        assert rep.embedded == 0 and eng.store.pending_count(eng.model_id) == 0
+        assert rep.embedded == 0 and eng.store.vectors.pending_count(eng.model_id) == 0
         assert eng.store.counts()["passages"] == n_passages
         assert eng.store.db.execute("SELECT count(*) FROM vectors").fetchone()[0] == n_vectors
     finally:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from waiting import wait_for
 
-from mdseek.index.chunk import Chunker
-from mdseek.index.engine import Engine
-from mdseek.index.location import locate
-from mdseek.index.parse import parse_text
+from mdseek.index.engine.engine import Engine
+from mdseek.index.store.location import locate
+from mdseek.index.text.chunk import Chunker
+from mdseek.index.text.parse import parse_text
 
 from conftest import copy_fixtures
 
@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 SAVER = """
 import itertools, sys
 from pathlib import Path
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
 ws = Path(sys.argv[1])
 eng = Engine(ws)
 doc = ws / "doc.md"
@@ -140,11 +140,11 @@ def test_kill_9_during_cli_index_then_resume_equals_fresh(tmp_path):
     fresh = Engine(fresh_ws)
     fresh.index(embed=False)
     eng = Engine(ws)
-    assert eng.store.pending_count(eng.model_id) == 0
-    for rel in fresh.store.documents():
-        assert [c.text_hash for c in eng.store.document_chunks(rel)] == [
-            c.text_hash for c in fresh.store.document_chunks(rel)
+    assert eng.store.vectors.pending_count(eng.model_id) == 0
+    for rel in fresh.store.documents.all():
+        assert [c.text_hash for c in eng.store.chunks.document_chunks(rel)] == [
+            c.text_hash for c in fresh.store.chunks.document_chunks(rel)
         ], rel
-    assert set(eng.store.documents()) == set(fresh.store.documents())
+    assert set(eng.store.documents.all()) == set(fresh.store.documents.all())
     eng.close()
     fresh.close()

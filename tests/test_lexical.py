@@ -1,4 +1,4 @@
-"""The in-memory BM25 (index/lexical.py) against FTS5's own bm25() on a real
+"""The in-memory BM25 (index/search/lexical.py) against FTS5's own bm25() on a real
 index: the same candidates with the same scores, after a build, after this
 process's edits (patched in place) and after another process's (rebuilt)."""
 
@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.lexical import LexicalIndex, Phrase
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search.lexical import LexicalIndex, Phrase
 
 from conftest import grown_workspace
 
 
 def both(eng: Engine, query: str, prefix: bool = False):
     """(in memory, FTS5): each (query terms, hits) for one query."""
-    assert eng._lexical_current()
+    assert eng.lexical_side.current()
     q = eng.parse_query(query, prefix)
-    mem = eng._lexical_hits(q)
+    mem = eng.lexical_side.hits(q, eng.ranking.candidates)
     eng.lexical_in_memory = False
     try:
-        sql = eng._lexical_hits(q)
+        sql = eng.lexical_side.hits(q, eng.ranking.candidates)
     finally:
         eng.lexical_in_memory = True
     return mem, sql
@@ -68,7 +68,7 @@ def engine(tmp_path):
 
 
 def test_same_ranking_as_fts5(engine, fixture_queries):
-    assert len(engine.lexical) == engine.store.chunk_count() > 300
+    assert len(engine.lexical) == engine.store.chunks.count() > 300
     used = 0
     for q, prefix in queries(fixture_queries):
         mem, sql = both(engine, q, prefix)
@@ -79,7 +79,7 @@ def test_same_ranking_as_fts5(engine, fixture_queries):
 
 def test_edits_are_patched_in_place(engine, fixture_queries):
     ws = engine.root
-    version = engine._lexical_version
+    version = engine.lexical_side._version
     runbook = ws / "handbook" / "runbooks" / "database-failover.md"
     text = runbook.read_text()
     runbook.write_text(
@@ -99,8 +99,10 @@ def test_edits_are_patched_in_place(engine, fixture_queries):
     ]:
         mem, sql = both(engine, q, prefix)
         assert_same(mem, sql, q)
-    assert engine._lexical_version == version  # patched, not rebuilt
-    assert dict(engine._lexical_hits(engine.parse_query("quokka zebra"))[1])
+    assert engine.lexical_side._version == version  # patched, not rebuilt
+    assert dict(
+        engine.lexical_side.hits(engine.parse_query("quokka zebra"), engine.ranking.candidates)[1]
+    )
 
 
 def test_compaction_keeps_the_ranking(tmp_path, fixture_queries):
@@ -116,7 +118,7 @@ def test_compaction_keeps_the_ranking(tmp_path, fixture_queries):
         for f in files:
             f.write_text(f.read_text() + f"\n\nround{round_} extra words\n")
             eng.index_file(f, embed=False)
-        assert eng._lexical_current()
+        assert eng.lexical_side.current()
     assert len(eng.lexical.alive) < rows * 6  # compacted at least once
     for q, prefix in queries(fixture_queries)[:30]:
         assert_same(*both(eng, q, prefix), q)
@@ -129,10 +131,12 @@ def test_another_process_write_rebuilds(engine, fixture_queries):
     note.write_text("# Pelican migration\n\nPelicans migrate along the quay.\n")
     other.index_file(note, embed=False)
     other.close()
-    assert not engine._lexical_current()  # stale: FTS5 answers, a rebuild starts
-    assert engine._lexical_hits(engine.parse_query("pelican migration"))[1]
-    engine._lexical_thread.join(timeout=60)
-    assert engine._lexical_current()
+    assert not engine.lexical_side.current()  # stale: FTS5 answers, a rebuild starts
+    assert engine.lexical_side.hits(
+        engine.parse_query("pelican migration"), engine.ranking.candidates
+    )[1]
+    engine.lexical_side._thread.join(timeout=60)
+    assert engine.lexical_side.current()
     for q, prefix in queries(fixture_queries)[:20] + [("pelican quay", False)]:
         assert_same(*both(engine, q, prefix), q)
 
@@ -140,7 +144,7 @@ def test_another_process_write_rebuilds(engine, fixture_queries):
 def test_split_words_fall_back_to_fts5(engine, monkeypatch):
     # FTS5 reads foo_bar as the phrase "foo bar": not one term, so FTS5 answers.
     calls: list[str] = []
-    fts, mem_search = engine.store.fts_search, engine.lexical.search
+    fts, mem_search = engine.store.postings.fts_search, engine.lexical.search
 
     def spy_fts(match, *a):
         calls.append(f"fts5 {match}")
@@ -150,7 +154,7 @@ def test_split_words_fall_back_to_fts5(engine, monkeypatch):
         calls.append("memory")
         return mem_search(phrases, *a)
 
-    monkeypatch.setattr(engine.store, "fts_search", spy_fts)
+    monkeypatch.setattr(engine.store.postings, "fts_search", spy_fts)
     monkeypatch.setattr(engine.lexical, "search", spy_mem)
     mem, sql = both(engine, "replica_lag failover")
     assert calls == ['fts5 "replica_lag" OR "failover"'] * 2  # in memory too, FTS5 answered
@@ -183,10 +187,11 @@ def test_lexical_index_unit():
 
 
 def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
-    """index/folder.py: FTS5 while the folder opens (the postings build would
+    """index/engine/folder.py: FTS5 while the folder opens (the postings build would
     compete with the first hybrid answer), memory once it is ready and warmed,
     and only for a folder big enough that FTS5 is slower (LEXICAL_IN_MEMORY_MIN)."""
-    from mdseek.index.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     from conftest import workspace_with_index
 
@@ -200,18 +205,18 @@ def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
         assert folder.state == "ready" and eng.lexical_in_memory
         assert eng.embedder.loaded  # warmed: the model has run once
         # the fixtures are far below the threshold: FTS5 answers, nothing is built
-        assert eng.store.chunk_count() < eng.lexical_in_memory_min
+        assert eng.store.chunks.count() < eng.lexical_in_memory_min
         resp = folder.read(folder.search, "rotate the signing keys", 5).result()
         assert resp.mode == "hybrid" and resp.results
-        assert eng._lexical_thread is None and len(eng.lexical) == 0
+        assert eng.lexical_side._thread is None and len(eng.lexical) == 0
         # as big as the threshold: the next search starts the build, then memory answers
-        eng.lexical_in_memory_min = eng.store.chunk_count()
+        eng.lexical_in_memory_min = eng.store.chunks.count()
         again = folder.read(folder.search, "rotate the signing keys", 5).result()
         assert [r.path for r in again.results] == [r.path for r in resp.results]
-        eng._lexical_thread.join(60)
-        assert eng._lexical_current() and len(eng.lexical) == eng.store.chunk_count()
+        eng.lexical_side._thread.join(60)
+        assert eng.lexical_side.current() and len(eng.lexical) == eng.store.chunks.count()
         # the folder shrinks below it: FTS5 again, and the postings are freed
-        eng.lexical_in_memory_min = eng.store.chunk_count() + 1
-        assert not eng._lexical_current() and len(eng.lexical) == 0
+        eng.lexical_in_memory_min = eng.store.chunks.count() + 1
+        assert not eng.lexical_side.current() and len(eng.lexical) == 0
     finally:
         folder.close()

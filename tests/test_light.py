@@ -28,9 +28,9 @@ from mcp.client.stdio import StdioServerParameters
 from pytest_lsp import ClientServerConfig
 from waiting import until
 
-from mdseek.index import packaged
-from mdseek.index.embed import Embedder, EmbedSettings
-from mdseek.index.model import default_model_path, model_id
+from mdseek.index.model import packaged
+from mdseek.index.model.embed import Embedder, EmbedSettings
+from mdseek.index.model.model import default_model_path, model_id
 
 from conftest import workspace_with_index
 

@@ -1,21 +1,18 @@
-"""Link parsing and resolution (index/links.py): pure, no LSP."""
+"""Link parsing and resolution (index/links/links.py): pure, no LSP."""
 
 from __future__ import annotations
-
-import ast
-from pathlib import Path
 
 import pytest
 from lsp_support import FIXTURES, fixture_queries
 
-from mdseek.index.links import (
+from mdseek.index.links.links import (
     anchor_context,
     find_heading,
     find_links,
     link_at,
     resolve,
 )
-from mdseek.index.parse import parse_bytes, parse_text
+from mdseek.index.text.parse import parse_bytes, parse_text
 
 FILES = [p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.md")]
 
@@ -169,58 +166,12 @@ def test_anchor_context():
     assert anchor_context("plain # text", 7) is None
 
 
-PROTOCOL_PACKAGES = ("mdseek.lsp", "pygls", "lsprotocol", "mcp")
-
-
-def protocol_imports(package: Path) -> list[str]:
-    """Every import of a protocol package in any module under ``package``
-    (absolute, relative climbing out of it, or inside a function)."""
-    found = []
-    for path in sorted(package.rglob("*.py")):
-        tree = ast.parse(path.read_text(), str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                if node.level > 1:  # from .. import lsp / from ..lsp.x import y (index/ is flat)
-                    base = "mdseek." + (node.module or "")
-                    names = [base.rstrip(".") + "." + a.name for a in node.names] + [base]
-                else:
-                    names = [node.module or ""]
-            else:
-                continue
-            for name in names:
-                if any(name == p or name.startswith(p + ".") for p in PROTOCOL_PACKAGES):
-                    found.append(f"{path.name}:{node.lineno}: {name}")
-    return found
-
-
-def test_the_engine_imports_nothing_of_the_protocols(tmp_path):
-    index = Path(__file__).resolve().parent.parent / "index"
-    assert len(list(index.rglob("*.py"))) > 10
-    assert protocol_imports(index) == []
-    # the check sees each way a module could reach a protocol layer
-    (tmp_path / "a.py").write_text("import pygls.server\nfrom lsprotocol import types\n")
-    (tmp_path / "b.py").write_text(
-        "def f():\n    from mdseek.lsp import cli\n    from ..lsp.roots import Root\n"
-    )
-    (tmp_path / "c.py").write_text("import mcp\nfrom mdseek.index import parse\nimport mcpx\n")
-    assert sorted(protocol_imports(tmp_path)) == [
-        "a.py:1: pygls.server",
-        "a.py:2: lsprotocol",
-        "b.py:2: mdseek.lsp",
-        "b.py:3: mdseek.lsp.roots",
-        "b.py:3: mdseek.lsp.roots.Root",
-        "c.py:1: mcp",
-    ]
-
-
 def test_inline_pass_only_where_a_bracket_is_finds_the_same_links(monkeypatch):
     """find_links parses inline markup only in paragraphs holding a ``[``; a
     full inline pass over every fixture and the tricky document finds the same."""
     from markdown_it.rules_core.inline import inline as full_inline
 
-    from mdseek.index import links as links_mod
+    from mdseek.index.links import links as links_mod
 
     texts = [DOC, "Escaped \\[x](y.md) and \\[[w]] but [z](z.md)\n\n<http://a.b> `[c](c.md)`\n"]
     texts += [p.read_text(encoding="utf-8") for p in sorted(FIXTURES.rglob("*.md"))]

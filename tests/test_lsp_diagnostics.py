@@ -212,7 +212,7 @@ async def test_workspace_pull_reports_every_indexed_file(
 
 
 def test_nearest_heading_of_a_broken_anchor():
-    from mdseek.index.parse import parse_text
+    from mdseek.index.text.parse import parse_text
     from mdseek.lsp.quick_fixes import nearest_headings
 
     doc = parse_text(

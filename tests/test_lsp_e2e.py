@@ -479,7 +479,7 @@ def _save(client: LanguageClient, path: Path) -> None:
 
 
 async def test_save_reindexes_only_the_changed_chunk(client: LanguageClient, ready: dict, chunker):
-    from mdseek.index.parse import parse_bytes
+    from mdseek.index.text.parse import parse_bytes
 
     rel = "handbook/runbooks/database-failover.md"
     path = INIT["ws"] / rel
@@ -505,7 +505,7 @@ async def test_save_reindexes_only_the_changed_chunk(client: LanguageClient, rea
 
 
 async def test_rapid_saves_coalesce_and_end_current(client: LanguageClient, ready: dict, chunker):
-    from mdseek.index.parse import parse_bytes
+    from mdseek.index.text.parse import parse_bytes
 
     rel = "handbook/howto/releasing.md"
     path = INIT["ws"] / rel

@@ -15,7 +15,7 @@ import pytest
 from lsp_support import REPO, indexed_copy
 from test_lsp_nvim import install_config
 
-from mdseek.index.parse import parse_text
+from mdseek.index.text.parse import parse_text
 
 pytestmark = pytest.mark.slow
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from mdseek.index.parse import parse_text
+from mdseek.index.text.parse import parse_text
 from mdseek.lsp.convert import Positions, path_to_uri, uri_to_path
 from mdseek.lsp.documents import Documents
 from mdseek.lsp.features import document_symbols, hover_section

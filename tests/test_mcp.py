@@ -140,7 +140,7 @@ async def test_tools_answer_from_the_index(ws: Path):
                 (r["path"], r["heading_text"]) for r in res["results"]
             ], q
         # ... and, for any query, exactly the engine's ranking (one code path)
-        from mdseek.index.engine import Engine
+        from mdseek.index.engine.engine import Engine
 
         eng = Engine(ws)
         try:
@@ -265,7 +265,7 @@ FILE_HINT = "give a markdown file's path as search or outline shows it"
 SEARCH_ARGS = "search takes query, limit, mode, path, highlight"
 SECTION_ARGS = "get_section takes path, heading, anchor, line, include_subsections"
 # Every tool, every argument given the wrong kind of value, left out, or misnamed:
-# (tool, arguments, the one line answered), the words index/requests.py gives the
+# (tool, arguments, the one line answered), the words index/search/requests.py gives the
 # CLI and the language server for the same mistake.
 WRONG_ARGUMENTS = [
     ("search", {"query": 123}, "query must be text: say what you are looking for, in words"),

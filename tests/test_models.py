@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdseek.index.embed import Embedder, EmbedSettings
-from mdseek.index.model import ModelUnavailable, model_id, model_prompts, resolve_model
+from mdseek.index.model.embed import Embedder, EmbedSettings
+from mdseek.index.model.model import ModelUnavailable, model_id, model_prompts, resolve_model
 from tests.tiny_models import build_embedder
 
 # The prompts sentence-transformers' encode_query / encode_document apply, by hand.
@@ -124,7 +124,7 @@ def test_env_overrides_the_prompts(tiny, monkeypatch):
 
 
 def test_a_prompt_change_reembeds_and_never_mixes(tiny, tmp_path):
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -133,17 +133,17 @@ def test_a_prompt_change_reembeds_and_never_mixes(tiny, tmp_path):
     path = str(tiny["cls"])
     first = Engine(ws, index_path=db, model=path, embed=EmbedSettings(threads=1))
     first.index()
-    n = first.store.chunk_count()
-    assert n >= 2 and first.store.pending_count(first.model_id) == 0
+    n = first.store.chunks.count()
+    assert n >= 2 and first.store.vectors.pending_count(first.model_id) == 0
     first.close()
     second = Engine(ws, index_path=db, model=path, embed=EmbedSettings(document_prompt="doc: "))
     assert second.model_id != first.model_id
-    assert second.store.pending_count(second.model_id) == n  # every chunk embedded again
+    assert second.store.vectors.pending_count(second.model_id) == n  # every chunk embedded again
     second.close()
 
 
 def test_chunks_leave_room_for_the_document_prompt(tiny, tmp_path):
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -227,7 +227,7 @@ def test_server_settings_keep_a_prompt_verbatim(tiny):
 
 
 def test_the_bundled_default_model_passes_the_checks(monkeypatch):
-    from mdseek.index.model import check_usable, default_model_path
+    from mdseek.index.model.model import check_usable, default_model_path
 
     folder = default_model_path()
     assert (folder / "model.safetensors").exists()  # what lets it load without --allow-pickle

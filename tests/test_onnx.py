@@ -13,11 +13,11 @@ import threading
 import numpy as np
 import pytest
 
-from mdseek.index import onnx_export, packaged
-from mdseek.index.embed import Embedder, EmbedSettings
-from mdseek.index.engine import Engine
-from mdseek.index.model import model_cache_dir
-from mdseek.index.onnx_encoder import read_manifest
+from mdseek.index.engine.engine import Engine
+from mdseek.index.model import onnx_export, packaged
+from mdseek.index.model.embed import Embedder, EmbedSettings
+from mdseek.index.model.model import model_cache_dir
+from mdseek.index.model.onnx_encoder import read_manifest
 
 from conftest import workspace_with_index
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chunk_fuzz import block, document
 
-from mdseek.index.parse import REPARSE_STATS, parse_text, reparse
+from mdseek.index.text.parse import REPARSE_STATS, parse_text, reparse
 
 EXAMPLES = int(os.environ.get("MDSEEK_FUZZ_EXAMPLES", "150"))
 

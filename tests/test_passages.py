@@ -1,7 +1,7 @@
-"""Passages: runs of a chunk's blocks with vectors of their own (index/chunk.py),
-scoring their chunk through its best row (index/dense.py), stored beside the
+"""Passages: runs of a chunk's blocks with vectors of their own (index/text/passages.py),
+scoring their chunk through its best row (index/search/dense.py), stored beside the
 chunks (a schema-3 table) and kept in step with edits and deletions; and the
-keyword weight that grows with the match (index/retrieve.py). Expected values
+keyword weight that grows with the match (index/search/retrieve.py). Expected values
 are written by hand from the documents below."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index import retrieve
-from mdseek.index.chunk import Chunker
-from mdseek.index.engine import Engine
-from mdseek.index.parse import parse_text
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search import retrieve
+from mdseek.index.text.chunk import Chunker
+from mdseek.index.text.parse import parse_text
 
 KITCHEN = """# Office kitchen
 
@@ -53,7 +53,8 @@ def words(n: int, w: str = "word") -> str:
 
 @pytest.fixture(scope="module")
 def chunker():
-    from mdseek.index.model import load_tokenizer, resolve_model
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.tokenizer import load_tokenizer
 
     return Chunker(load_tokenizer(resolve_model(None)))
 
@@ -183,10 +184,10 @@ def test_a_first_index_embeds_every_chunk_before_any_passage(tmp_path):
     eng = Engine(ws, index_path=tmp_path / "index.sqlite")
     try:
         eng.index(embed=False)
-        pending = eng.store.pending_texts(eng.model_id)
+        pending = eng.store.vectors.pending_texts(eng.model_id)
         assert [k for _, _, k in pending] == [0, 0, 1, 1, 1, 1]  # 2 chunks, then 4 passages
         assert eng.embed_next(2) == 4  # a slice of two: the chunks
-        assert {h for h, _, _ in eng.store.pending_texts(eng.model_id)} == {
+        assert {h for h, _, _ in eng.store.vectors.pending_texts(eng.model_id)} == {
             p.text_hash
             for c in eng.chunker.chunk(parse_text(KITCHEN, "kitchen.md"))
             for p in c.passages

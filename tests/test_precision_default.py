@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 from waiting import wait_for
 
-from mdseek.index import packaged
-from mdseek.index.embed import Embedder, EmbedSettings
-from mdseek.index.engine import Engine
-from mdseek.index.onnx_encoder import OnnxEncoder
-from mdseek.index.vectors_file import VectorsFileError
+from mdseek.index.engine.engine import Engine
+from mdseek.index.model import packaged
+from mdseek.index.model.embed import Embedder, EmbedSettings
+from mdseek.index.model.onnx_encoder import OnnxEncoder
+from mdseek.index.store.vectors_file import VectorsFileError
 
 from conftest import copy_fixtures
 
@@ -62,7 +62,7 @@ def test_the_wheels_copy_is_the_recipes(wheel, tmp_path):
     """The shipped int8 copy gives the vectors onnx_int8's recipe gives when it
     quantises the shipped fp32 export (what an install without it would make)."""
     pytest.importorskip("onnx")
-    from mdseek.index.onnx_int8 import _build, int8_model_id
+    from mdseek.index.model.onnx_int8 import _build, int8_model_id
 
     mid = packaged.read_manifest(wheel)["model_id"]
     _build(wheel, int8_model_id(mid), tmp_path / "int8")
@@ -90,8 +90,8 @@ def test_a_damaged_int8_copy_is_refused_and_the_fp32_export_quantised(
             emb.load()
         said = [r.getMessage() for r in caplog.records if "int8 copy" in r.getMessage()]
         assert said == [
-            "the int8 copy of the bundled model is damaged (hash mismatch);"
-            " quantising the fp32 export instead"
+            "the int8 copy of the bundled model is damaged: model.onnx is not the file"
+            " that was verified (its sha256 differs); quantising the fp32 export instead"
         ]
         assert emb.precision == "int8" and emb._model.folder != copy / packaged.INT8
         shipped = OnnxEncoder(wheel / packaged.INT8).encode(["database failover"])
@@ -213,7 +213,8 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
 
 
 def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
-    from mdseek.index.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     ws = copy_fixtures(tmp_path / "ws")
     db = tmp_path / "index.sqlite"

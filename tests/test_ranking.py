@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mdseek.index import query, retrieve
-from mdseek.index.query import Query, question_of
-from mdseek.index.retrieve import Ranking, rank_sections
+from mdseek.index.search import query, retrieve
+from mdseek.index.search.query import Query, question_of
+from mdseek.index.search.retrieve import Ranking, rank_sections
 
 
 def terms_of(text: str, prefix_last: bool = False, **kw) -> query.QueryTerms:
@@ -227,7 +227,7 @@ def test_the_score_floor_cuts_only_what_meaning_alone_found_weakly():
         " under 0.25 (the score floor), were left out"
     )
     # measured for the default model only: off for any other
-    from mdseek.index.model import DEFAULT_MODEL_NAME
+    from mdseek.index.model.model import DEFAULT_MODEL_NAME
 
     assert retrieve.FLOOR_MODEL == DEFAULT_MODEL_NAME
     r = Ranking(similarity_floor=0.25)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from mdseek.index.engine import Engine, IndexReport
+from mdseek.index.engine.engine import Engine, IndexReport
 
 
 def _note(path, title: str, word: str) -> None:
@@ -25,7 +25,7 @@ def test_open_files_first_and_a_save_between_slices(tmp_path):
     reading = eng.start_reading(rep, first=["c.md"])
     assert rep.files == 4
     assert eng.read_next(reading, 1, rep) == 3
-    assert sorted(eng.store.documents()) == ["c.md"]  # the open file, not scan order's a.md
+    assert sorted(eng.store.documents.all()) == ["c.md"]  # the open file, not scan order's a.md
     assert eng.search("cormorant", limit=3, mode="lexical").results[0].path == "c.md"
 
     # A save of a file not read yet, between two slices: searchable at once.
@@ -39,7 +39,7 @@ def test_open_files_first_and_a_save_between_slices(tmp_path):
     assert eng.read_next(reading, 2, rep) == 1
     assert eng.read_next(reading, None, rep) == 0
     eng.finish_reading(rep)
-    assert sorted(eng.store.documents()) == ["a.md", "b.md", "c.md", "d.md"]
+    assert sorted(eng.store.documents.all()) == ["a.md", "b.md", "c.md", "d.md"]
     assert (rep.indexed, rep.unchanged) == (3, 1)  # d.md, saved meanwhile, was not written again
     assert [h.path for h in eng.search("bramble", limit=3, mode="lexical").results] == ["b.md"]
     assert eng.search("dunlin", limit=3, mode="lexical").results == []
@@ -56,15 +56,16 @@ def test_index_reads_every_file_in_one_call(tmp_path):
     (ws / "a.md").unlink()
     rep = eng.index(embed=False)
     assert (rep.files, rep.indexed, rep.unchanged, rep.removed) == (1, 0, 1, 1)
-    assert sorted(eng.store.documents()) == ["b.md"]
+    assert sorted(eng.store.documents.all()) == ["b.md"]
 
 
 def test_open_files_are_searchable_by_meaning_while_the_rest_is_read(tmp_path, monkeypatch):
     """A folder read in slices of 5 files with the model loaded: after the first
     slice, the note open in the editor has its vectors and a search by meaning
     finds it by meaning alone (partial, said so) although most files are not read yet."""
-    from mdseek.index import folder as folder_mod
-    from mdseek.index.folder import EngineOptions, Folder
+    from mdseek.index.engine import folder as folder_mod
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     from conftest import copy_fixtures
 
@@ -84,12 +85,12 @@ def test_open_files_are_searchable_by_meaning_while_the_rest_is_read(tmp_path, m
             if not seen:
                 eng = self.engine
                 # its chunks' texts (the passages, which only refine, may take a second slice)
-                hashes = eng.store.document_hashes(opened, passages=False)
+                hashes = eng.store.chunks.document_hashes(opened, passages=False)
                 seen.append(
                     (
-                        len(eng.store.documents()),
+                        len(eng.store.documents.all()),
                         len(hashes),
-                        eng.store.pending_for(eng.model_id, hashes),
+                        eng.store.vectors.pending_for(eng.model_id, hashes),
                         self.search("what do I do when the main database machine dies", 3, "dense"),
                         self.completeness("dense"),
                     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.model import ModelUnavailable
-from mdseek.index.rerank import Reranker
+from mdseek.index.engine.engine import Engine
+from mdseek.index.model.model import ModelUnavailable
+from mdseek.index.model.rerank import Reranker
 from tests.tiny_models import build_cross_encoder
 
 DOC = """# Handbook

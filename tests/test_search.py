@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from mdseek.index.engine import Engine
+from mdseek.index.engine.engine import Engine
 
 
 def rank_of(results, path, heading):
@@ -63,9 +63,11 @@ def test_tail_facts_of_long_documents_are_found(indexed_ws, fixture_queries):
     assert sum(1 for r in ranks if r <= 3) >= len(qs) - 1, ranks
     for q in qs:  # and the fact really is past the first window of its document
         sec = next(
-            s for s in indexed_ws.store.document_sections(q["path"]) if s.heading == q["heading"]
+            s
+            for s in indexed_ws.store.chunks.document_sections(q["path"])
+            if s.heading == q["heading"]
         )
-        chunks = indexed_ws.store.document_chunks(q["path"])
+        chunks = indexed_ws.store.chunks.document_chunks(q["path"])
         covering = [c for c in chunks if c.section_first <= sec.ordinal <= c.section_last]
         assert covering and covering[0].ordinal > 5 and covering[0].ordinal >= len(chunks) * 0.7
 

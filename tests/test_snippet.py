@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mdseek.index.parse import parse_text
-from mdseek.index.snippet import plain_text, snippet
+from mdseek.index.text.parse import parse_text
+from mdseek.index.text.snippet import plain_text, snippet
 
 MD = """## Promote the replica
 
@@ -64,8 +64,8 @@ def test_first_use_from_many_threads_at_once():
     import mdurl._decode
     import mdurl._encode
 
-    from mdseek.index import parse as parse_mod
-    from mdseek.index import snippet as snippet_mod
+    from mdseek.index.text import markdown as markdown_mod
+    from mdseek.index.text import snippet as snippet_mod
 
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # switch threads as often as possible
@@ -74,7 +74,7 @@ def test_first_use_from_many_threads_at_once():
             mdurl._encode.encode_cache.clear()
             mdurl._decode.decode_cache.clear()
             snippet_mod._parser.cache_clear()
-            parse_mod.markdown_parser.cache_clear()
+            markdown_mod.markdown_parser.cache_clear()
             plain_text.cache_clear()
             start = threading.Barrier(8)
             got: dict[int, object] = {}

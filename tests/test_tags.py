@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mdseek.index.parse import parse_text
-from mdseek.index.tags import find_tags
+from mdseek.index.links.tags import find_tags
+from mdseek.index.text.parse import parse_text
 
 DOC = """\
 ---

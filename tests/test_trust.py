@@ -17,7 +17,7 @@ import pytest
 import raw_lsp
 from raw_lsp import RawServer
 
-from mdseek.index.files import MAX_GLOB_LENGTH, BadGlob, FileFilter, check_file, matches
+from mdseek.index.text.files import MAX_GLOB_LENGTH, BadGlob, FileFilter, check_file, matches
 
 # -- every request gets an answer ---------------------------------------------------
 
@@ -220,7 +220,7 @@ def test_a_planted_code_cache_is_run_only_from_a_private_folder(tmp_path):
 
 
 def test_an_onnx_export_folder_others_can_write_is_not_loaded(tmp_path, monkeypatch):
-    from mdseek.index.onnx_export import ExportRejected, ensure_fp32
+    from mdseek.index.model.onnx_export import ExportRejected, ensure_fp32
 
     cache = tmp_path / "cache"
     folder = cache / "models" / "some-model"
@@ -244,7 +244,7 @@ def test_a_crafted_index_in_a_clone_never_shows_its_text(tmp_path):
     import shutil
     import sqlite3
 
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     ws = tmp_path / "clone"
     ws.mkdir()
@@ -370,7 +370,7 @@ def test_a_crafted_schema_in_a_planted_index_does_not_stop_the_folder_being_sear
     checks that never follow a view, and is set aside."""
     import sqlite3
 
-    from mdseek.index.store import Store
+    from mdseek.index.store.store import Store
 
     ws = tmp_path / "ws"
     (ws / ".mdseek").mkdir(parents=True, mode=0o700)
@@ -395,8 +395,8 @@ def test_an_index_open_in_another_process_is_never_set_aside(tmp_path):
     """Two processes of the same user that keep their records in different caches
     (an MCP client starts servers without XDG_CACHE_HOME): the one that opens
     the index second finds it held by the first and takes it as it is."""
-    from mdseek.index.engine import Engine
-    from mdseek.index.files import FileFilter
+    from mdseek.index.engine.engine import Engine
+    from mdseek.index.text.files import FileFilter
 
     ws = tmp_path / "ws"
     (ws / ".mdseek").mkdir(parents=True, mode=0o700)
@@ -432,7 +432,7 @@ def test_an_index_open_in_another_process_is_never_set_aside(tmp_path):
 
 def _indexed(folder: Path) -> Path:
     """``folder`` with one note, indexed (no vectors) in the user cache: its cache folder."""
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
     folder.mkdir()
     (folder / "a.md").write_text("# A\n\nalpha\n")
@@ -459,7 +459,7 @@ def _line(out: list[str], folder: Path) -> str:
 
 def _missing_for(cache: Path, days: float) -> None:
     """As if prune had first seen the folder missing ``days`` ago (its own record)."""
-    from mdseek.index.prune import MISSING_SINCE
+    from mdseek.index.store.prune import MISSING_SINCE
 
     (cache / MISSING_SINCE).write_text(f"{time.time() - days * 86400}\n")
 
@@ -515,9 +515,9 @@ def test_prune_removes_only_long_missing_unlocked_indexes_and_says_what_it_keeps
 
 
 def test_the_automatic_prune_runs_once_a_day_with_the_same_rule(tmp_path, own_cache):
-    from mdseek.index.engine import Engine
-    from mdseek.index.location import cache_root
-    from mdseek.index.prune import PRUNE_STAMP, prune_daily
+    from mdseek.index.engine.engine import Engine
+    from mdseek.index.store.location import cache_root
+    from mdseek.index.store.prune import PRUNE_STAMP, prune_daily
 
     made = {name: _indexed(tmp_path / name) for name in ("live", "old", "recent")}
     shutil.rmtree(tmp_path / "old")

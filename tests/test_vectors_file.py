@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mdseek.index.engine import Engine
-from mdseek.index.vectors_file import FORMAT, VectorsFileError, read_vectors
+from mdseek.index.engine.engine import Engine
+from mdseek.index.store.vectors_file import FORMAT, VectorsFileError, read_vectors
 
 from conftest import copy_fixtures
 
@@ -54,7 +54,7 @@ def _fresh(tmp_path: Path) -> Engine:
 def test_a_seeded_index_embeds_nothing(tmp_path, exported):
     eng = _fresh(tmp_path)
     try:
-        waiting = eng.store.pending_count(eng.model_id)
+        waiting = eng.store.vectors.pending_count(eng.model_id)
         rep = eng.seed_vectors(exported)
         assert rep.taken == waiting and rep.rejected == 0
         again = eng.index()
@@ -80,7 +80,7 @@ def _write(path: Path, model: str, hashes: list[str], vecs: np.ndarray, fmt: str
 def test_vectors_of_the_wrong_size_or_length_or_model_are_never_taken(tmp_path, exported):
     eng = _fresh(tmp_path)
     try:
-        hashes = [h for h, _ in eng.store.pending_chunks(eng.model_id)][:4]
+        hashes = [h for h, _ in eng.store.vectors.pending_chunks(eng.model_id)][:4]
         wrong_dim = (np.ones((4, 7)) / np.sqrt(7)).astype(np.float32)
         rep = eng.seed_vectors(_write(tmp_path / "dim.npz", eng.model_id, hashes, wrong_dim))
         assert (rep.taken, rep.rejected) == (0, 4)
@@ -93,7 +93,9 @@ def test_vectors_of_the_wrong_size_or_length_or_model_are_never_taken(tmp_path, 
         unit[:, 0] = 1.0
         other = eng.seed_vectors(_write(tmp_path / "other.npz", "someone/else@1", hashes, unit))
         assert other.taken == 0 and other.model_in_file == "someone/else@1"
-        assert eng.store.pending_count(eng.model_id) == len(eng.store.pending_chunks(eng.model_id))
+        assert eng.store.vectors.pending_count(eng.model_id) == len(
+            eng.store.vectors.pending_chunks(eng.model_id)
+        )
         with sqlite3.connect(eng.index_path) as db:
             assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
     finally:
@@ -209,7 +211,7 @@ def test_a_vectors_file_that_unpacks_huge_is_refused_before_it_is_read(tmp_path)
     assert bomb.stat().st_size < 5_000_000
     probe = (  # VmHWM: this process's peak memory (ru_maxrss counts the parent's too)
         "import re\n"
-        "from mdseek.index.vectors_file import read_vectors, VectorsFileError\n"
+        "from mdseek.index.store.vectors_file import read_vectors, VectorsFileError\n"
         "try:\n"
         f"    read_vectors({str(bomb)!r})\n"
         "    print('read')\n"

@@ -25,9 +25,9 @@ import os
 import sqlite3
 import sys
 
-from mdseek.index import requests
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE
-from mdseek.index.model import ModelUnavailable
+from mdseek.index.model.model import ModelUnavailable
+from mdseek.index.search import requests
+from mdseek.index.text.files import DEFAULT_MAX_FILE_SIZE
 
 from .chunks import cmd_chunks, cmd_coverage
 from .common import CliError, check_model

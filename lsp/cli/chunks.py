@@ -10,15 +10,15 @@ import argparse
 import json
 from pathlib import Path
 
-from mdseek.index.coverage import coverage_of
-from mdseek.index.files import display_path
+from mdseek.index.text.coverage import coverage_of
+from mdseek.index.text.files import display_path
 
 from .common import CliError, file_filter, folder_arg, window_tokenizer
 
 
 def cmd_chunks(args: argparse.Namespace) -> int:
-    from mdseek.index.chunk import Chunker
-    from mdseek.index.parse import parse_bytes
+    from mdseek.index.text.chunk import Chunker
+    from mdseek.index.text.parse import parse_bytes
 
     path = Path(args.file)
     if path.is_dir():

@@ -14,11 +14,18 @@ import os
 import sys
 from pathlib import Path
 
-from mdseek.index import requests
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE, FileFilter, check_glob, display_path, scan
-from mdseek.index.location import locate
-from mdseek.index.model import ModelUnavailable, load_tokenizer, resolve_model
-from mdseek.index.store import read_meta
+from mdseek.index.model.model import ModelUnavailable, resolve_model
+from mdseek.index.model.tokenizer import load_tokenizer
+from mdseek.index.search import requests
+from mdseek.index.store.location import locate
+from mdseek.index.store.store import read_meta
+from mdseek.index.text.files import (
+    DEFAULT_MAX_FILE_SIZE,
+    FileFilter,
+    check_glob,
+    display_path,
+    scan,
+)
 
 
 class CliError(Exception):
@@ -39,7 +46,7 @@ def load_reranker(args: argparse.Namespace):
     """The --rerank cross-encoder, loaded now so that a bad one fails in one line."""
     if not args.rerank:
         return None
-    from mdseek.index.rerank import Reranker
+    from mdseek.index.model.rerank import Reranker
 
     try:
         r = Reranker(args.rerank, args.rerank_top, bool(embed_settings(args).allow_pickle))
@@ -82,7 +89,7 @@ def index_filter(args: argparse.Namespace, root: Path) -> FileFilter:
     """The filter a command that does not shape the index (search, status) uses:
     the one the index was built with. Options that would change it stop the
     command with one line saying so (search never rewrites what the index holds)."""
-    from mdseek.index.adopt import trusted
+    from mdseek.index.store.adopt import trusted
 
     flt = file_filter(args)
     loc = locate(root.resolve(), args.db)
@@ -102,7 +109,7 @@ def index_filter(args: argparse.Namespace, root: Path) -> FileFilter:
 
 
 def embed_settings(args: argparse.Namespace):
-    from mdseek.index.embed import EmbedSettings
+    from mdseek.index.model.embed import EmbedSettings
 
     try:
         return EmbedSettings.from_env(
@@ -115,7 +122,7 @@ def embed_settings(args: argparse.Namespace):
 
 def window_tokenizer(args: argparse.Namespace):
     """The model's tokenizer with the window the index uses (room left for the document prompt)."""
-    from mdseek.index.model import minus_prompt
+    from mdseek.index.model.tokenizer import minus_prompt
 
     resolved = resolve_model(args.model)
     prompt = embed_settings(args).prompts_for(resolved).document
@@ -130,7 +137,7 @@ def engine_for(
 ):
     """``shapes``: the command's options decide what the index holds (``index``);
     otherwise the index's own filter is kept (see index_filter)."""
-    from mdseek.index.folder import EngineOptions, OpenError, open_engine
+    from mdseek.index.engine.opening import EngineOptions, OpenError, open_engine
 
     root = folder_arg(args.dir)
     flt = file_filter(args) if shapes else index_filter(args, root)

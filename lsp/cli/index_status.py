@@ -11,14 +11,14 @@ import argparse
 import json
 import sys
 
-from mdseek.index.files import display_path
+from mdseek.index.text.files import display_path
 
 from .common import CliError, engine_for, shown
 from .progress import Progress
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from mdseek.index.vectors_file import VectorsFileError
+    from mdseek.index.store.vectors_file import VectorsFileError
 
     eng = engine_for(args)
     bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
@@ -27,7 +27,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             rep = eng.index(progress=bar, vectors=args.vectors)
         except VectorsFileError as exc:
             raise CliError(str(exc)) from None
-        if eng.mover is not None and not rep.lexical_only_reason:  # fp32 vectors: int8 now, once
+        if (
+            eng.mover is not None and not rep.lexical_only_reason
+        ):  # vectors of the other precision: moved now, once
             total = eng.move_pending()
             while left := eng.move_next(256, rep):
                 bar("embed", total - left, total)
@@ -107,7 +109,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from mdseek.index.prune import prune
+    from mdseek.index.store.prune import prune
 
     if not args.days >= 0:  # NaN too
         raise CliError(f"--days must be a number of days, 0 or more (got {args.days:g})")

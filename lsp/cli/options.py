@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from mdseek.index.files import DEFAULT_MAX_FILE_SIZE
+from mdseek.index.text.files import DEFAULT_MAX_FILE_SIZE
 
 
 def add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
@@ -33,8 +33,8 @@ def add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
         )  # fmt: skip
         p.add_argument(
             "--precision", choices=["fp32", "int8"], default=None,
-            help="int8 (the bundled model's default) or fp32; its own vectors, a change "
-            "re-embeds, remembered by the index ($MDSEEK_PRECISION)",
+            help="fp32 (default) or int8 (faster bulk embedding); its own vectors, remembered "
+            "by the index; a change moves the vectors while the old ones serve ($MDSEEK_PRECISION)",
         )  # fmt: skip
         p.add_argument(
             "--query-prompt", default=None, metavar="TEXT",
@@ -92,7 +92,7 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 
 
 def add_rerank(p: argparse.ArgumentParser) -> None:
-    from mdseek.index.rerank import MAX_TOP_N, TOP_N
+    from mdseek.index.model.rerank import MAX_TOP_N, TOP_N
 
     p.add_argument(
         "--rerank", default=os.environ.get("MDSEEK_RERANK") or None, metavar="NAME_OR_PATH",

@@ -1,7 +1,7 @@
 """``mdseek search``: index if needed, then search and print the answer (text,
 ``--json`` or ``--explain``).
 
-Owns: the search command's checks (:mod:`mdseek.index.requests`, as MCP and the
+Owns: the search command's checks (:mod:`mdseek.index.search.requests`, as MCP and the
 language server) and output. Imports :mod:`.common` and :mod:`.progress`.
 """
 
@@ -14,15 +14,15 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from mdseek.index import requests
-from mdseek.index.files import display_path
-from mdseek.index.store import is_damage
+from mdseek.index.search import requests
+from mdseek.index.store.store import is_damage
+from mdseek.index.text.files import display_path
 
 from .common import CliError, engine_for, load_reranker, shown
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from mdseek.index.engine import Engine
+    from mdseek.index.engine.engine import Engine
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -37,7 +37,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     eng = None
     try:
         if args.mode != "lexical" and not args.model:
-            from mdseek.index.embed import warm_default_session
+            from mdseek.index.model.embed import warm_default_session
 
             loading.append(
                 warm_default_session(args.backend, args.threads, args.precision)
@@ -63,7 +63,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace, eng: Engine) -> int:
-    from mdseek.index.folder import Folder, search_folders
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.folders import search_folders
 
     bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
     try:
@@ -77,8 +78,8 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
     )  # fmt: skip
     results = [r for _, r in answer.hits]
     if args.highlight:
-        from mdseek.index.query import Query
-        from mdseek.index.snippet import mark
+        from mdseek.index.search.query import Query
+        from mdseek.index.text.snippet import mark
 
         words = Query.parse(args.query).highlight
         for r in results:
@@ -112,7 +113,7 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
 def _json_result(eng: Engine, r) -> dict:
     """One result of ``search --json``: lines 1-based and inclusive, the heading
     as written (and as plain text), as MCP has them."""
-    from mdseek.index.facade import heading_as_written
+    from mdseek.index.engine.facade import heading_as_written
 
     first, last = r.lines()
     out = {

@@ -72,7 +72,7 @@ export interface ReindexResponse { files: number; chunks: number }
 const SEARCH = 'mdseek/search';
 const STATUS = 'mdseek/status';
 const REINDEX = 'mdseek/reindex';
-// What the server indexes by default (index/files.py DEFAULT_INCLUDE, matched
+// What the server indexes by default (index/text/files.py DEFAULT_INCLUDE, matched
 // ignoring case): .md and .markdown, also NOTES.MD. VS Code globs are
 // case-sensitive on Linux, hence the character classes.
 const MARKDOWN_FILES = '**/*.{[mM][dD],[mM][aA][rR][kK][dD][oO][wW][nN]}';

@@ -1,0 +1,297 @@
+"""The engine: one workspace root, one index file, one model.
+
+``Engine`` is what the command line, the language server and the MCP server
+call. It holds its parts as named fields, each constructed once here and
+handed what it needs (no part reads another's state):
+
+  store         the index file and its tables (store.py)
+  models        the serving embedder, the precision move's target, the
+                tokenizer and chunker (model_choice.py)
+  dense_side    the vector matrix and the query's vector (dense_side.py)
+  lexical_side  query terms and BM25 from FTS5 or in-memory postings (lexical_side.py)
+  queue         texts waiting for a vector, embedded in batches or slices,
+                one process at a time (embed_queue.py, embed_lock.py)
+  move          an index's vectors moved to the other precision while it serves (precision_move.py)
+  reconciler    the index kept in line with the files (reconcile.py)
+  searcher      search, fusion, snippets, explain, related (searcher.py)
+
+The engine's own methods delegate to them; the parts share only the
+engine's write lock and its cancel flag.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from pathlib import Path
+
+from ..model.embed import Embedder, EmbedSettings
+from ..model.rerank import Reranker
+from ..model.tokenizer import ModelTokenizer
+from ..search.dense import DenseIndex
+from ..search.lexical import LexicalIndex
+from ..search.requests import filter_from_spec
+from ..search.retrieve import Ranking
+from ..store.adopt import open_index
+from ..store.location import locate, prepare
+from ..store.prune import prune_daily
+from ..store.store import Store
+from ..store.vectors_file import ImportReport, check_precision, read_precision, read_vectors
+from ..text.chunk import Chunker
+from ..text.files import FileFilter, relpath
+from .dense_side import DenseSide
+from .embed_queue import EmbedQueue
+from .lexical_side import LexicalSide
+from .model_choice import ModelChoice
+from .precision_move import PrecisionMove
+from .reconcile import Reconciler
+from .report import IndexReport, Progress
+from .searcher import Searcher, SearchResponse, SearchResult
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Engine", "IndexReport", "Progress", "SearchResponse", "SearchResult"]
+
+
+class Engine:
+    """One folder, its index file and its model: reconcile with the files,
+    embed, search, related, status. Open it with ``Engine(root)``."""
+
+    def __init__(
+        self,
+        root: str | Path,
+        index_path: str | Path | None = None,
+        model: str | None = None,
+        file_filter: FileFilter | None = None,
+        chunk_budget: int | None = None,
+        chunk_floor: int | None = None,
+        embed: EmbedSettings | None = None,
+        check_index: bool = True,
+        passage_words: int | None = None,
+    ):
+        """``check_index``: SQLite's quick_check on open (see :class:`Store`; ~9 ms
+        at 2k chunks, 0.5-1.7 s at 100k). A one-shot search skips it and says
+        how to recover if it meets damage (:func:`store.is_damage`)."""
+        self.root = Path(root).expanduser().resolve()
+        if not self.root.is_dir():
+            raise NotADirectoryError(f"{self.root} is not a folder")
+        self.location = locate(self.root, index_path)
+        prepare(self.location)  # no symlinks; a private folder
+        if self.location.kind == "cache":
+            prune_daily()  # indexes of long-missing folders, once a day, quietly
+        self.index_path = self.location.path
+        self.filter = file_filter or FileFilter()
+        asked = Embedder(model, settings=embed)
+        loc = self.location
+        # A workspace index made elsewhere is set aside and read again (adopt.py).
+        self.store, adopted, self._claim = open_index(
+            loc, lambda: Store(self.index_path, recover=loc.owned, check=check_index)
+        )
+        # What the user should hear about opening the index (a file set aside, a migration).
+        self.notices: list[str] = [n for n in (loc.notice, adopted, self.store.notice) if n]
+        self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
+        write = threading.RLock()  # one write at a time (reconcile, vectors, the matrix)
+        store = self.store
+        self.models = ModelChoice(model, asked, store, chunk_budget, chunk_floor, passage_words)
+        self.dense_side = DenseSide(store.vectors, store.data_version, self.models, write)
+        self.lexical_side = LexicalSide(store)
+        self.queue = EmbedQueue(
+            store, self.models, self.dense_side, self.index_path, self.cancelled, write
+        )
+        self.move = PrecisionMove(
+            store.vectors, self.models, self.queue, self.dense_side, self.cancelled, write
+        )
+        self.reconciler = Reconciler(
+            self.root,
+            self.filter,
+            store,
+            self.models,
+            (self.queue, self.move, self.dense_side, self.lexical_side),
+            self.seed_vectors,
+            self.cancelled,
+            write,
+        )
+        self.searcher = Searcher(
+            self.root, store.chunks, self.models, self.dense_side, self.lexical_side
+        )
+
+        # The engine's verbs are its parts' own methods, bound here: one signature
+        # each, in the part that owns the work (see the module's list of parts).
+        self.cancel = self.cancelled.set
+        self.index = self.reconciler.index
+        self.start_reading = self.reconciler.start_reading
+        self.read_next = self.reconciler.read_next
+        self.finish_reading = self.reconciler.finish_reading
+        self.index_file = self.reconciler.index_file
+        self.embed_pending = self.queue.embed_pending
+        self.embed_next = self.queue.embed_next
+        self.embed_files = self.queue.embed_files
+        self.export_vectors = self.queue.export_vectors
+        self.move_next = self.move.next
+        self.move_pending = self.move.pending
+        self.kept_models = self.move.kept_models
+        self.search = self.searcher.search
+        self.related = self.searcher.related
+        self.parse_query = self.searcher.parse_query
+        self.candidates = self.searcher.candidates
+        self.warm_up = self.searcher.warm_up
+        self.query_vector = self.dense_side.query_vector
+        self.lexical_terms = self.lexical_side.terms
+        self.build_lexical = self.lexical_side.build
+
+    # -- the folder, the model --------------------------------------------------
+
+    def stored_filter(self) -> FileFilter | None:
+        """The filter the index was last built with (None: never said, or unreadable)."""
+        raw = self.store.get_meta("file_filter")
+        try:
+            return filter_from_spec(json.loads(raw)) if raw else None
+        except ValueError:
+            return None
+
+    def rel(self, path: str | Path) -> str:
+        p = Path(path)
+        if p.is_absolute():
+            return relpath(self.root, p)
+        return p.as_posix()
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder whose vectors search reads (see :class:`ModelChoice`)."""
+        return self.models.embedder
+
+    @property
+    def mover(self) -> Embedder | None:
+        """The precision move's target (None: no move)."""
+        return self.models.mover
+
+    @property
+    def precision_asked(self) -> str | None:
+        return self.models.precision_asked
+
+    @property
+    def model_id(self) -> str:
+        return self.models.model_id
+
+    @property
+    def tokenizer(self) -> ModelTokenizer:
+        return self.models.tokenizer
+
+    @property
+    def chunker(self) -> Chunker:
+        return self.models.chunker
+
+    def close(self) -> None:
+        self.cancel()
+        self.searcher.close()
+        self.store.close()
+        if self._claim is not None:
+            self._claim.close()  # another process may adopt it now
+
+    # -- reconcile (reconcile.py) ------------------------------------------------
+
+    # -- vectors (embed_queue.py, precision_move.py) -------------------------------
+
+    @property
+    def embed_batch(self) -> int:
+        """Texts per embed call and per vector commit."""
+        return self.queue.batch
+
+    @embed_batch.setter
+    def embed_batch(self, n: int) -> None:
+        self.queue.batch = n
+
+    def seed_vectors(self, path: str | Path) -> ImportReport:
+        """Take the vectors of a file made by ``export_vectors`` (see
+        :mod:`vectors_file`) for the chunks still waiting for one: same model
+        id, same dimension, finite, unit length; never any text. Raises
+        VectorsFileError (one line) for a file that is not one."""
+        data = read_vectors(Path(path))  # a file that is not one fails before the model loads
+        # Same precision as the index (during a move, the target's), else one line naming both
+        target = self.models.mover or self.models.embedder
+        check_precision(Path(path), data[0], read_precision(Path(path)), target.model_id)
+        if (
+            self.models.mover is not None
+        ):  # vectors for the move's target: the texts it still waits for
+            return self.move.take_vectors(data)
+        return self.queue.take_vectors(path, data)
+
+    # -- search (searcher.py, lexical_side.py, dense_side.py) --------------------------
+
+    @property
+    def ranking(self) -> Ranking:
+        """Fusion and document-context settings (:mod:`retrieve`)."""
+        return self.searcher.ranking
+
+    @ranking.setter
+    def ranking(self, value: Ranking) -> None:
+        self.searcher.ranking = value
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """An optional second stage (:mod:`rerank`)."""
+        return self.searcher.reranker
+
+    @reranker.setter
+    def reranker(self, value: Reranker | None) -> None:
+        self.searcher.reranker = value
+
+    @property
+    def lexical_in_memory(self) -> bool:
+        """Rank BM25 from in-memory postings over a big folder (long-lived processes)."""
+        return self.lexical_side.in_memory
+
+    @lexical_in_memory.setter
+    def lexical_in_memory(self, on: bool) -> None:
+        self.lexical_side.in_memory = on
+
+    @property
+    def lexical_in_memory_min(self) -> int:
+        """Chunks from which the in-memory postings are used (FTS5 below)."""
+        return self.lexical_side.in_memory_min
+
+    @lexical_in_memory_min.setter
+    def lexical_in_memory_min(self, n: int) -> None:
+        self.lexical_side.in_memory_min = n
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        """The in-memory BM25 postings (:mod:`lexical`)."""
+        return self.lexical_side.index
+
+    @property
+    def dense(self) -> DenseIndex:
+        """The vector matrix (:mod:`dense`)."""
+        return self.dense_side.matrix
+
+    @property
+    def fts_weights(self) -> tuple[float, float, float]:
+        return self.lexical_side.fts_weights
+
+    @property
+    def max_df(self) -> float:
+        return self.lexical_side.max_df
+
+    # -- status --------------------------------------------------------------------
+
+    def status(self) -> dict:
+        counts = self.store.counts()
+        emb = self.embedder
+        err = emb.error
+        return {
+            "root": str(self.root),
+            "index_path": str(self.index_path),
+            "index_location": self.location.kind,  # "cache", "workspace" or "explicit"
+            "model": self.model_id,
+            "model_loaded": emb.loaded,
+            "model_backend": emb.backend,
+            "model_backend_note": emb.fallback_reason,
+            "model_error": str(err) if err else None,
+            "window": self.tokenizer.window,
+            "pending_embeds": self.store.vectors.pending_count(self.model_id),
+            "precision": emb.precision,
+            "moving_vectors": self.move_pending(),  # texts waiting for the new precision (0: no move)
+            "reranker": self.reranker.stats() if self.reranker is not None else None,
+            **counts,
+        }

@@ -1,0 +1,497 @@
+"""One folder's life, for every front end: its Engine (opened by
+:mod:`.opening`), the threads that keep its index in line with the files, its
+state, its status and its answers (several folders as one: :mod:`.folders`).
+
+The language server (``lsp/roots.py``), the MCP server (``lsp/mcp_server.py``)
+and the command line (``lsp/cli.py``) all hold a :class:`Folder`; they only
+translate its answers into their protocol.
+
+Threads: writes (reconcile, a changed file, a slice of vectors) go to one
+single-thread *writer* executor, so they are serialised and the last write of
+a file reads its final content; reads (search, related, status) go to a
+single-thread *reader* executor, so a query never waits behind a long reindex
+(the store and the dense matrix lock themselves). A folder's vectors are made
+a slice at a time (:data:`EMBED_SLICE` chunks per writer job, the files open in
+an editor first), so a save or a folder change waits for one slice at most; the
+first reading pass is sliced too (:data:`READ_SLICE` files per job, the open
+files first, and their vectors made between two slices once the model is in).
+
+State: ``starting`` → ``indexing`` (reconciling; search is lexical until the
+model is loaded, then hybrid over the vectors made so far, with a note while
+files are still read) → ``ready`` (hybrid) or ``lexical-only`` (the model cannot be used), or
+``error`` (the index cannot be opened, or indexing failed: what the index
+holds is still searched by keywords).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from ..model.demand import DEMAND
+from . import facade
+from .engine import Engine, IndexReport, SearchResponse
+from .opening import EngineOptions, OpenError, open_engine
+
+log = logging.getLogger(__name__)
+
+EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one batch, 2-5 s)
+READ_SLICE = 64  # files per writer job while a folder is first read (about 0.3 s idle)
+FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.catch_up`) is skipped for
+SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
+# Writer jobs of the index's own making (not a request): they leave bulk threads alone.
+_BULK = {"embed_next", "move_next", "embed_files", "read_next", "start_reading",
+         "finish_reading", "_finish", "warm_up", "open_engine", "pending_count"}  # fmt: skip
+_MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
+
+Progress = Callable[[str, int, int], None]
+
+
+class Cancelled(Exception):
+    """The work was for a request that is cancelled, or a folder that is closing."""
+
+
+class CancelToken:
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def check(self) -> None:
+        if self.cancelled:
+            raise Cancelled()
+
+
+def _load_model(eng: Engine) -> bool:
+    with _MODEL_LOAD:
+        return eng.embedder.available()
+
+
+# -- one folder --------------------------------------------------------------------------
+
+
+class Folder:
+    def __init__(self, path: Path, name: str | None = None):
+        self.path = path.resolve()
+        self.name = name or self.path.name or str(self.path)
+        self.engine: Engine | None = None
+        self.model_setting: str | None = None
+        self.state = "starting"
+        self.message: str | None = None
+        self.chunked = False  # every file's chunks are in the index (keyword search is complete)
+        self.pending = 0  # chunks without a vector, as of the last slice
+        self.closed = False
+        self.last_report: IndexReport | None = None
+        self.writer = ThreadPoolExecutor(1, thread_name_prefix=f"mdseek-write-{self.name}")
+        self.reader = ThreadPoolExecutor(1, thread_name_prefix=f"mdseek-read-{self.name}")
+        # Workspace-relative paths whose vectors come first (the files open in an editor).
+        self.first_files: Callable[[], list[str]] = list
+        # Called (on a background thread) when vectors made in the background are in.
+        self.on_embedded: Callable[[], None] | None = None
+        self._embedding = False  # a loop of embed slices is running
+        self._moving = False  # the precision move's loop is running
+        self._embedding_lock = threading.Lock()
+        self._checked = 0.0  # when catch_up last scanned, and how long that took
+        self._scan_seconds = 0.0
+        self._fresh = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Folder({self.path}, {self.state})"
+
+    @classmethod
+    def adopt(cls, engine: Engine, rep: IndexReport) -> Folder:
+        """A folder whose engine the caller brought up to date in one go (the
+        command line: ``Engine.index`` with its own progress bar)."""
+        f = cls(engine.root)
+        f.engine, f.chunked, f.last_report = engine, True, rep
+        f.settle(rep)
+        return f
+
+    # -- threads ------------------------------------------------------------------
+
+    def submit(self, fn: Callable, *args: Any, **kw: Any) -> Future:
+        """``fn`` on the writer thread; Cancelled once the folder is closing."""
+        if self.closed:
+            raise Cancelled()
+        if getattr(fn, "__name__", "") not in _BULK:  # a save, a folder change: someone is at work
+            DEMAND.touch()
+        try:
+            return self.writer.submit(partial(fn, *args, **kw))
+        except RuntimeError:  # the executor shut down under us
+            raise Cancelled() from None
+
+    def read(self, fn: Callable, *args: Any, **kw: Any) -> Future:
+        """``fn`` on the reader thread; Cancelled once the folder is closing."""
+        try:
+            return self.reader.submit(partial(fn, *args, **kw))
+        except RuntimeError:  # the executor shut down under us
+            raise Cancelled() from None
+
+    def write(self, fn: Callable, *args: Any, **kw: Any) -> Any:
+        """``fn`` on the writer thread, waited for (never call it from that thread)."""
+        out = self.submit(fn, *args, **kw).result()
+        if self.closed:
+            raise Cancelled()
+        return out
+
+    # -- life ----------------------------------------------------------------------
+
+    def open(self, options: EngineOptions) -> list[str]:
+        """Open the engine (blocking: call it off an event loop). Returns what
+        the user should hear; an index that
+        cannot be opened leaves the folder in ``error`` with the one-line message."""
+        self.model_setting = options.model
+        try:
+            self.engine, notes = self.write(open_engine, self.path, options)
+        except Cancelled:
+            return []
+        except OpenError as exc:
+            self.state, self.message = "error", str(exc)
+            log.error("%s", self.message)
+            return [self.message]
+        return notes
+
+    def close(self) -> None:
+        self.closed = True
+        eng = self.engine
+        if eng is not None:
+            eng.cancel()  # now, not after the writer's queue: a long embedding stops at its next batch
+            try:
+                self.writer.submit(eng.close)
+            except RuntimeError:
+                pass
+        self.writer.shutdown(wait=False, cancel_futures=False)
+        self.reader.shutdown(wait=False, cancel_futures=True)
+
+    # -- indexing ----------------------------------------------------------------------
+
+    def reconcile(self, progress: Progress | None = None) -> IndexReport | None:
+        """Bring the index in line with the folder (blocking): every file chunked
+        first (lexical search answers over all of them from then on), then the
+        missing vectors a slice at a time (hybrid search over the vectors made
+        so far). None if the folder closed or indexing failed (state ``error``)."""
+        eng = self.engine
+        if eng is None or self.closed:
+            return None
+        self.state, self.message, self.chunked = "indexing", None, False
+        self._preload()
+        try:
+            rep = self._read_all(progress)
+            self.chunked = True
+            self._embed_all(progress, rep)
+            # Vectors of other models are swept only once this one has proven to
+            # load: a model that cannot be used leaves the index's vectors alone.
+            self._ensure_model(progress)
+            rep = self.write(self._finish, rep)
+            self.write(eng.warm_up)
+            # A long-lived process ranks BM25 from memory (built in the background
+            # at the next search; FTS5 answers until then). Not before: the build
+            # would compete with opening the folder for the first hybrid answer.
+            eng.lexical_in_memory = True
+        except Cancelled:  # closing: the rest is done at the next start
+            return None
+        except Exception as exc:  # keep serving what the index holds
+            if self.closed:
+                return None
+            log.exception("indexing %s failed", self.path)
+            self.state, self.message = "error", f"indexing failed: {exc}"
+            return None
+        self.last_report = rep
+        self.settle(rep)
+        self.move_in_background()
+        return rep
+
+    def move_in_background(self) -> None:
+        """An index holding vectors of the other precision: the new vectors
+        made a slice at a time on a background thread (the writer runs each
+        slice), search on the old ones until the switch (:mod:`precision_move`)."""
+        eng = self.engine
+        if self.closed or eng is None or eng.mover is None or self.state != "ready":
+            return
+        self._start_once("_moving", self._move_rest, "move")
+
+    def _move_rest(self) -> None:
+        eng = self.engine
+        assert eng is not None
+        try:
+            while not self.closed and self.write(eng.move_next, EMBED_SLICE):
+                pass
+        except Cancelled:
+            return
+        except Exception as exc:  # the next start resumes it
+            if not self.closed:
+                log.error("moving %s's vectors failed: %s", self.path, exc)
+            return
+        finally:
+            self._moving = False
+        if eng.mover is None and self.on_embedded is not None:
+            self.on_embedded()
+
+    def _read_all(self, progress: Progress | None) -> IndexReport:
+        """Every file read, chunked and written, :data:`READ_SLICE` files per job
+        on the writer (the files open in an editor first): a save waits for one
+        slice, and keyword search covers each slice as it lands."""
+        eng = self.engine
+        assert eng is not None
+        t0 = time.perf_counter()
+        rep = IndexReport()
+        reading = self.write(eng.start_reading, rep, self.first_files())
+        while self.write(eng.read_next, reading, READ_SLICE, rep, progress):
+            self._embed_open(rep)
+        self.write(eng.finish_reading, rep)
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def _embed_open(self, rep: IndexReport) -> None:
+        """Between two reading slices: one slice of the open files' vectors,
+        once the model (loading in the background) is ready -- they become
+        searchable by meaning while the rest of the folder is still read."""
+        eng = self.engine
+        assert eng is not None
+        if self.closed or not eng.embedder.loaded or eng.embedder.error is not None:
+            return
+        if opened := self.first_files():
+            self.write(eng.embed_files, opened, EMBED_SLICE, rep)
+
+    def _preload(self) -> None:
+        """Start loading the model in the background, while the files are read."""
+        eng = self.engine
+        if eng is not None and not eng.embedder.loaded and eng.embedder.error is None:
+            threading.Thread(
+                target=_load_model, args=(eng,), name="mdseek-model-load", daemon=True
+            ).start()
+
+    def _ensure_model(self, progress: Progress | None) -> None:
+        eng = self.engine
+        assert eng is not None
+        if not eng.embedder.loaded and eng.embedder.error is None:
+            if progress:
+                progress("model", 0, 1)
+            _load_model(eng)
+
+    def _finish(self, rep: IndexReport) -> IndexReport:
+        """(Writer thread.) Sweep vectors no model of ours uses, count what is left."""
+        eng = self.engine
+        assert eng is not None
+        if rep.lexical_only_reason is None and eng.embedder.loaded:
+            eng.store.vectors.sweep_vectors(eng.model_id, eng.kept_models())
+        rep.pending = self.pending = eng.store.vectors.pending_count(eng.model_id)
+        rep.chunks = eng.store.counts()["chunks"]
+        return rep
+
+    def _embed_all(self, progress: Progress | None, rep: IndexReport) -> None:
+        """Make the missing vectors, a slice at a time (:meth:`Engine.embed_next`):
+        the files open in an editor first, and a save or a search waits for
+        one slice at most."""
+        self._embedding = True
+        try:
+            self._embed_slices(progress, rep)
+        finally:
+            self._embedding = False
+
+    def _embed_slices(self, progress: Progress | None, rep: IndexReport) -> None:
+        eng = self.engine
+        assert eng is not None
+        total = self.pending = self.write(eng.store.vectors.pending_count, eng.model_id)
+        if not total:
+            return
+        self._ensure_model(progress)
+        if eng.embedder.error is not None:  # nothing can be embedded: keywords only
+            rep.lexical_only_reason = str(eng.embedder.error)
+            return
+        start = rep.embedded
+
+        def overall(stage: str, done: int, n: int) -> None:  # the folder's, not the slice's
+            if progress is None:
+                return
+            if stage == "embed":
+                progress(stage, min(total, rep.embedded - start + done), total)
+            else:
+                progress(stage, done, n)
+
+        stalled = 0
+        while not self.closed:
+            before = rep.embedded
+            self.pending = self.write(eng.embed_next, EMBED_SLICE, self.first_files(), overall, rep)
+            if not self.pending or rep.lexical_only_reason or rep.interrupted:
+                break
+            stalled = stalled + 1 if rep.embedded == before else 0
+            if stalled > 1:
+                break
+
+    def chunk_changes(self) -> IndexReport:
+        """(Writer thread.) A folder changed (a checkout, a sync, an edit seen by
+        a scan): every change chunked now, so keyword search sees it at once;
+        the vectors follow in slices (:meth:`embed_in_background`)."""
+        eng = self.engine
+        assert eng is not None
+        return self._finish(eng.index(embed=False))
+
+    def embed_in_background(self, pending: int = 0) -> None:
+        """The vectors that changes left pending (``pending``: that many more,
+        a saved file's passages), a slice at a time on a background thread;
+        :attr:`on_embedded` is called once they are in."""
+        self.pending = max(self.pending, pending)
+        if self.closed or self.engine is None or not self.pending:
+            return
+        self._start_once("_embedding", self._embed_rest, "embed")
+
+    def _start_once(self, running: str, loop: Callable[[], None], kind: str) -> None:
+        """``loop`` on a daemon thread of its own, unless the one it sets
+        ``running`` (the flag's name) for is still going; ``loop`` clears it."""
+        with self._embedding_lock:
+            if getattr(self, running):
+                return
+            setattr(self, running, True)
+        threading.Thread(target=loop, name=f"mdseek-{kind}-{self.name}", daemon=True).start()
+
+    def _embed_rest(self) -> None:
+        rep = IndexReport()
+        try:
+            self._embed_slices(None, rep)
+            if not rep.embedded or self.closed:
+                return
+            self.write(self._finish, rep)
+        except Cancelled:
+            return
+        except Exception as exc:  # the next change tries again
+            if not self.closed:
+                log.error("embedding %s failed: %s", self.path, exc)
+            return
+        finally:
+            self._embedding = False
+        if self.on_embedded is not None:
+            self.on_embedded()
+
+    def catch_up(self) -> bool:
+        """For a front end no editor tells of changes (MCP): rechunk the files
+        changed on disk now, their vectors in the background. One directory walk
+        and a stat per file, skipped for a moment after the last one (20 times
+        its duration, at most :data:`FRESH_SECONDS`) and while the first
+        reconcile is still reading the folder. Whether anything changed."""
+        if self.engine is None or self.closed or not self.chunked:
+            return False
+        with self._fresh:
+            now = time.monotonic()
+            if now - self._checked < min(FRESH_SECONDS, SCAN_SHARE * self._scan_seconds):
+                return False
+            changed = facade.stale(self.engine)
+            self._checked = time.monotonic()
+            self._scan_seconds = self._checked - now
+            if not changed:
+                return False
+            try:
+                self.write(self.chunk_changes)
+            except Cancelled:
+                return False
+        self.embed_in_background()
+        return True
+
+    def settle(self, rep: IndexReport | None = None) -> None:
+        """The state after indexing: ``lexical-only`` if the model cannot be used."""
+        eng = self.engine
+        if eng is None:
+            return
+        err = eng.embedder.error
+        if err is not None or (rep is not None and rep.lexical_only_reason):
+            self.state = "lexical-only"
+            self.message = str(err or (rep.lexical_only_reason if rep else ""))
+        elif self.state in ("indexing", "starting"):
+            self.state = "ready"
+
+    # -- reading ---------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        limit: int = 10,
+        mode: str = "hybrid",
+        paths: Sequence[str] = (),
+        token: CancelToken | None = None,
+        **how: bool,
+    ) -> SearchResponse:
+        """Search through :func:`facade.search`. While the folder is indexing,
+        meaning (hybrid, dense) once the model is loaded, over the vectors made
+        so far (the open files' first, while the rest is still read; a section
+        with no vector yet is ranked by its keywords), keywords before, and the
+        note says so; otherwise as asked (the engine says why if the model
+        cannot be used). ``how``: :func:`facade.search`'s ``prefix_last`` and
+        ``explain``."""
+        with DEMAND.request():  # bulk embedding drops to one thread meanwhile
+            return self._search(query, limit, mode, paths, token, **how)
+
+    def _search(
+        self,
+        query: str,
+        limit: int,
+        mode: str,
+        paths: Sequence[str],
+        token: CancelToken | None,
+        **how: bool,
+    ) -> SearchResponse:
+        if token:
+            token.check()
+        eng = self.engine
+        if eng is None:
+            return SearchResponse([], "lexical", self.message)  # completeness: it is opening
+        busy = self.state in ("starting", "indexing")
+        wait = busy and not eng.embedder.loaded
+        resp = facade.search(
+            eng, query, limit=limit, mode="lexical" if wait else mode, paths=paths, **how
+        )
+        if wait and mode != "lexical" and resp.note is None:
+            resp.note = "lexical results only: indexing in progress (semantic results once the vectors are ready)"
+        if token:
+            token.check()
+        return resp
+
+    def completeness(self, mode: str) -> facade.Completeness:
+        """Whether this folder's part of an answer in ``mode`` (the mode asked
+        for) is final: not while the folder is read, nor, for a ranking with
+        meaning, while chunks wait for a vector (a lexical answer given while
+        indexing becomes hybrid then)."""
+        eng = self.engine
+        if eng is None:
+            if self.state == "error":  # nothing will come: the message says why
+                return facade.Completeness(True, None, 0)
+            return facade.Completeness(False, "partial results: the index is still opening", 0)
+        busy = self.state in ("starting", "indexing")
+        return facade.completeness(eng, mode, reading=busy and not self.chunked)
+
+    def related(self, rel: str, slug: str | None, start_line: int, limit: int) -> SearchResponse:
+        if self.engine is None:
+            return SearchResponse([], "lexical", self.message)
+        with DEMAND.request():
+            return facade.related(self.engine, rel, slug, start_line, limit)
+
+    def sections_like(self, text: str, exclude_rel: str | None, limit: int) -> SearchResponse:
+        if self.engine is None or not text.strip():
+            return SearchResponse([], "lexical", self.message)
+        return facade.sections_like(
+            self.engine, text, limit, exclude_rel, dense=self.state == "ready"
+        )
+
+    def status(self) -> dict:
+        """The index's status (:func:`facade.status`) with the folder's state."""
+        eng = self.engine
+        if eng is None:
+            st: dict = {
+                "root": str(self.path),
+                "index_path": "",
+                "files": 0,
+                "chunks": 0,
+                "pending_embeds": 0,
+                "window_fit": 1.0,
+                "model": self.model_setting or "",
+                "embedded_total": 0,
+            }
+        else:
+            st = facade.status(eng)
+            st["embedded_total"] = eng.embedder.texts_embedded
+        st["state"] = self.state
+        st["message"] = self.message
+        return st

@@ -1,0 +1,186 @@
+"""The in-memory vector matrix for dense retrieval.
+
+Loaded once from the store, then updated in place as documents change (rows of
+removed chunks are masked out, new rows appended, the matrix compacted when a
+quarter of it is dead). A query is one matrix-vector product over unit vectors
+(cosine), never a re-read of SQLite.
+
+A row is a chunk's own vector or one of its passages' (:mod:`passages`): every row
+has an *owner*, the chunk it scores. A chunk's score is the best cosine among
+its rows, so a question answered by one paragraph of a long section finds the
+section through that paragraph. Rows are keyed by the chunk id (its own
+vector) or by minus the passage id (a passage's), and a chunk removed takes its
+passages' rows with it.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+# Subtracted from a passage row's cosine before its chunk takes its best row: a
+# long section has many rows, and the max of many is biased upwards. Chosen on
+# the dev halves (benchmarks/README.md, "Passage vectors").
+PASSAGE_DISCOUNT = 0.02
+
+
+class DenseIndex:
+    def __init__(self, passage_discount: float = PASSAGE_DISCOUNT) -> None:
+        # subtracted from a passage row's cosine before a chunk takes its best row
+        # (0 = a plain max; measured in benchmarks/quality.py's knobs)
+        self.passage_discount = passage_discount
+        self._lock = threading.Lock()
+        self.keys = np.zeros(0, dtype=np.int64)  # chunk id, or -passage id
+        self.owners = np.zeros(0, dtype=np.int64)  # the chunk each row scores
+        self.mat = np.zeros((0, 0), dtype=np.float32)
+        self.alive = np.zeros(0, dtype=bool)
+        self._row: dict[int, int] = {}  # key -> row
+        self._rows_of: dict[int, list[int]] = {}  # chunk id -> its live rows
+
+    def __len__(self) -> int:
+        """Chunks with at least one vector row."""
+        return len(self._rows_of)
+
+    @property
+    def rows(self) -> int:
+        """Live rows: chunk vectors and passage vectors."""
+        return len(self._row)
+
+    def reset(
+        self,
+        ids: np.ndarray,
+        mat: np.ndarray,
+        passage_ids: np.ndarray | None = None,
+        owners: np.ndarray | None = None,
+        passage_mat: np.ndarray | None = None,
+    ) -> None:
+        """Chunk rows ``ids``/``mat``, and passage rows (``passage_ids``, the chunk
+        each belongs to, their matrix)."""
+        keys, own, m = ids.astype(np.int64), ids.astype(np.int64), mat
+        if passage_ids is not None and owners is not None and passage_mat is not None:
+            if len(passage_ids):
+                keys = np.concatenate([keys, -passage_ids.astype(np.int64)])
+                own = np.concatenate([own, owners.astype(np.int64)])
+                m = np.concatenate([mat, passage_mat]) if len(mat) else passage_mat
+        with self._lock:
+            self.keys = keys.copy()
+            self.owners = own.copy()
+            self.mat = np.ascontiguousarray(m, dtype=np.float32)
+            self.alive = np.ones(len(keys), dtype=bool)
+            self._reindex()
+
+    def _reindex(self) -> None:
+        self._row = {int(k): r for r, k in enumerate(self.keys)}
+        self._rows_of = {}
+        for r, o in enumerate(self.owners.tolist()):
+            self._rows_of.setdefault(o, []).append(r)
+
+    def remove(self, chunk_ids: list[int]) -> None:
+        """Drop these chunks' rows (their own and their passages')."""
+        with self._lock:
+            for i in chunk_ids:
+                for r in self._rows_of.pop(int(i), ()):
+                    self.alive[r] = False
+                    self._row.pop(int(self.keys[r]), None)
+            if len(self.alive) and (~self.alive).sum() > max(1024, len(self.alive) // 4):
+                self._compact()
+
+    def add(self, ids: np.ndarray, mat: np.ndarray, owners: np.ndarray | None = None) -> None:
+        """Rows keyed ``ids``: chunk rows (``owners`` None: each scores itself),
+        or passage rows keyed by minus the passage id, scoring ``owners``."""
+        if len(ids) == 0:
+            return
+        keys = ids.astype(np.int64)
+        own = keys if owners is None else owners.astype(np.int64)
+        with self._lock:
+            fresh = []
+            for k, key in enumerate(keys.tolist()):
+                r = self._row.get(key)
+                if r is not None:  # the same row again: overwrite in place
+                    self.mat[r] = mat[k]
+                else:
+                    fresh.append(k)
+            if not fresh:
+                return
+            keys, own, mat = keys[fresh], own[fresh], mat[fresh]
+            base = len(self.keys)
+            if self.mat.size == 0:
+                self.mat = np.ascontiguousarray(mat, dtype=np.float32)
+            else:
+                self.mat = np.concatenate([self.mat, mat.astype(np.float32)])
+            self.keys = np.concatenate([self.keys, keys])
+            self.owners = np.concatenate([self.owners, own])
+            self.alive = np.concatenate([self.alive, np.ones(len(keys), dtype=bool)])
+            for k, (key, o) in enumerate(zip(keys.tolist(), own.tolist(), strict=True)):
+                self._row[key] = base + k
+                self._rows_of.setdefault(o, []).append(base + k)
+
+    def _compact(self) -> None:
+        keep = self.alive
+        self.keys = self.keys[keep]
+        self.owners = self.owners[keep]
+        self.mat = np.ascontiguousarray(self.mat[keep])
+        self.alive = np.ones(len(self.keys), dtype=bool)
+        self._reindex()
+
+    def vector(self, chunk_id: int) -> np.ndarray | None:
+        """The chunk's own vector (not a passage's)."""
+        with self._lock:
+            r = self._row.get(int(chunk_id))
+            return None if r is None else self.mat[r].copy()
+
+    def best_rows(self, q: np.ndarray, ids) -> dict[int, tuple[float, int]]:
+        """For each of ``ids`` with a vector: (best cosine among its rows, the
+        key of that row: the chunk id itself, or minus a passage id)."""
+        with self._lock:
+            pairs = [(int(i), r) for i in ids for r in self._rows_of.get(int(i), ())]
+            if not pairs:
+                return {}
+            idx = np.fromiter((r for _, r in pairs), dtype=np.int64, count=len(pairs))
+            sims = self.mat[idx] @ q.astype(np.float32)
+            if self.passage_discount:
+                sims = sims - self.passage_discount * (self.keys[idx] < 0)
+            vals = sims.tolist()
+            out: dict[int, tuple[float, int]] = {}
+            for (i, r), v in zip(pairs, vals, strict=True):
+                best = out.get(i)
+                if best is None or v > best[0]:
+                    out[i] = (v, int(self.keys[r]))
+            return out
+
+    def scores(self, q: np.ndarray, ids) -> dict[int, float]:
+        """Cosine of the query with each of ``ids`` that has a vector (the best of its rows)."""
+        return {i: v for i, (v, _) in self.best_rows(q, ids).items()}
+
+    def search(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top-k (chunk id, cosine) for a unit query vector, a chunk scored by its best row."""
+        with self._lock:
+            if not self._row:
+                return []
+            scores = self.mat @ q.astype(np.float32)
+            if self.passage_discount:
+                scores = scores - self.passage_discount * (self.keys < 0)
+            scores = np.where(self.alive, scores, -np.inf)
+            n = len(scores)
+            want = min(k, len(self._rows_of))
+            m = min(n, max(want * 4, want + 16))
+            while True:
+                top = np.argpartition(-scores, m - 1)[:m] if m < n else np.arange(n)
+                # best first; equal scores (chunks with the same text share a vector)
+                # by row, so the order never depends on k or on argpartition's choice
+                top = top[np.lexsort((top, -scores[top]))]
+                out: list[tuple[int, float]] = []
+                seen: set[int] = set()
+                for r in top.tolist():
+                    if not self.alive[r]:
+                        break
+                    o = int(self.owners[r])
+                    if o not in seen:
+                        seen.add(o)
+                        out.append((o, float(scores[r])))
+                        if len(out) == want:
+                            return out
+                if m >= n:
+                    return out
+                m = min(n, m * 4)

@@ -1,0 +1,205 @@
+"""What a client may ask for (a search; a file, a section of it), checked in one
+place, with the one-line errors every front end (CLI, MCP, language server)
+shows in the same words.
+
+The checks take what a protocol handed over (any JSON value) and return the
+clean value, or raise :class:`BadRequest` whose text is the whole message:
+no type names, no library's wording.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from ..text.files import DEFAULT_EXCLUDE, FileFilter, matches
+
+MODES = ("hybrid", "lexical", "dense")
+MAX_LIMIT = 200  # results one search returns at most
+MAX_GLOB_CHARS = 1000
+
+
+class BadRequest(ValueError):
+    """A search parameter out of its range; ``str()`` is the one-line message."""
+
+
+FILE_HINT = "give a markdown file's path as search or outline shows it"
+
+
+def _got(value: Any) -> str:
+    """A value a client gave, shortened, as the messages quote it."""
+    return repr(value[:40]) if isinstance(value, str) else str(value)[:40]
+
+
+def _text(name: str, value: Any, hint: str) -> str:
+    if value is None:
+        raise BadRequest(f"{name} is missing: {hint}")
+    if not isinstance(value, str):
+        raise BadRequest(f"{name} must be text: {hint}")
+    if not value.strip():
+        raise BadRequest(f"{name} is empty: {hint}")
+    return value
+
+
+def _optional_text(name: str, value: Any, hint: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise BadRequest(f"{name} must be text: {hint}")
+    return value
+
+
+def _whole(name: str, value: Any, low: int, high: int | None) -> int:
+    within = f" from {low} to {high}" if high is not None else f", {low} or more"
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(str(value).strip())
+        except ValueError:
+            raise BadRequest(
+                f"{name} must be a whole number{within} (got {str(value)[:40]!r})"
+            ) from None
+    if value < low or (high is not None and value > high):
+        raise BadRequest(f"{name} must be a whole number{within} (got {value})")
+    return value
+
+
+def check_query(query: Any) -> str:
+    return _text("query", query, "say what you are looking for, in words")
+
+
+def check_file(path: Any) -> str:
+    """A markdown file's path as a client names it (search and outline show them)."""
+    return _text("path", path, FILE_HINT)
+
+
+def check_heading(heading: Any) -> str | None:
+    return _optional_text("heading", heading, "give a heading as outline shows it")
+
+
+def check_anchor(anchor: Any) -> str | None:
+    return _optional_text("anchor", anchor, "give a heading's anchor as search or outline shows it")
+
+
+def check_limit(limit: Any) -> int:
+    return _whole("limit", limit, 1, MAX_LIMIT)
+
+
+def check_line(line: Any) -> int | None:
+    """A 1-based line (None: not given)."""
+    return None if line is None else _whole("line", line, 1, None)
+
+
+def check_flag(name: str, value: Any) -> bool:
+    """A yes/no option: true or false (JSON's, or the words)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise BadRequest(f"{name} must be true or false (got {_got(value)})")
+
+
+def unknown_argument(name: Any, command: str, known: Iterable[str]) -> BadRequest:
+    """An argument the command does not take (a misspelled name, most often)."""
+    takes = ", ".join(known)
+    return BadRequest(
+        f"unknown argument {_got(str(name))}: {command} "
+        + (f"takes {takes}" if takes else "takes no arguments")
+    )
+
+
+def check_mode(mode: Any) -> str:
+    if mode not in MODES:
+        raise BadRequest(f"mode must be hybrid, lexical or dense (got {str(mode)[:40]!r})")
+    return str(mode)
+
+
+def check_globs(globs: Any) -> tuple[str, ...]:
+    """Path globs (``rg -g`` style; ``!`` excludes): one text or a list of texts."""
+    if globs is None:
+        return ()
+    if isinstance(globs, str):
+        globs = [globs]
+    if not isinstance(globs, list | tuple):
+        raise BadRequest("path must be a glob or a list of globs, e.g. 'docs/**' or '!drafts/**'")
+    out = []
+    for g in globs:
+        if not isinstance(g, str):
+            raise BadRequest(
+                "path must be a glob or a list of globs, e.g. 'docs/**' or '!drafts/**'"
+            )
+        body = g[1:] if g.startswith("!") else g
+        if not body.strip() or "\0" in g or len(g) > MAX_GLOB_CHARS:
+            raise BadRequest(
+                f"bad path glob {g[:60]!r}: give a glob such as 'docs/**', '*.md' or '!drafts/**'"
+            )
+        try:
+            matches("probe.md", [body])  # the matcher's own objections (if any), as our words
+        except (ValueError, RecursionError) as exc:
+            raise BadRequest(f"bad path glob {g[:60]!r}: {exc}") from None
+        out.append(g)
+    return tuple(out)
+
+
+def _variants(glob: str) -> list[str]:
+    """A glob without ``/`` matches names in any folder (``*.md``, ``ch14*``)."""
+    g = glob.strip()
+    return [g.lstrip("/")] if "/" in g else [g, "**/" + g]
+
+
+def path_wanted(rel: str, globs: Sequence[str]) -> bool:
+    """Whether a result's path passes path globs like ``rg -g``: with any plain
+    glob, the path (or a folder above it) must match one; a ``!glob`` it matches
+    (or a folder above it matches) leaves it out."""
+    if not globs:
+        return True
+    parts = rel.split("/")
+    candidates = [rel] + ["/".join(parts[:i]) for i in range(1, len(parts))]
+
+    def hit(pats: Iterable[str]) -> bool:
+        pats = [v for p in pats for v in _variants(p)]
+        return any(matches(c, pats) for c in candidates)
+
+    plain = [g for g in globs if not g.startswith("!")]
+    negated = [g[1:] for g in globs if g.startswith("!")]
+    if plain and not hit(plain):
+        return False
+    return not (negated and hit(negated))
+
+
+def filter_differs(stored: dict | None, wanted: dict) -> str | None:
+    """The one-line message when a search asks for an index shaped otherwise
+    than the one it has (``stored`` None: the index never said; anything goes)."""
+    if stored is None or stored == wanted:
+        return None
+    parts = []
+    for key, label in (("include", "--include"), ("exclude", "--exclude")):
+        if stored.get(key) != wanted.get(key):
+            own = [g for g in stored.get(key) or [] if g not in DEFAULT_EXCLUDE]
+            parts.append(f"{label} {' '.join(own) or '(default)'}")
+    if stored.get("max_file_size") != wanted.get("max_file_size"):
+        parts.append(f"--max-file-size {stored.get('max_file_size')}")
+    return (
+        "the index holds files chosen by "
+        + ", ".join(parts)
+        + "; search does not change what the index holds: filter results with --path GLOB,"
+        " or run `mdseek index` with the options you want"
+    )
+
+
+def filter_spec(flt: FileFilter) -> dict:
+    """What shapes an index, as the index remembers it (a meta row)."""
+    return {
+        "include": list(flt.include),
+        "exclude": list(flt.exclude),
+        "max_file_size": flt.max_file_size,
+    }
+
+
+def filter_from_spec(spec: Any) -> FileFilter | None:
+    """A remembered filter back (None if the row is missing or not understood)."""
+    try:
+        return FileFilter(
+            include=tuple(str(g) for g in spec["include"]),
+            exclude=tuple(str(g) for g in spec["exclude"]),
+            max_file_size=int(spec["max_file_size"]),
+        )
+    except (TypeError, KeyError, ValueError):
+        return None

@@ -1,0 +1,328 @@
+"""Hybrid ranking: chunk scores pooled to sections, score fusion with a
+document-context term, and why each result ranks where it does (what a query
+searches for is :mod:`mdseek.index.search.query`).
+
+Pure functions over ranked lists; :mod:`mdseek.index.engine.searcher` feeds them from
+the store (BM25) and the dense matrix (cosine). The benchmark replays the same
+functions from cached candidate lists (``benchmarks/quality.py``).
+
+How a section's score is made (defaults in :data:`DEFAULT`, chosen on the dev
+halves of every benchmark corpus together and checked on the held-out test
+halves, see benchmarks/README.md):
+
+1. Each retriever's chunk scores are max-pooled to sections (a section that is
+   split takes its best chunk; with the default floor 0 no chunk spans two
+   sections, so no two sections ever share a score).
+2. Each retriever's section scores are normalised per query: BM25 min-max
+   over the candidates, cosine divided by the best cosine among them (so a
+   section the model finds nearly as close as the best keeps nearly all of its
+   dense score). Also measured: BM25 divided by the most any row could score
+   for the query's words (``lexical_norm="bm25"``), which did as well on the
+   dev halves but lets the context of a long question drown its last words.
+3. The section score is a convex combination ``w * dense + (1 - w) * lexical``
+   (Bruch et al., "An Analysis of Fusion Functions for Hybrid Retrieval", TOIS
+   2023); reciprocal rank fusion remains available (``fusion="rrf"``). The
+   weight follows the query (:func:`convex_weights`): with
+   ``dense_weight_matched`` set, the keyword side's weight grows with how
+   fully the best keyword candidate matches the query's words (its BM25 over
+   the most any row could score for them, to the power ``match_power``), from
+   ``1 - dense_weight`` for a query no row matches well to
+   ``1 - dense_weight_matched`` for one a row matches in every word.
+4. Optional document context: ``final = (1 - d) * section + d * document``,
+   where the document term is the best section score in the same document
+   (measured, off by default: it did not win on the dev halves).
+5. The score floor (hybrid only, :func:`apply_floor`): a section found by
+   meaning alone whose raw cosine is under ``similarity_floor`` is left out,
+   so a query about nothing in the folder is not answered with the best of a
+   bad lot at a normalised 1.0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+RRF_K = 60
+FTS_WEIGHTS = (2.0, 4.0, 1.0)  # title, headings (breadcrumb), body
+CANDIDATES = 100  # chunks taken from each retriever before pooling
+
+SectionKey = tuple[int, int]  # (doc id, section ordinal)
+ChunkSpan = tuple[int, int, int]  # (doc id, first section ordinal, last section ordinal)
+
+
+# -- ranking --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How lexical and dense candidates become one ranking of sections."""
+
+    fusion: str = "convex"  # "convex" (normalised scores) or "rrf" (ranks only)
+    dense_weight: float = 0.8  # convex: weight of dense, lexical gets 1 - this
+    # convex: the dense weight when the best keyword candidate matches every query
+    # word (None: always ``dense_weight``), see :func:`convex_weights`
+    dense_weight_matched: float | None = 0.4
+    match_power: float = 2.0
+    # "max": x / best; "minmax": (x - min) / (best - min); "bm25": x / the most any row
+    # could score for these words (so a weak lexical match stays weak); "raw": as is
+    lexical_norm: str = "minmax"
+    # "bm25": BM25 / max(best BM25, this share of the query's upper bound): 1 = the
+    # bound itself; lower shares let a long query's best match reach 1 sooner
+    bm25_share: float = 1.0
+    dense_norm: str = "max"
+    rrf_k: int = RRF_K
+    doc_weight: float = 0.0  # weight of the document term (0 = off)
+    candidates: int = CANDIDATES
+    merged: str = "first"  # a chunk covering several sections credits the "first" or "all"
+    # the score floor: in hybrid search, a section no keyword candidate found and
+    # whose raw cosine to the query is under this is left out (0 = off); see
+    # :func:`apply_floor`. Chosen on the dev halves for the default model
+    # (``python -m benchmarks.floor``, benchmarks/README.md)
+    similarity_floor: float = 0.22
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+DEFAULT = Ranking()
+
+
+@dataclass
+class Scored:
+    """One section in a ranking, with every part of its score."""
+
+    key: SectionKey
+    score: float = 0.0  # final
+    section: float = 0.0  # fused score of the section itself, before the document term
+    document: float = 0.0  # the document term (before its weight)
+    ranks: dict[str, int] = field(default_factory=dict)  # retriever -> 1-based rank
+    raw: dict[str, float] = field(default_factory=dict)  # retriever -> its own score
+    norm: dict[str, float] = field(default_factory=dict)  # retriever -> normalised score
+    chunks: dict[str, int] = field(default_factory=dict)  # retriever -> best chunk id
+    weights: dict[str, float] = field(default_factory=dict)  # the fusion's, for this query
+
+    @property
+    def best_chunk(self) -> int | None:
+        """The chunk to show: the one the strongest retriever found."""
+        if not self.chunks:
+            return None
+        name = max(self.chunks, key=lambda n: (self.norm.get(n, 0.0), -self.ranks.get(n, 10**9)))
+        return self.chunks[name]
+
+    def explain(self, ranking: Ranking) -> dict:
+        """A JSON-ready account of the score."""
+        parts = {}
+        for name in sorted(set(self.raw) | set(self.ranks)):
+            parts[name] = {
+                "raw": _r(self.raw.get(name)),
+                "rank": self.ranks.get(name),
+                "normalised": _r(self.norm.get(name)) if ranking.fusion == "convex" else None,
+            }
+        if ranking.fusion == "convex":
+            weights: dict[str, float | None] = {k: _r(v) for k, v in self.weights.items()}
+        else:
+            weights = {"rrf_k": ranking.rrf_k}
+        return {
+            "fusion": ranking.fusion,
+            **parts,
+            "weights": weights,
+            "section": _r(self.section),
+            "document": _r(self.document),
+            "document_weight": ranking.doc_weight,
+            "final": _r(self.score),
+        }
+
+
+def convex_weights(
+    ranking: Ranking, lexical_best: float | None = None, lexical_max: float | None = None
+) -> dict[str, float]:
+    """The convex fusion's weights for one query (see the module, step 3):
+    ``lexical_best`` is the best keyword candidate's BM25 and ``lexical_max``
+    the most any row could score for the query's words."""
+    w = ranking.dense_weight
+    if ranking.dense_weight_matched is not None and lexical_best and lexical_max:
+        match = min(1.0, max(0.0, lexical_best / lexical_max)) ** ranking.match_power
+        w += (ranking.dense_weight_matched - w) * match
+    return {"dense": w, "lexical": 1.0 - w}
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
+
+
+def pool_to_sections(
+    ranked_chunks: Sequence[tuple[int, float]],
+    chunk_sections: Mapping[int, ChunkSpan],
+    merged: str = "first",
+) -> list[tuple[SectionKey, float, int]]:
+    """Max-pool chunk scores to sections: (section, score, best chunk id), best first.
+
+    A section split over several chunks takes its best chunk. A chunk that covers
+    several sections (only with a merge floor above 0) credits its first section
+    only (``merged="first"``: sections never share a score) or, as mdseek did
+    before, every section it covers (``"all"``)."""
+    best: dict[SectionKey, tuple[float, int, int]] = {}
+    for order, (cid, score) in enumerate(ranked_chunks):
+        span = chunk_sections.get(cid)
+        if span is None:
+            continue
+        doc, first, last = span
+        for ordinal in range(first, (last if merged == "all" else first) + 1):
+            key = (doc, ordinal)
+            cur = best.get(key)
+            if cur is None or score > cur[0]:
+                best[key] = (score, cid, order)
+    items = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[1][2], kv[0]))
+    return [(k, v[0], v[1]) for k, v in items]
+
+
+def _normalise(
+    scores: list[float], how: str, bound: float | None = None, share: float = 1.0
+) -> tuple[float, float]:
+    """(offset, scale) so that (x - offset) * scale maps the list into [0, 1].
+    ``how="bm25"``: divided by the larger of the best score and ``share`` of the
+    query's BM25 upper bound ``bound``."""
+    hi = max(scores)
+    if how == "bm25" and bound:
+        return 0.0, 1.0 / max(hi, share * bound)
+    if how in ("max", "bm25"):
+        return 0.0, (1.0 / hi if hi > 0 else 0.0)
+    if how == "minmax":
+        lo = min(scores)
+        if hi > lo:
+            return lo, 1.0 / (hi - lo)
+        # one candidate, or all equal: each is the best (not the worst)
+        return 0.0, (1.0 / hi if hi > 0 else 0.0)
+    if how == "raw":
+        return 0.0, 1.0
+    raise ValueError(f"unknown normalisation {how!r}")
+
+
+def _unscored(s: Scored, name: str, unscored: Mapping[str, set[int]] | None) -> bool:
+    """Whether retriever ``name`` could not score section ``s`` (every chunk
+    that brought it in is one the retriever has no score for)."""
+    if not unscored or name in s.raw or not unscored.get(name):
+        return False
+    return bool(s.chunks) and all(cid in unscored[name] for cid in s.chunks.values())
+
+
+def rank_sections(
+    lists: Mapping[str, Sequence[tuple[int, float]]],
+    chunk_sections: Mapping[int, ChunkSpan],
+    ranking: Ranking = DEFAULT,
+    extra: Mapping[str, Mapping[int, float]] | None = None,
+    lexical_max: float | None = None,
+    unscored: Mapping[str, set[int]] | None = None,
+) -> list[Scored]:
+    """Fuse per-retriever chunk lists ((chunk id, score), best first) into one
+    ranking of sections.
+
+    ``extra``: retriever -> chunk id -> score for chunks outside that retriever's
+    list (the dense score of a lexical candidate is exact and cheap): they fill
+    in a section's score without giving it a rank. ``lexical_max``: the query's
+    BM25 upper bound (:attr:`query.QueryTerms.bm25_max`) for ``lexical_norm="bm25"``.
+    ``unscored``: retriever -> chunk ids it cannot score at all (no vector yet,
+    while a folder's first index runs): a section known only through such
+    chunks is ranked by the other retrievers' weights alone, as if that
+    retriever agreed, instead of as if it had scored the section 0."""
+    out: dict[SectionKey, Scored] = {}
+    for name, ranked in lists.items():
+        pooled = pool_to_sections(ranked[: ranking.candidates], chunk_sections, ranking.merged)
+        for rank, (key, score, cid) in enumerate(pooled, start=1):
+            s = out.get(key)
+            if s is None:
+                s = out[key] = Scored(key)
+            s.ranks[name] = rank
+            s.raw[name] = score
+            s.chunks[name] = cid
+    if extra:
+        for name, scores in extra.items():
+            for cid, score in scores.items():
+                span = chunk_sections.get(cid)
+                if span is None:
+                    continue
+                s = out.get((span[0], span[1]))
+                if s is not None and name not in s.ranks and score > s.raw.get(name, float("-inf")):
+                    s.raw[name] = score
+    if not out:
+        return []
+    names = list(lists)
+    if ranking.fusion == "rrf":
+        for s in out.values():
+            s.section = sum(1.0 / (ranking.rrf_k + r) for r in s.ranks.values())
+    elif ranking.fusion == "convex":
+        best = max((sc for _, sc in lists.get("lexical", ())), default=None)
+        weights = convex_weights(ranking, best, lexical_max)
+        if len(names) == 1:
+            weights = {names[0]: 1.0}
+        for name in names:
+            vals = [s.raw[name] for s in out.values() if name in s.raw]
+            if not vals:
+                continue
+            how = ranking.dense_norm if name == "dense" else ranking.lexical_norm
+            bound = lexical_max if name == "lexical" else None
+            off, scale = _normalise(vals, how, bound, ranking.bm25_share)
+            for s in out.values():
+                if name in s.raw:
+                    s.norm[name] = max(0.0, (s.raw[name] - off) * scale)
+        for s in out.values():
+            known = [n for n in names if not _unscored(s, n, unscored)]
+            total = sum(weights.get(n, 0.0) for n in known) or 1.0
+            s.section = sum(weights.get(n, 0.0) * s.norm.get(n, 0.0) for n in known) / total
+            s.weights = weights
+    else:
+        raise ValueError(f"unknown fusion {ranking.fusion!r}")
+    best_in_doc: dict[int, float] = {}
+    for s in out.values():
+        d = s.key[0]
+        if s.section > best_in_doc.get(d, float("-inf")):
+            best_in_doc[d] = s.section
+    dw = ranking.doc_weight
+    for s in out.values():
+        s.document = best_in_doc[s.key[0]]
+        s.score = (1.0 - dw) * s.section + dw * s.document
+    return sorted(
+        out.values(), key=lambda s: (-s.score, min(s.ranks.values(), default=10**9), s.key)
+    )
+
+
+def below_floor(s: Scored, floor: float) -> bool:
+    """Whether a ranked section has no evidence worth showing: found by meaning
+    alone (not among the keyword candidates) with a raw cosine under ``floor``."""
+    return "lexical" not in s.raw and "dense" in s.raw and s.raw["dense"] < floor
+
+
+def apply_floor(ranked: Sequence[Scored], floor: float) -> tuple[list[Scored], int]:
+    """(the sections kept, in order; how many were cut) by the score floor
+    (:attr:`Ranking.similarity_floor`): a section found by meaning alone whose
+    raw cosine is under ``floor`` is left out, whatever its normalised score
+    (cosine / best cosine makes the best of a bad lot 1.0). A section with a
+    keyword match is always kept; a section with no vector yet has no cosine
+    and is kept. ``floor`` 0 keeps everything."""
+    if floor <= 0:
+        return list(ranked), 0
+    kept = [s for s in ranked if not below_floor(s, floor)]
+    return kept, len(ranked) - len(kept)
+
+
+def floor_note(kept: int, cut: int, floor: float) -> str:
+    """What a search says when the score floor (:func:`apply_floor`) left it
+    with fewer results than asked for."""
+    why = f"found by meaning alone with a similarity under {floor:g} (the score floor)"
+    if not kept:
+        return f"nothing matched well: all {cut} candidate sections were {why}"
+    return (
+        f"only {kept} section{'s' if kept > 1 else ''} matched well; {cut} more, {why},"
+        " were left out"
+    )
+
+
+FLOOR_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the model the floor was measured with
+
+
+def floor_for(model_id: str, ranking: Ranking) -> float:
+    """The score floor for a model: :attr:`Ranking.similarity_floor` for the
+    model it was measured with (any of its ids, prompts aside), else 0: another
+    model's cosines run on another scale, and a floor it was never measured
+    with could cut its right answers."""
+    return ranking.similarity_floor if model_id.startswith(FLOOR_MODEL + "@") else 0.0

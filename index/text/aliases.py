@@ -1,0 +1,172 @@
+"""Front-matter aliases (Obsidian's): other names a note answers to.
+
+A note declares them in its front matter, under ``aliases:`` (or ``alias:``), as
+a YAML list (``aliases: [Ops, On call]`` or one ``- name`` a line) or as one
+string of names separated by commas (Obsidian's older form). ``[[Ops]]``,
+``[[Ops#Heading]]`` and ``[[Ops|text]]`` then lead to that note.
+
+The rule, one for every feature (:func:`.links.resolve` applies it):
+
+1. A wiki link's name is first a path or a file name (``[[setup]]`` is
+   ``setup.md``): **a file name always wins over an alias**.
+2. Otherwise the folder's aliases are looked up, ignoring case and runs of
+   spaces. An alias one note claims leads to it; an alias two or more notes
+   claim leads nowhere: the link is reported as ambiguous, naming the notes
+   (never a silent pick).
+
+Aliases also count as titles in search: :func:`search_title` is the title the
+lexical index and the embedded breadcrumb read. Pure: texts and front matters
+in, names out.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from .document import ParsedDocument
+from .parse import parse_text
+
+KEYS = ("aliases", "alias")
+MAX_ALIAS = 200  # characters; a longer "alias" is a paragraph pasted by mistake
+_SPACES = re.compile(r"\s+")
+_FRONT_OPEN = re.compile(r"\A(?:\ufeff)?-{3,}[ \t]*\r?\n")
+_FRONT_CLOSE = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
+_KEY = re.compile(r"^(aliases|alias)\s*:(.*)$", re.IGNORECASE)
+_ITEM = re.compile(r"^(\s*-\s+)(.*?)\s*$")
+
+
+def key(name: str) -> str:
+    """How an alias (or a wiki link's name) is compared: case and spacing ignored."""
+    return _SPACES.sub(" ", name).strip().casefold()
+
+
+def note_aliases(front_matter: Mapping[str, object]) -> tuple[str, ...]:
+    """The aliases a parsed front matter declares, in order, without repeats."""
+    out: list[str] = []
+    for k in KEYS:
+        value = front_matter.get(k)
+        if isinstance(value, str):
+            names: Iterable[object] = value.split(",")
+        elif isinstance(value, list):
+            names = value
+        else:
+            continue
+        for v in names:
+            if isinstance(v, (str, int, float)) and not isinstance(v, bool):
+                name = _SPACES.sub(" ", str(v)).strip()
+                if name and len(name) <= MAX_ALIAS and "\n" not in name:
+                    if key(name) not in {key(o) for o in out}:
+                        out.append(name)
+    return tuple(out)
+
+
+def doc_aliases(doc: ParsedDocument) -> tuple[str, ...]:
+    return note_aliases(doc.front_matter) if doc.front_matter else ()
+
+
+def text_aliases(text: str, path: str = "untitled.md") -> tuple[str, ...]:
+    """The aliases of a file's text (at workspace path ``path``, for log lines),
+    reading its front matter only (no markdown parse of the body: this runs over
+    every file of a folder)."""
+    m = _FRONT_OPEN.match(text)
+    if m is None:
+        return ()
+    close = _FRONT_CLOSE.search(text, m.end())
+    if close is None:
+        return ()
+    head = text[: close.end()]
+    if "alias" not in head.lower():
+        return ()
+    doc = parse_text(head, path)  # the parser's own reading of the block
+    return doc_aliases(doc)
+
+
+def search_title(title: str, aliases: Sequence[str]) -> str:
+    """A note's title as search reads it: the title, then the aliases it does not
+    already say (``Incident response (IR, Outage playbook)``)."""
+    extra = [a for a in aliases if key(a) != key(title)]
+    return f"{title} ({', '.join(extra)})" if extra else title
+
+
+@dataclass(frozen=True)
+class AliasSite:
+    """Where an alias is written in a front matter (0-based line, code-point columns)."""
+
+    name: str
+    line: int
+    start: int
+    end: int
+
+
+def alias_sites(doc: ParsedDocument) -> list[AliasSite]:
+    """Each declared alias where it is written (``aliases: [A, B]``, ``- A``,
+    ``alias: A``), quotes left out."""
+    names = {key(a) for a in doc_aliases(doc)}
+    if not names:
+        return []
+    out: list[AliasSite] = []
+    for n, rest, base, on_key_line in doc.front_matter_value_lines(_KEY):
+        if not on_key_line:
+            item = _ITEM.match(rest)
+            if item is None:
+                continue
+            rest, base = item.group(2), item.end(1)
+        body = rest.strip().removeprefix("[").removesuffix("]")
+        offset = base + rest.find(body) if body else base
+        pos = 0
+        for part in body.split(","):
+            raw = part.strip()
+            a = offset + pos + part.find(raw) if raw else offset + pos
+            pos += len(part) + 1
+            unq = raw
+            if len(unq) >= 2 and unq[0] == unq[-1] and unq[0] in "'\"":
+                unq, a = unq[1:-1], a + 1
+            if unq and key(unq) in names:
+                out.append(AliasSite(unq, n, a, a + len(unq)))
+    return out
+
+
+class AliasMap:
+    """A folder's aliases: which notes claim each name."""
+
+    def __init__(
+        self, by_file: Mapping[str, Sequence[str]] | None = None, files: Iterable[str] = ()
+    ):
+        self.by_file: dict[str, tuple[str, ...]] = {
+            f: tuple(a) for f, a in (by_file or {}).items() if a
+        }
+        self._stems: dict[str, str] = {}  # file name without suffix (lower) -> a file
+        if self.by_file:
+            for f in sorted(files):
+                self._stems.setdefault(posixpath.splitext(posixpath.basename(f))[0].lower(), f)
+        self._claims: dict[str, list[str]] = {}
+        for f in sorted(self.by_file):
+            for a in self.by_file[f]:
+                claims = self._claims.setdefault(key(a), [])
+                if f not in claims:
+                    claims.append(f)
+
+    def __bool__(self) -> bool:
+        return bool(self.by_file)
+
+    def claims(self, name: str) -> list[str]:
+        """The notes that declare ``name`` as an alias (sorted paths)."""
+        return self._claims.get(key(name), []) if self._claims else []
+
+    def shadowed(self, name: str) -> str | None:
+        """A file named ``name`` (a file name wins over an alias), if the folder has one."""
+        return self._stems.get(name.strip().lower())
+
+    def of(self, rel: str) -> tuple[str, ...]:
+        return self.by_file.get(rel, ())
+
+    def moved(self, after: Callable[[str], str], files: Iterable[str]) -> AliasMap:
+        """The same aliases once files move (``after``: old path -> new path;
+        ``files``: the folder's files then)."""
+        return AliasMap({after(f): a for f, a in self.by_file.items()}, files)
+
+
+NO_ALIASES = AliasMap()
