@@ -23,6 +23,8 @@ import sys
 import time
 from pathlib import Path
 
+from .output import emit
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -95,10 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         for k, rs in runs.items()
     }
     summary = {"texts": args.texts, "runs": runs, "median": median}
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
-    print(json.dumps(summary, indent=2))
-    return 0
+    return emit(summary, args.json)
 
 
 if __name__ == "__main__":

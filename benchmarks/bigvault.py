@@ -46,6 +46,7 @@ from pathlib import Path
 
 from .data import DataMissing, _read_jsonl, data_dir, rhdh_dir, scifact_dir, where_data_should_be
 from .lsp_speed import LspProcess, _common_handlers, _initialize, mdseek_server
+from .output import emit
 
 SEED = 0
 POLL = 0.25  # seconds between polls of the server's state
@@ -509,10 +510,7 @@ def main(argv: list[str] | None = None) -> int:
     again["index_mb"] = _size_mb(index)
     print(f"restart:    {again}", file=sys.stderr)
     res = {"vault": meta, "open_files": open_rels, "first_open": first, "restart": again}
-    if args.json:
-        args.json.write_text(json.dumps(res, indent=2))
-    print(json.dumps(res, indent=2))
-    return 0
+    return emit(res, args.json)
 
 
 if __name__ == "__main__":

@@ -115,7 +115,8 @@ def make(case: str, size: int) -> bytes:
 
 def _child(path: str) -> None:
     """Parse + chunk one file, print timings as JSON (run in a child process)."""
-    from mdseek.index.model.model import load_tokenizer, resolve_model
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.tokenizer import load_tokenizer
     from mdseek.index.text.chunk import Chunker
     from mdseek.index.text.parse import parse_bytes
 

@@ -36,6 +36,8 @@ import threading
 import time
 from pathlib import Path
 
+from .output import emit
+
 CONFIGS = {
     "old": {"MDSEEK_PRECISION": "fp32", "MDSEEK_THREADS": "1"},
     "new": {},  # the default: fp32, threads by demand
@@ -73,7 +75,8 @@ def _chunks_waiting(index: Path, model: str) -> int:
 
 def one(vault: Path, index: Path, every: float) -> dict:
     """(In this process.) One first index of ``vault`` into an empty ``index``."""
-    from mdseek.index.engine.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     for p in index.parent.glob(index.name + "*"):
         p.unlink()
@@ -191,10 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             "new_p95_during_over_idle": round(med["new"]["p95_during_ms"] / med["new"]["p95_idle_ms"], 2),
             "old_p95_during_over_idle": round(med["old"]["p95_during_ms"] / med["old"]["p95_idle_ms"], 2),
         }  # fmt: skip
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2))
-    print(json.dumps(summary, indent=2))
-    return 0
+    return emit(summary, args.json)
 
 
 if __name__ == "__main__":

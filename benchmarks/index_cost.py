@@ -4,7 +4,7 @@
 
 Each corpus is indexed twice from nothing, side by side in one run, with the
 default model: without passages (``passage_words=0``, mdseek before) and with
-them (the default, :data:`mdseek.index.text.chunk.PASSAGE_WORDS`). The issue's bar:
+them (the default, :data:`mdseek.index.text.passages.PASSAGE_WORDS`). The issue's bar:
 within 2x on every measure.
 """
 
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from mdseek.index.engine.engine import Engine
-from mdseek.index.text.chunk import PASSAGE_WORDS
+from mdseek.index.text.passages import PASSAGE_WORDS
 
 from .data import FIXTURES, data_dir
 

@@ -237,7 +237,7 @@ class Config:
     # the mean of its ``n`` best dense chunks, renormalised; (n, beta) or None (off).
     # Measured here only: it did not win on the dev halves, so the product has none.
     prf: tuple[int, float] | None = None
-    # Passage vectors (chunk.py): a chunk's dense score is the best of its own and
+    # Passage vectors (passages.py): a chunk's dense score is the best of its own and
     # its passages' cosines; off = the chunks' own vectors only.
     passages: bool = True
     # subtracted from a passage's cosine before its chunk takes the best (DenseIndex)

@@ -1,4 +1,4 @@
-"""How long the rename engine takes in a big folder (index/links/rename.py alone:
+"""How long the rename engine takes in a big folder (index/links/rename.py and move.py alone:
 files read and parsed beforehand, as the server keeps them).
 
     python -m benchmarks.rename_speed          # 1,000 notes, each linking 5 others
@@ -17,9 +17,11 @@ import statistics
 import time
 
 from mdseek.index.links.links import Link, find_links
-from mdseek.index.links.rename import Move, move_files, rename_heading
+from mdseek.index.links.move import Move, move_files
+from mdseek.index.links.rename import rename_heading
 from mdseek.index.text.aliases import AliasMap, doc_aliases
-from mdseek.index.text.parse import ParsedDocument, parse_text
+from mdseek.index.text.document import ParsedDocument
+from mdseek.index.text.parse import parse_text
 
 
 class _Vault:

@@ -202,7 +202,7 @@ def backends(
             "SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1"
         )
     ]
-    from mdseek.index.model.model import load_tokenizer
+    from mdseek.index.model.tokenizer import load_tokenizer
 
     tok = load_tokenizer(resolved)
     counts = [min(c, tok.window) for c in tok.count_many(texts)]

@@ -23,9 +23,10 @@ problem so the server can say so once, in one message.
     backend      "onnx" (ONNX Runtime, the default) or "torch" ($MDSEEK_BACKEND when unset)
     threads      threads per model call, 0 = by demand (bulk on every core while no request
                  waits, else one; queries on half the cores) ($MDSEEK_THREADS when unset)
-    precision    "int8" (ONNX Runtime's int8 quantisation: the bundled model's default,
-                 from its wheel) or "fp32"; its own vectors, a change re-embeds; unset =
-                 $MDSEEK_PRECISION, else what the index remembers, else the model's default
+    precision    "fp32" (the default) or "int8" (ONNX Runtime's int8 quantisation, the
+                 bundled model's from its wheel); its own vectors; a change moves them in
+                 the background while the old ones serve; unset = $MDSEEK_PRECISION, else
+                 what the index remembers, else fp32
     queryPrompt  text put before every query in place of the model's own query prompt
                  ("" = none; null/unset = the model's, or $MDSEEK_QUERY_PROMPT)
     documentPrompt  the same for every embedded section (a change re-embeds)

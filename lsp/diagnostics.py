@@ -43,7 +43,8 @@ from mdseek.index.links.links import (
 )
 from mdseek.index.links.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
 from mdseek.index.text.aliases import alias_sites
-from mdseek.index.text.parse import Heading, github_slug
+from mdseek.index.text.document import Heading
+from mdseek.index.text.slug import github_slug
 
 from . import features as F
 from .client import Tasks

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mdseek.index.links.links import Link, find_links, html_anchors
-from mdseek.index.links.rename import link_sites
-from mdseek.index.text.parse import Heading, ParsedDocument, normalise, parse_bytes, parse_text
+from mdseek.index.links.sites import link_sites
+from mdseek.index.text.document import Heading, ParsedDocument
+from mdseek.index.text.parse import normalise, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
 

@@ -12,8 +12,8 @@ from lsprotocol import types
 from mdseek.index.engine.engine import SearchResult
 from mdseek.index.engine.facade import outline
 from mdseek.index.links.links import Link
+from mdseek.index.text.document import Heading, ParsedDocument
 from mdseek.index.text.files import display_path
-from mdseek.index.text.parse import Heading, ParsedDocument
 
 from .convert import Positions, markdown_link_target, uri_at_line
 

@@ -15,7 +15,7 @@ import re
 
 from lsprotocol import types
 
-from mdseek.index.text.parse import ParsedDocument
+from mdseek.index.text.document import ParsedDocument
 from mdseek.index.text.structure import nested_blocks
 
 FOLDED_BLOCKS = ("bullet_list", "ordered_list", "list_item", "blockquote", "fence",

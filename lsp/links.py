@@ -23,7 +23,7 @@ from lsprotocol import types
 from mdseek.index.engine.engine import SearchResult
 from mdseek.index.links.links import find_links, link_destination, wiki_name
 from mdseek.index.text.aliases import AliasMap
-from mdseek.index.text.parse import ParsedDocument
+from mdseek.index.text.document import ParsedDocument
 
 from .roots import Root
 from .workspace import Workspace

@@ -36,13 +36,15 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from mdseek import __version__
 from mdseek.index.engine import facade
 from mdseek.index.engine.engine import Engine, SearchResult
-from mdseek.index.engine.folder import Answer, EngineOptions, Folder, search_folders, summary
+from mdseek.index.engine.folder import Folder
+from mdseek.index.engine.folders import Answer, search_folders, summary
+from mdseek.index.engine.opening import EngineOptions
 from mdseek.index.model.embed import EmbedSettings
 from mdseek.index.model.rerank import Reranker
 from mdseek.index.search import requests
 from mdseek.index.search.query import Query
+from mdseek.index.text.document import ParsedDocument, Section
 from mdseek.index.text.files import FileFilter
-from mdseek.index.text.parse import ParsedDocument, Section
 from mdseek.index.text.snippet import mark
 
 from .mcp_args import CheckedServer, flag, globs

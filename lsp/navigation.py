@@ -25,7 +25,7 @@ from mdseek.index.links.links import (
 )
 from mdseek.index.links.obsidian import block_ids, is_block_ref
 from mdseek.index.text.aliases import NO_ALIASES
-from mdseek.index.text.parse import Heading
+from mdseek.index.text.document import Heading
 
 from . import features as F
 from .convert import start_range

@@ -18,7 +18,8 @@ from urllib.parse import quote
 from lsprotocol import types
 
 from mdseek.index.links.links import Link, find_links, link_at
-from mdseek.index.text.parse import ParsedDocument, title_from_path
+from mdseek.index.text.document import ParsedDocument
+from mdseek.index.text.parse import title_from_path
 
 from .roots import Root
 from .workspace import Workspace

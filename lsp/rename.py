@@ -4,7 +4,7 @@ or alias a link points to) and ``workspace/willRenameFiles`` (files and folders
 moved in the editor).
 
 Reads the folder's files as the editor sees them (open buffers, else disk) and
-asks :mod:`mdseek.index.links.rename` for the edits; :func:`_workspace_edit` is the one
+asks :mod:`mdseek.index.links.rename` and :mod:`mdseek.index.links.move` for the edits; :func:`_workspace_edit` is the one
 place an outcome becomes a ``WorkspaceEdit`` (``documentChanges`` with each
 buffer's version, ``null`` for a file read from disk). A file that cannot be read
 or decoded is left untouched and named in the log. Every file an edit or a file
@@ -24,22 +24,12 @@ from typing import Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from mdseek.index.links.edits import Edit, Outcome, RenameError, add_file_edits
 from mdseek.index.links.links import Link
-from mdseek.index.links.rename import (
-    Edit,
-    Move,
-    Outcome,
-    RenameError,
-    RenameTarget,
-    add_file_edits,
-    move_files,
-    new_file_path,
-    rename_alias,
-    rename_heading,
-    rename_target,
-)
+from mdseek.index.links.move import Move, move_files, new_file_path
+from mdseek.index.links.rename import RenameTarget, rename_alias, rename_heading, rename_target
 from mdseek.index.links.tags import Tag, find_tags, is_tag_name, renamed, tag_at
-from mdseek.index.text.parse import ParsedDocument
+from mdseek.index.text.document import ParsedDocument
 
 from .convert import uri_to_path
 from .roots import Root

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from mdseek.index.engine.engine import Engine, IndexReport
-from mdseek.index.engine.folder import Cancelled, CancelToken, EngineOptions, Folder, Progress
+from mdseek.index.engine.folder import Cancelled, CancelToken, Folder, Progress
+from mdseek.index.engine.opening import EngineOptions
 from mdseek.index.model.rerank import Reranker
 from mdseek.index.text.files import other_files, scan
 

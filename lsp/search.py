@@ -15,14 +15,8 @@ from lsprotocol import types
 
 from mdseek.index.engine.engine import SearchResult
 from mdseek.index.engine.facade import written_heading
-from mdseek.index.engine.folder import (
-    Answer,
-    Cancelled,
-    CancelToken,
-    Folder,
-    search_folders,
-    summary,
-)
+from mdseek.index.engine.folder import Cancelled, CancelToken, Folder
+from mdseek.index.engine.folders import Answer, search_folders, summary
 
 from . import features as F
 from .convert import path_to_uri

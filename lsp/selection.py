@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from lsprotocol import types
 
 from mdseek.index.links.links import Link
-from mdseek.index.text.parse import ParsedDocument
+from mdseek.index.text.document import ParsedDocument
 from mdseek.index.text.structure import Span
 
 from .convert import Positions

@@ -17,7 +17,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from mdseek.index.links.tags import Tag, find_tags, tag_at
-from mdseek.index.text.parse import ParsedDocument
+from mdseek.index.text.document import ParsedDocument
 
 from .workspace import Workspace
 

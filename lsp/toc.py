@@ -25,7 +25,7 @@ import re
 
 from lsprotocol import types
 
-from mdseek.index.text.parse import Heading, ParsedDocument
+from mdseek.index.text.document import Heading, ParsedDocument
 
 from .convert import Positions
 

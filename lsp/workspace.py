@@ -18,7 +18,7 @@ from lsprotocol import types
 from mdseek.index.engine.facade import NotIndexed, OutsideRoot, confine_in
 from mdseek.index.links.links import Link, Target, find_heading, resolve
 from mdseek.index.text.aliases import AliasMap
-from mdseek.index.text.parse import Heading, ParsedDocument
+from mdseek.index.text.document import Heading, ParsedDocument
 
 from .aliases import FolderAliases
 from .config import Settings

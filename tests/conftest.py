@@ -48,7 +48,8 @@ def private_cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def tokenizer():
-    from mdseek.index.model.model import load_tokenizer, resolve_model
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.tokenizer import load_tokenizer
 
     return load_tokenizer(resolve_model(None))
 

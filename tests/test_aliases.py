@@ -8,8 +8,10 @@ from __future__ import annotations
 import pytest
 from test_rename import Corpus, apply
 
+from mdseek.index.links.edits import RenameError
 from mdseek.index.links.links import find_links, resolve
-from mdseek.index.links.rename import Move, RenameError, move_files, rename_alias, rename_target
+from mdseek.index.links.move import Move, move_files
+from mdseek.index.links.rename import rename_alias, rename_target
 from mdseek.index.text.aliases import (
     AliasMap,
     alias_sites,

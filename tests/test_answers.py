@@ -222,7 +222,8 @@ Where to use the question mark operator in functions that return Result.
 
 def test_sections_with_no_visible_text_are_not_chunks_nor_results(tmp_path: Path):
     from mdseek.index.links.links import find_heading
-    from mdseek.index.text.parse import has_visible_text, parse_text
+    from mdseek.index.text.markdown import has_visible_text
+    from mdseek.index.text.parse import parse_text
 
     assert not has_visible_text('<a id="x"></a>\n<!-- c -->\n\n[r]: http://x\n')
     assert has_visible_text('<a id="x"></a> words') and has_visible_text("# H")

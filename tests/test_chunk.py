@@ -12,7 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mdseek.index.text.parse import has_visible_text, parse_text
+from mdseek.index.text.markdown import has_visible_text
+from mdseek.index.text.parse import parse_text
 
 from conftest import FIXTURES
 

@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from mdseek.index.text.chunk import Chunker
 from mdseek.index.text.coverage import window_coverage
-from mdseek.index.text.parse import has_visible_text, parse_bytes, parse_text
+from mdseek.index.text.markdown import has_visible_text
+from mdseek.index.text.parse import parse_bytes, parse_text
 
 WORDS = st.sampled_from(
     "the replica database failover queue backlog certificate rotation pager on-call "

@@ -9,7 +9,8 @@ import os
 import pytest
 from waiting import wait_for
 
-from mdseek.index.engine.folder import EngineOptions, Folder
+from mdseek.index.engine.folder import Folder
+from mdseek.index.engine.opening import EngineOptions
 from mdseek.index.model.demand import Demand, all_cores
 from mdseek.index.model.embed import EmbedSettings
 

@@ -1,6 +1,7 @@
-"""index/engine/folder.py: the one folder model under the language server, the MCP
-server and the command line. Where the two servers used to behave
-differently, the behaviour kept is tested here, once:
+"""index/engine/folder.py (opened by opening.py, several at once by folders.py): the
+one folder model under the language server, the MCP server and the command line.
+Where the two servers used to behave differently, the behaviour kept is tested
+here, once:
 
 - a model that cannot be used: the bundled default takes over (servers);
 - an index that cannot be opened: one line, state ``error`` (and ``error``
@@ -19,15 +20,9 @@ from pathlib import Path
 import pytest
 
 from mdseek.index.engine.engine import Engine
-from mdseek.index.engine.folder import (
-    EngineOptions,
-    Folder,
-    OpenError,
-    open_engine,
-    overall_state,
-    search_folders,
-    summary,
-)
+from mdseek.index.engine.folder import Folder
+from mdseek.index.engine.folders import overall_state, search_folders, summary
+from mdseek.index.engine.opening import EngineOptions, OpenError, open_engine
 from mdseek.index.model.model import default_model_path
 
 from conftest import workspace_with_index

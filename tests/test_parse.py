@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from mdseek.index.text.parse import Slugger, github_slug, parse_bytes, parse_text
+from mdseek.index.text.parse import parse_bytes, parse_text
+from mdseek.index.text.slug import Slugger, github_slug
 
 
 def headings(md: str) -> list[tuple[int, str, int]]:

@@ -1,4 +1,4 @@
-"""Passages: runs of a chunk's blocks with vectors of their own (index/text/chunk.py),
+"""Passages: runs of a chunk's blocks with vectors of their own (index/text/passages.py),
 scoring their chunk through its best row (index/search/dense.py), stored beside the
 chunks (a schema-3 table) and kept in step with edits and deletions; and the
 keyword weight that grows with the match (index/search/retrieve.py). Expected values
@@ -53,7 +53,8 @@ def words(n: int, w: str = "word") -> str:
 
 @pytest.fixture(scope="module")
 def chunker():
-    from mdseek.index.model.model import load_tokenizer, resolve_model
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.tokenizer import load_tokenizer
 
     return Chunker(load_tokenizer(resolve_model(None)))
 

@@ -90,8 +90,8 @@ def test_a_damaged_int8_copy_is_refused_and_the_fp32_export_quantised(
             emb.load()
         said = [r.getMessage() for r in caplog.records if "int8 copy" in r.getMessage()]
         assert said == [
-            "the int8 copy of the bundled model is damaged (hash mismatch);"
-            " quantising the fp32 export instead"
+            "the int8 copy of the bundled model is damaged: model.onnx is not the file"
+            " that was verified (its sha256 differs); quantising the fp32 export instead"
         ]
         assert emb.precision == "int8" and emb._model.folder != copy / packaged.INT8
         shipped = OnnxEncoder(wheel / packaged.INT8).encode(["database failover"])
@@ -213,7 +213,8 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
 
 
 def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
-    from mdseek.index.engine.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     ws = copy_fixtures(tmp_path / "ws")
     db = tmp_path / "index.sqlite"

@@ -64,7 +64,8 @@ def test_open_files_are_searchable_by_meaning_while_the_rest_is_read(tmp_path, m
     slice, the note open in the editor has its vectors and a search by meaning
     finds it by meaning alone (partial, said so) although most files are not read yet."""
     from mdseek.index.engine import folder as folder_mod
-    from mdseek.index.engine.folder import EngineOptions, Folder
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
 
     from conftest import copy_fixtures
 

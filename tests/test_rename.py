@@ -1,24 +1,22 @@
-"""The pure rename engine (index/links/rename.py) on small hand-written documents:
-where link targets are written, heading text spans, and the edits of a heading
-rename or a file move. Expected values are written by hand."""
+"""The pure rename engine (index/links/: sites.py, rename.py, move.py) on small
+hand-written documents: where link targets are written, heading text spans, and
+the edits of a heading rename or a file move. Expected values are written by hand."""
 
 from __future__ import annotations
 
 import pytest
 
+from mdseek.index.links.edits import RenameError
 from mdseek.index.links.links import find_links
+from mdseek.index.links.move import Move, move_files, new_file_path
 from mdseek.index.links.rename import (
-    Move,
-    RenameError,
     heading_source,
     heading_span,
-    link_sites,
-    move_files,
-    new_file_path,
     rename_alias,
     rename_heading,
     rename_target,
 )
+from mdseek.index.links.sites import link_sites
 from mdseek.index.text.aliases import AliasMap, doc_aliases
 from mdseek.index.text.parse import parse_bytes, parse_text
 

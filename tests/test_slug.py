@@ -15,7 +15,8 @@ from lsp_support import config, initialize, open_doc, uri, wait_ready
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
-from mdseek.index.text.parse import Slugger, github_slug, parse_text
+from mdseek.index.text.parse import parse_text
+from mdseek.index.text.slug import Slugger, github_slug
 
 # (category, heading text, expected slug). Each row puts characters of one
 # category between two ASCII letters, so a dropped character shows as "ab"

@@ -64,7 +64,7 @@ def test_first_use_from_many_threads_at_once():
     import mdurl._decode
     import mdurl._encode
 
-    from mdseek.index.text import parse as parse_mod
+    from mdseek.index.text import markdown as markdown_mod
     from mdseek.index.text import snippet as snippet_mod
 
     old = sys.getswitchinterval()
@@ -74,7 +74,7 @@ def test_first_use_from_many_threads_at_once():
             mdurl._encode.encode_cache.clear()
             mdurl._decode.decode_cache.clear()
             snippet_mod._parser.cache_clear()
-            parse_mod.markdown_parser.cache_clear()
+            markdown_mod.markdown_parser.cache_clear()
             plain_text.cache_clear()
             start = threading.Barrier(8)
             got: dict[int, object] = {}

@@ -4,7 +4,8 @@ every pending text): counted a slice at a time, every text counted once, in orde
 from __future__ import annotations
 
 from mdseek.index.model.embed import Embedder, EmbedSettings
-from mdseek.index.model.model import load_tokenizer, resolve_model
+from mdseek.index.model.model import resolve_model
+from mdseek.index.model.tokenizer import load_tokenizer
 
 
 def test_counts_of_many_texts_cross_slices_in_order():

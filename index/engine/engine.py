@@ -13,7 +13,7 @@ handed what it needs (no part reads another's state):
                 one process at a time (embed_queue.py, embed_lock.py)
   move          an index's vectors moved to the other precision while it serves (precision_move.py)
   reconciler    the index kept in line with the files (reconcile.py)
-  searcher      search, fusion, snippets, explain, related (search.py)
+  searcher      search, fusion, snippets, explain, related (searcher.py)
 
 The engine's own methods delegate to them; the parts share only the
 engine's write lock and its cancel flag.
@@ -24,18 +24,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import deque
-from collections.abc import Iterable
 from pathlib import Path
 
-import numpy as np
-
 from ..model.embed import Embedder, EmbedSettings
-from ..model.model import ModelTokenizer
 from ..model.rerank import Reranker
+from ..model.tokenizer import ModelTokenizer
 from ..search.dense import DenseIndex
 from ..search.lexical import LexicalIndex
-from ..search.query import Query, QueryTerms
 from ..search.requests import filter_from_spec
 from ..search.retrieve import Ranking
 from ..store.adopt import open_index
@@ -44,7 +39,7 @@ from ..store.prune import prune_daily
 from ..store.store import Store
 from ..store.vectors_file import ImportReport, check_precision, read_precision, read_vectors
 from ..text.chunk import Chunker
-from ..text.files import FileFilter, FoundFile, relpath
+from ..text.files import FileFilter, relpath
 from .dense_side import DenseSide
 from .embed_queue import EmbedQueue
 from .lexical_side import LexicalSide
@@ -121,6 +116,30 @@ class Engine:
             self.root, store.chunks, self.models, self.dense_side, self.lexical_side
         )
 
+        # The engine's verbs are its parts' own methods, bound here: one signature
+        # each, in the part that owns the work (see the module's list of parts).
+        self.cancel = self.cancelled.set
+        self.index = self.reconciler.index
+        self.start_reading = self.reconciler.start_reading
+        self.read_next = self.reconciler.read_next
+        self.finish_reading = self.reconciler.finish_reading
+        self.index_file = self.reconciler.index_file
+        self.embed_pending = self.queue.embed_pending
+        self.embed_next = self.queue.embed_next
+        self.embed_files = self.queue.embed_files
+        self.export_vectors = self.queue.export_vectors
+        self.move_next = self.move.next
+        self.move_pending = self.move.pending
+        self.kept_models = self.move.kept_models
+        self.search = self.searcher.search
+        self.related = self.searcher.related
+        self.parse_query = self.searcher.parse_query
+        self.candidates = self.searcher.candidates
+        self.warm_up = self.searcher.warm_up
+        self.query_vector = self.dense_side.query_vector
+        self.lexical_terms = self.lexical_side.terms
+        self.build_lexical = self.lexical_side.build
+
     # -- the folder, the model --------------------------------------------------
 
     def stored_filter(self) -> FileFilter | None:
@@ -163,10 +182,6 @@ class Engine:
     def chunker(self) -> Chunker:
         return self.models.chunker
 
-    def cancel(self) -> None:
-        """Stop embedding at the next batch boundary (for good: the engine is closing)."""
-        self.cancelled.set()
-
     def close(self) -> None:
         self.cancel()
         self.searcher.close()
@@ -176,59 +191,7 @@ class Engine:
 
     # -- reconcile (reconcile.py) ------------------------------------------------
 
-    def index(
-        self,
-        progress: Progress | None = None,
-        embed: bool = True,
-        vectors: str | Path | None = None,
-    ) -> IndexReport:
-        """See :meth:`Reconciler.index`."""
-        return self.reconciler.index(progress, embed, vectors)
-
-    def start_reading(self, rep: IndexReport, first: Iterable[str] = ()) -> deque[FoundFile]:
-        return self.reconciler.start_reading(rep, first)
-
-    def read_next(
-        self,
-        reading: deque[FoundFile],
-        limit: int | None,
-        rep: IndexReport,
-        progress: Progress | None = None,
-    ) -> int:
-        return self.reconciler.read_next(reading, limit, rep, progress)
-
-    def finish_reading(self, rep: IndexReport) -> None:
-        self.reconciler.finish_reading(rep)
-
-    def index_file(
-        self, path: str | Path, embed: bool = True, passages: bool = True
-    ) -> IndexReport:
-        """See :meth:`Reconciler.index_file`."""
-        return self.reconciler.index_file(path, embed, passages)
-
     # -- vectors (embed_queue.py, precision_move.py) -------------------------------
-
-    def embed_pending(
-        self,
-        progress: Progress | None = None,
-        rep: IndexReport | None = None,
-        only: set[str] | None = None,
-    ) -> int:
-        """See :meth:`EmbedQueue.embed_pending`."""
-        return self.queue.embed_pending(progress, rep, only)
-
-    def embed_next(
-        self,
-        limit: int,
-        first: Iterable[str] = (),
-        progress: Progress | None = None,
-        rep: IndexReport | None = None,
-    ) -> int:
-        """See :meth:`EmbedQueue.embed_next`."""
-        return self.queue.embed_next(limit, first, progress, rep)
-
-    def embed_files(self, rels: Iterable[str], limit: int, rep: IndexReport | None = None) -> int:
-        return self.queue.embed_files(rels, limit, rep)
 
     @property
     def embed_batch(self) -> int:
@@ -254,67 +217,7 @@ class Engine:
             return self.move.take_vectors(data)
         return self.queue.take_vectors(path, data)
 
-    def export_vectors(self, path: str | Path) -> int:
-        """Write the vectors the index uses (for ``seed_vectors`` elsewhere); returns how many."""
-        return self.queue.export_vectors(path)
-
-    def move_next(self, limit: int, rep: IndexReport | None = None) -> int:
-        """See :meth:`PrecisionMove.next`."""
-        return self.move.next(limit, rep)
-
-    def move_pending(self) -> int:
-        """Texts still waiting for a vector of the new precision (0: no move)."""
-        return self.move.pending()
-
-    def kept_models(self) -> tuple[str, ...]:
-        """Model ids the sweep keeps beside the engine's own (a move's target)."""
-        return self.move.kept_models()
-
-    # -- search (search.py, lexical_side.py, dense_side.py) --------------------------
-
-    def search(
-        self,
-        query: str | Query,
-        limit: int = 10,
-        mode: str = "hybrid",
-        prefix_last: bool = False,
-        wait_for_model: bool = True,
-        exclude_path: str | None = None,
-        explain: bool = False,
-    ) -> SearchResponse:
-        """See :meth:`Searcher.search`."""
-        return self.searcher.search(
-            query, limit, mode, prefix_last, wait_for_model, exclude_path, explain
-        )
-
-    def related(self, path: str, ordinal: int, limit: int = 5) -> SearchResponse:
-        """See :meth:`Searcher.related`."""
-        return self.searcher.related(path, ordinal, limit)
-
-    def parse_query(self, text: str | None, prefix_last: bool = False) -> Query:
-        return self.searcher.parse_query(text, prefix_last)
-
-    def candidates(
-        self,
-        query: Query,
-        mode: str,
-        lexical: tuple[QueryTerms, list[tuple[int, float]]] | None = None,
-    ) -> tuple[dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], Query]:
-        """See :meth:`Searcher.candidates`."""
-        return self.searcher.candidates(query, mode, lexical)
-
-    def warm_up(self) -> None:
-        self.searcher.warm_up()
-
-    def query_vector(self, query: Query) -> np.ndarray:
-        return self.dense_side.query_vector(query)
-
-    def lexical_terms(self, query: Query) -> QueryTerms:
-        return self.lexical_side.terms(query)
-
-    def build_lexical(self) -> float:
-        """See :meth:`LexicalSide.build`."""
-        return self.lexical_side.build()
+    # -- search (searcher.py, lexical_side.py, dense_side.py) --------------------------
 
     @property
     def ranking(self) -> Ranking:

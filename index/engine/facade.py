@@ -24,8 +24,10 @@ from pathlib import Path
 from ..links.links import find_heading
 from ..links.obsidian import is_media
 from ..search.requests import path_wanted
+from ..text.document import ParsedDocument, Section
 from ..text.files import BadGlob, FileFilter, check_glob, matches, scan
-from ..text.parse import MAX_INLINE_HEADING, ParsedDocument, Section, heading_text, parse_bytes
+from ..text.markdown import MAX_INLINE_HEADING, heading_text
+from ..text.parse import parse_bytes
 from .engine import Engine, SearchResponse, SearchResult
 from .stats import window_fraction
 

@@ -1,6 +1,6 @@
-"""One folder's life, for every front end: its Engine (opened with one error
-mapping and one model fallback), the threads that keep its index in line with
-the files, its state, its status, and answers over one or several folders.
+"""One folder's life, for every front end: its Engine (opened by
+:mod:`.opening`), the threads that keep its index in line with the files, its
+state, its status and its answers (several folders as one: :mod:`.folders`).
 
 The language server (``lsp/roots.py``), the MCP server (``lsp/mcp_server.py``)
 and the command line (``lsp/cli.py``) all hold a :class:`Folder`; they only
@@ -26,24 +26,18 @@ holds is still searched by keywords).
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..model.demand import DEMAND
-from ..model.embed import EmbedSettings
-from ..model.model import ModelUnavailable
-from ..model.rerank import Reranker
-from ..store.location import IndexFileError
-from ..text.files import FileFilter
 from . import facade
-from .engine import Engine, IndexReport, SearchResponse, SearchResult
+from .engine import Engine, IndexReport, SearchResponse
+from .opening import EngineOptions, OpenError, open_engine
 
 log = logging.getLogger(__name__)
 
@@ -70,59 +64,6 @@ class CancelToken:
     def check(self) -> None:
         if self.cancelled:
             raise Cancelled()
-
-
-# -- opening an engine ----------------------------------------------------------------
-
-
-class OpenError(Exception):
-    """The folder's index cannot be opened; ``str()`` is the one-line message."""
-
-
-@dataclass(frozen=True)
-class EngineOptions:
-    index_path: str | Path | None = None  # None: the default location (see index.location)
-    model: str | None = None  # None: the bundled default
-    file_filter: FileFilter | None = None
-    embed: EmbedSettings | None = None
-    check_index: bool = True  # SQLite's quick_check on open (a one-shot search skips it)
-    # A model that cannot be used: the bundled default instead, said in a note
-    # (servers, where the model comes from a setting and answers must go on);
-    # False: the engine's own fallback, lexical search only (the command line).
-    fallback: bool = True
-    reranker: Reranker | None = None
-
-
-def open_engine(root: Path, options: EngineOptions) -> tuple[Engine, list[str]]:
-    """The folder's Engine and what the user should hear about opening it (a
-    file set aside, a migration, the model fallback); OpenError in one line."""
-    try:
-        eng = _engine(root, options, options.model)
-        note = None
-        if options.fallback and options.model:
-            problem: Exception | None = None
-            try:
-                eng.chunker  # noqa: B018 - loads the model's tokenizer: proves the model exists
-                problem = eng.embedder.error  # the engine fell back to the default tokenizer
-            except ModelUnavailable as exc:
-                problem = exc
-            if problem is not None:
-                eng.close()
-                note = f"model {options.model!r} cannot be used ({problem}); using the bundled default model"
-                log.warning("%s", note)
-                eng = _engine(root, options, None)
-                eng.chunker  # noqa: B018
-    except IndexFileError as exc:  # says which file and what to do
-        raise OpenError(str(exc)) from None
-    except (OSError, sqlite3.Error, ModelUnavailable) as exc:
-        raise OpenError(f"cannot open the index of {root}: {exc}") from None
-    eng.reranker = options.reranker
-    return eng, [*eng.notices, *([note] if note else [])]
-
-
-def _engine(root: Path, o: EngineOptions, model: str | None) -> Engine:
-    return Engine(root, index_path=o.index_path, model=model, file_filter=o.file_filter,
-                  embed=o.embed, check_index=o.check_index)  # fmt: skip
 
 
 def _load_model(eng: Engine) -> bool:
@@ -265,19 +206,13 @@ class Folder:
         return rep
 
     def move_in_background(self) -> None:
-        """An index of fp32 vectors opened at the default int8: its int8 vectors
+        """An index holding vectors of the other precision: the new vectors
         made a slice at a time on a background thread (the writer runs each
-        slice), search on the fp32 ones until the switch (:mod:`precision_move`)."""
+        slice), search on the old ones until the switch (:mod:`precision_move`)."""
         eng = self.engine
         if self.closed or eng is None or eng.mover is None or self.state != "ready":
             return
-        with self._embedding_lock:
-            if self._moving:
-                return
-            self._moving = True
-        threading.Thread(
-            target=self._move_rest, name=f"mdseek-move-{self.name}", daemon=True
-        ).start()
+        self._start_once("_moving", self._move_rest, "move")
 
     def _move_rest(self) -> None:
         eng = self.engine
@@ -289,7 +224,7 @@ class Folder:
             return
         except Exception as exc:  # the next start resumes it
             if not self.closed:
-                log.error("moving %s to int8 failed: %s", self.path, exc)
+                log.error("moving %s's vectors failed: %s", self.path, exc)
             return
         finally:
             self._moving = False
@@ -403,13 +338,16 @@ class Folder:
         self.pending = max(self.pending, pending)
         if self.closed or self.engine is None or not self.pending:
             return
+        self._start_once("_embedding", self._embed_rest, "embed")
+
+    def _start_once(self, running: str, loop: Callable[[], None], kind: str) -> None:
+        """``loop`` on a daemon thread of its own, unless the one it sets
+        ``running`` (the flag's name) for is still going; ``loop`` clears it."""
         with self._embedding_lock:
-            if self._embedding:
+            if getattr(self, running):
                 return
-            self._embedding = True
-        threading.Thread(
-            target=self._embed_rest, name=f"mdseek-embed-{self.name}", daemon=True
-        ).start()
+            setattr(self, running, True)
+        threading.Thread(target=loop, name=f"mdseek-{kind}-{self.name}", daemon=True).start()
 
     def _embed_rest(self) -> None:
         rep = IndexReport()
@@ -557,82 +495,3 @@ class Folder:
         st["state"] = self.state
         st["message"] = self.message
         return st
-
-
-# -- several folders ------------------------------------------------------------------
-
-
-def overall_state(states: Sequence[str]) -> str:
-    """One state for several folders: ``indexing`` while any is, ``ready`` when
-    all are (or there are none), ``error`` when every one failed, else
-    ``lexical-only`` (some answer by keywords only)."""
-    s = set(states)
-    if s & {"starting", "indexing"}:
-        return "indexing"
-    if s <= {"ready"}:
-        return "ready"
-    if s == {"error"}:
-        return "error"
-    return "lexical-only"
-
-
-def summary(statuses: Sequence[dict]) -> dict:
-    """The counts of several folders' :meth:`Folder.status` summed up."""
-    chunks = sum(s["chunks"] for s in statuses)
-    fit = sum(s["window_fit"] * s["chunks"] for s in statuses) / chunks if chunks else 1.0
-    return {
-        "state": overall_state([s["state"] for s in statuses]),
-        "files": sum(s["files"] for s in statuses),
-        "chunks": chunks,
-        "pending_embeds": sum(s["pending_embeds"] for s in statuses),
-        "window_fit": round(fit, 6),
-        "model": ", ".join(dict.fromkeys(str(s["model"]) for s in statuses if s["model"])),
-        "embedded_total": sum(s["embedded_total"] for s in statuses),
-    }
-
-
-@dataclass
-class Answer:
-    """A search over several folders: the best results of all, the mode that
-    ranked (the folders' one mode, else ``lexical``), whether it is final, and why not."""
-
-    mode: str
-    complete: bool
-    notes: list[str] = field(default_factory=list)
-    hits: list[tuple[Folder, SearchResult]] = field(default_factory=list)
-
-    @property
-    def note(self) -> str | None:
-        return "; ".join(dict.fromkeys(self.notes)) or None
-
-
-def search_folders(
-    asked: Sequence[tuple[Folder, Sequence[str]]],
-    query: str,
-    limit: int = 10,
-    mode: str = "hybrid",
-    token: CancelToken | None = None,
-    **how: bool,
-) -> Answer:
-    """``query`` over each folder (with the path globs it applies), on the
-    folders' reader threads at once; one folder's results keep the engine's order,
-    several folders' are merged by score. ``how``: see
-    :meth:`Folder.search`."""
-
-    def one(folder: Folder, paths: Sequence[str]) -> tuple[SearchResponse, facade.Completeness]:
-        resp = folder.search(query, limit, mode, paths, token, **how)
-        return resp, folder.completeness(mode)
-
-    answers = [f.result() for f in [fo.read(one, fo, p) for fo, p in asked]]
-    modes = {resp.mode for resp, _ in answers}
-    out = Answer(
-        mode=(modes.pop() if len(modes) == 1 else "lexical") if modes else mode,
-        complete=all(done.complete for _, done in answers),
-    )
-    for (folder, _), (resp, done) in zip(asked, answers, strict=True):
-        out.hits += [(folder, r) for r in resp.results]
-        out.notes += [n for n in (resp.note, done.note) if n]
-    if len(answers) > 1:  # one folder keeps its engine's order (a reranker's, say)
-        out.hits.sort(key=lambda t: -t[1].score)
-    del out.hits[limit:]
-    return out

@@ -15,13 +15,8 @@ import logging
 from dataclasses import replace
 
 from ..model.embed import PRECISIONS, Embedder
-from ..model.model import (
-    ModelTokenizer,
-    ModelUnavailable,
-    default_model_path,
-    load_tokenizer,
-    minus_prompt,
-)
+from ..model.model import ModelUnavailable, default_model_path
+from ..model.tokenizer import ModelTokenizer, load_tokenizer, minus_prompt
 from ..store.store import Store
 from ..text.chunk import Chunker
 
@@ -49,7 +44,7 @@ class ModelChoice:
         self.mover: Embedder | None = None  # the embedder of the precision moved to
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
-        self._passage_words = passage_words  # None: chunk.PASSAGE_WORDS; 0: no passages
+        self._passage_words = passage_words  # None: passages.PASSAGE_WORDS; 0: no passages
         self._chunker: Chunker | None = None
         self._choose_precision(model, store)
 

@@ -19,8 +19,9 @@ from ..search.requests import filter_spec
 from ..store.store import Store
 from ..store.vectors_file import ImportReport
 from ..text.chunk import Chunk
+from ..text.document import ParsedDocument
 from ..text.files import FileFilter, FoundFile, check_file, display_path, relpath, scan
-from ..text.parse import ParsedDocument, parse_bytes
+from ..text.parse import parse_bytes
 from .dense_side import DenseSide
 from .embed_queue import EmbedQueue
 from .lexical_side import LexicalSide

@@ -36,7 +36,10 @@ from markdown_it.token import Token
 from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ..text.aliases import NO_ALIASES, AliasMap
-from ..text.parse import Heading, ParsedDocument, github_slug, normalise, shared_parser
+from ..text.document import Heading, ParsedDocument
+from ..text.markdown import shared_parser
+from ..text.parse import normalise
+from ..text.slug import github_slug
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 

@@ -13,7 +13,7 @@ import posixpath
 import re
 from collections.abc import Callable, Sequence
 
-from ..text.parse import ParsedDocument
+from ..text.document import ParsedDocument
 from .links import MARKDOWN_SUFFIXES
 
 _BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")

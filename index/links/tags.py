@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text.parse import ParsedDocument
+from ..text.document import ParsedDocument
 
 _TAG = re.compile(r"(?:(?<=\s)|^)#([\w/-]+)")
 _NOT_ONLY = re.compile(r"[^\d_/-]")

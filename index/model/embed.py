@@ -38,8 +38,6 @@ from .model import (
     Prompts,
     allow_pickle_from_env,
     cache_dir,
-    load_sentence_transformer,
-    load_tokenizer,
     model_cache_dir,
     model_id,
     model_prompts,
@@ -49,6 +47,8 @@ from .model import (
 from .onnx_encoder import default_threads, token_order
 from .packaged import export_for
 from .private import why_not_private
+from .tokenizer import load_tokenizer
+from .torch_loader import load_sentence_transformer
 
 log = logging.getLogger(__name__)
 

@@ -41,12 +41,13 @@ from typing import Any
 
 import numpy as np
 
-from .model import cache_dir, load_sentence_transformer, model_cache_dir, need_torch
+from .model import cache_dir, model_cache_dir
 from .onnx_encoder import FORMAT, MANIFEST, OnnxEncoder, read_manifest
 from .private import why_not_private
+from .torch_loader import load_sentence_transformer, need_torch
 
 log = logging.getLogger(__name__)
-# What a person waiting should hear (the CLI shows it without -v; see lsp/cli.py).
+# What a person waiting should hear (the CLI shows it without -v; see lsp/cli/).
 progress = logging.getLogger("mdseek.progress")
 progress.setLevel(logging.INFO)  # heard by default wherever logs go (server stderr too)
 # The default model's export on a 2-core machine: 21 s idle (issue 22's trial),

@@ -1,14 +1,15 @@
 """An int8 copy of a verified fp32 ONNX export, for faster bulk embedding.
 
 The bundled model's copy ships in its wheel (built with this recipe by
-``scripts/model_wheel.py``, :func:`packaged.int8_copy`) and is its default
-precision; any other model's is made here on first use when asked for
+``scripts/model_wheel.py``, :func:`packaged.int8_copy`) and is used when
+asked for (fp32 stays the default); any other model's is made here on first use when asked for
 (``precision: int8``): onnxruntime's own dynamic quantisation
 (``onnxruntime.quantization.quantize_dynamic``) turns the weights of the fused
 graph's MatMul and Attention ops into int8, per output channel; activations are
 quantised on the fly. The result is cached beside the fp32 export under its own
 model id (:func:`int8_model_id`: the fp32 id + ``#onnx-int8``), so its vectors
-never mix with fp32 ones: switching precision re-embeds.
+never mix with fp32 ones: switching precision moves the vectors
+(:mod:`engine.precision_move`).
 
 Whether int8 ranks as well as fp32 is measured, not assumed: nDCG@10 on every
 benchmark test half, fp32 beside int8 (``benchmarks/README.md``). The copy is

@@ -62,7 +62,7 @@ PACKAGE = "mdseek_all_minilm_l6_v2_onnx"
 # Files every model wheel holds (the manifest lists them, with more, and their hashes).
 REQUIRED = ("model.onnx", "model.onnx.data", "tokenizer.json", "sentence_bert_config.json")
 INT8 = "int8"  # the subfolder holding the int8 copy (listed in the manifest's "int8" entry)
-INT8_DAMAGED = "the int8 copy of the bundled model is damaged ({why}); using fp32"
+INT8_DAMAGED = "the int8 copy of the bundled model is damaged: {why}; using fp32"
 
 _lock = threading.Lock()
 _verify_lock = threading.Lock()  # hashing must not hold up installed()
@@ -118,6 +118,13 @@ def check(folder: Path, hashes: bool = True) -> str | None:
     files = m.get("files")
     if not isinstance(files, dict) or not set(REQUIRED) <= set(files) or m.get("file") not in files:
         return "its manifest does not list the model's files"
+    return _listed_files_problem(folder, files, hashes)
+
+
+def _listed_files_problem(folder: Path, files: dict, hashes: bool) -> str | None:
+    """Why the files a manifest lists (name -> size, sha256) are not in
+    ``folder`` as verified, or None: each inside the folder, private, of its
+    size; then, with ``hashes``, of its sha256."""
     for name, want in files.items():
         if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith("."):
             return f"its manifest names a file outside the folder ({name!r})"
@@ -216,21 +223,7 @@ def _int8_problem(folder: Path, entry: object, hashes: bool) -> str | None:
     files = entry["files"]
     if not set(REQUIRED[:1] + REQUIRED[2:] + ("manifest.json",)) <= set(files):
         return "its manifest does not list its files"
-    for name, want in files.items():
-        if not isinstance(name, str) or "/" in name or "\\" in name or name.startswith("."):
-            return f"its manifest names a file outside its folder ({name!r})"
-        if not isinstance(want, dict):
-            return f"its manifest entry for {name} cannot be read"
-        p = sub / name
-        if why := _file_problem(p, is_dir=False):
-            return why
-        if p.stat().st_size != want.get("size"):
-            return f"{name} differs in size"
-    if hashes:
-        for name, want in files.items():
-            if _sha256(sub / name) != want.get("sha256"):
-                return "hash mismatch"
-    return None
+    return _listed_files_problem(sub, files, hashes)
 
 
 def int8_copy(folder: Path) -> tuple[Path | None, str | None]:

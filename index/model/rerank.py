@@ -20,7 +20,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from .model import ModelUnavailable, check_usable, need_torch, offline_env, resolve_model
+from .model import ModelUnavailable, check_usable, offline_env, resolve_model
+from .torch_loader import need_torch
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ removed chunks are masked out, new rows appended, the matrix compacted when a
 quarter of it is dead). A query is one matrix-vector product over unit vectors
 (cosine), never a re-read of SQLite.
 
-A row is a chunk's own vector or one of its passages' (:mod:`chunk`): every row
+A row is a chunk's own vector or one of its passages' (:mod:`passages`): every row
 has an *owner*, the chunk it scores. A chunk's score is the best cosine among
 its rows, so a question answered by one paragraph of a long section finds the
 section through that paragraph. Rows are keyed by the chunk id (its own

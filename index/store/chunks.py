@@ -1,6 +1,6 @@
 """The sections, chunks and passages of the index, read (``store.chunks``):
 as rows, what ranking needs of a candidate, a document's text hashes.
-They are written with their document (:mod:`store_documents`); read on a
+They are written with their document (:mod:`store.documents`); read on a
 reader connection (:meth:`IndexFile.reading`), never waiting for a write."""
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ and a document's rows (documents, sections, chunks, passages, chunks_fts)
 written one document at a time, in one transaction (a crash leaves the old or
 the new version), rewriting only what changed: a re-indexed document keeps the
 rows of its unchanged chunks (and so their vectors), and a vector whose text
-no chunk uses any more is dropped with it (:func:`store_vectors.drop_unused_in`).
-Every chunks_fts row it writes is noted in the :class:`store_lexical.TouchedRows`
+no chunk uses any more is dropped with it (:func:`store.vectors.drop_unused_in`).
+Every chunks_fts row it writes is noted in the :class:`store.fts.TouchedRows`
 it is handed once their transaction is over (the in-memory BM25 patches those,
 reading them on a reader connection: before the commit it would read the old
 rows)."""
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..text.aliases import doc_aliases, search_title
 from ..text.chunk import Chunk
-from ..text.parse import ParsedDocument
+from ..text.document import ParsedDocument
 from .file import IndexFile, path_in, with_path
 from .fts import TouchedRows
 from .vectors import drop_unused_in

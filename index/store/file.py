@@ -99,7 +99,7 @@ _MIGRATIONS: dict[int, str | None] = {
     # "Has this text a vector?" without reading the vectors: the table's own
     # b-tree holds each 1.5 KB vector beside its key (7x faster pending counts).
     2: "CREATE INDEX vectors_key ON vectors(model, text_hash)",
-    # Passages: runs of a chunk's blocks with a vector of their own (chunk.py);
+    # Passages: runs of a chunk's blocks with a vector of their own (passages.py);
     # offsets relative to the chunk's text, so a chunk that moves keeps them.
     3: """
     CREATE TABLE passages (

@@ -16,7 +16,7 @@ from .file import IndexFile
 
 class TouchedRows:
     """Chunk ids whose chunks_fts row was inserted, rewritten or deleted through
-    one connection: :class:`store_documents.Documents` adds them once their
+    one connection: :class:`store.documents.Documents` adds them once their
     transaction is over, :meth:`LexicalPostings.take_fts_touched` takes them."""
 
     def __init__(self) -> None:

@@ -6,7 +6,7 @@ Tables
   sections   every section of every document (heading, anchor, breadcrumb, span)
   chunks     every chunk (span, raw text, embedded text, tokens, text_hash)
   chunks_fts FTS5 over (title, headings, body), rowid = chunks.id
-  passages   finer texts inside a chunk with a vector of their own (chunk.py):
+  passages   finer texts inside a chunk with a vector of their own (passages.py):
              they score their chunk, never show as a result
   vectors    float32 blobs keyed by (model id, hash of the embedded text): an
              unchanged chunk is never re-embedded, even when its ordinal or its
@@ -20,7 +20,7 @@ model; a chunk's passages are embedded after every chunk), so an interrupted run
 chunk uses any more is dropped when a document is rewritten (and by a full
 reconcile's sweep).
 
-``Store`` is the file (:class:`store_file.IndexFile`: opening, checks,
+``Store`` is the file (:class:`store.file.IndexFile`: opening, checks,
 migrations, setting aside a bad file, transactions on its one writer
 connection, reads on read-only connections that never wait for a write, meta)
 and the parts that own its tables, each handed that one file:
@@ -33,9 +33,9 @@ and the parts that own its tables, each handed that one file:
   store.vectors    the vector cache (store/vectors.py, :class:`VectorCache`)
 
 No part reads another's state: the chunks_fts rows the documents part writes
-reach the postings through a :class:`store_lexical.TouchedRows` both are
+reach the postings through a :class:`store.fts.TouchedRows` both are
 handed; the vectors a rewrite orphans are dropped through
-:func:`store_vectors.drop_unused_in` in the rewrite's transaction.
+:func:`store.vectors.drop_unused_in` in the rewrite's transaction.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ __all__ = [
 
 class Store:
     """One index file and its parts (see the module; see
-    :class:`store_file.IndexFile` for opening it). Reads never wait for a
+    :class:`store.file.IndexFile` for opening it). Reads never wait for a
     write; the engine serialises writes with its own lock."""
 
     def __init__(self, path: str | Path, recover: bool = False, check: bool = True):

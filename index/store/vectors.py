@@ -240,7 +240,7 @@ class VectorCache:
         """Copy the vectors of the index file at ``path`` (another's, set aside)
         under ``untrusted:<model>``, where only :meth:`untrusted_for_pending`
         reads them; returns how many (-1: the file could not be read). Only a plain ``vectors`` table is read,
-        its rows by type, with the work bounded (:func:`store_file.guard`)."""
+        its rows by type, with the work bounded (:func:`store.file.guard`)."""
         with self._file.lock:
             try:
                 self._file.db.execute(

@@ -26,7 +26,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from .parse import ParsedDocument, parse_text
+from .document import ParsedDocument
+from .parse import parse_text
 
 KEYS = ("aliases", "alias")
 MAX_ALIAS = 200  # characters; a longer "alias" is a paragraph pasted by mistake

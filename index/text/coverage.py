@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..model.model import ModelTokenizer
+from ..model.tokenizer import ModelTokenizer
 from .chunk import Chunk, Chunker
 from .files import FileFilter, display_path, scan
 

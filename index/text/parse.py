@@ -1,5 +1,7 @@
-"""Markdown parsing: decode bytes, tokenize with markdown-it-py, find headings,
-blocks, front matter and the document title.
+"""Markdown parsing: bytes or text -> :class:`.document.ParsedDocument`. Decode,
+normalise, one markdown-it-py walk for headings, blocks and front matter
+(:mod:`.front_matter`), the document title, the sections; and, for a new
+version of a parsed document, the parse of only the part around the edit.
 
 Everything here works on markdown-it-py tokens (CommonMark + front matter), never
 on regexes over lines, so a ``#`` inside fenced code, indented code or an HTML
@@ -17,14 +19,10 @@ Decisions (documented in the README):
 
 from __future__ import annotations
 
-import bisect
 import logging
 import os
 import re
-import threading
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cache, lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -32,192 +30,13 @@ if (
     TYPE_CHECKING
 ):  # markdown-it and yaml load on first parse: a search of an up-to-date index needs neither
     from markdown_it import MarkdownIt
-    from markdown_it.token import Token
+
+from .document import Block, Heading, ParsedDocument, Section
+from .front_matter import front_matter_title, has_front_matter_title
+from .markdown import heading_text, markdown_parser, shared_parser
+from .slug import Slugger
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Heading:
-    level: int  # 1-6
-    text: str  # plain text (inline markup removed), as shown in outlines
-    slug: str  # GitHub-compatible anchor, unique in the document
-    line: int  # first line of the heading (0-based)
-    end_line: int  # exclusive: ATX = line + 1, setext = line + 2 (text + underline)
-    # the rendered text GitHub slugs (untrimmed, soft breaks as newlines)
-    rendered: str = field(default="", compare=False, repr=False)
-
-
-@dataclass(frozen=True)
-class Block:
-    """A top-level block (paragraph, list, fence, table, ...) or a list item."""
-
-    kind: str  # token type without _open: paragraph, bullet_list, fence, heading, ...
-    start_line: int
-    end_line: int  # exclusive
-    fence_markup: str = ""  # for fences: the opening marker, e.g. ``` or ~~~~
-    fence_info: str = ""
-    items: tuple[tuple[int, int], ...] = ()  # for lists: line span of each item
-
-
-@dataclass(frozen=True)
-class Section:
-    """The span from a heading to the next heading of any level.
-
-    Ordinal 0 is the preamble (text before the first heading) when the document
-    has one; its ``heading`` is None.
-    """
-
-    ordinal: int
-    heading: Heading | None
-    path: tuple[str, ...]  # breadcrumb: (title, h2, h3 ...)
-    start_line: int
-    end_line: int  # exclusive
-
-    @property
-    def title(self) -> str:
-        return self.heading.text if self.heading else self.path[0]
-
-    @property
-    def breadcrumb(self) -> str:
-        return " > ".join(self.path)
-
-
-@dataclass
-class ParsedDocument:
-    path: str
-    text: str  # normalised text (\n line ends, no BOM)
-    title: str
-    headings: list[Heading]
-    blocks: list[Block]
-    sections: list[Section]
-    body_start_line: int  # first line after front matter
-    line_count: int
-    front_matter: dict[str, object] = field(default_factory=dict)
-    decode_errors: int = 0
-    _line_starts: list[int] = field(default_factory=list, repr=False)
-    _refs: dict = field(default_factory=dict, repr=False)  # link reference definitions
-
-    def line_offset(self, line: int) -> int:
-        """Character offset of the start of ``line`` (line_count → len(text))."""
-        if line >= len(self._line_starts):
-            return len(self.text)
-        return self._line_starts[line]
-
-    def offset_line(self, offset: int) -> int:
-        """0-based line that holds character ``offset``."""
-        return max(0, bisect.bisect_right(self._line_starts, offset) - 1)
-
-    def lines(self) -> list[str]:
-        return self.text.split("\n")
-
-    def front_matter_value_lines(
-        self, key: re.Pattern[str]
-    ) -> Iterator[tuple[int, str, int, bool]]:
-        """Where a front-matter key's value is written: ``key`` (a pattern
-        whose group 2 is the text after the colon) on its own line, then the
-        indented, list or blank lines under it; as (line, text, its column,
-        whether it is the key's own line)."""
-        lines = self.lines()
-        inside = False
-        for n in range(1, max(1, self.body_start_line - 1)):
-            text = lines[n]
-            m = key.match(text)
-            if m:
-                inside = True
-                yield n, m.group(2), m.start(2), True
-            elif inside and (text.startswith((" ", "\t", "-")) or not text.strip()):
-                yield n, text, 0, False
-            else:
-                inside = False
-
-
-_PARSER_LOCK = threading.Lock()
-# A link, a link reference definition and an autolink, with non-ASCII and
-# escaped characters, and a table: what builds markdown-it's and mdurl's tables.
-_WARM_UP = "[ref]: http://a.b/%C3%A4\n\n# T\n\n[l](http://x.y/ä b) <http://a.b/c> [r][ref] *e*\n\n| a |\n|---|\n| b |\n"
-
-
-def shared_parser(make: Callable[[], MarkdownIt]) -> Callable[[], MarkdownIt]:
-    """One parser per process, safe to use from several threads at once.
-
-    markdown-it and mdurl build some tables on first use, and not thread-safely:
-    mdurl publishes its percent-encoding table before filling it, so a second
-    thread can read it half built (an IndexError in a search, seen in CI, or a
-    wrongly encoded link without an error). The parser is handed out only after
-    one parse of every construct that builds them, made under a lock."""
-
-    @lru_cache(maxsize=1)
-    def get() -> MarkdownIt:
-        with _PARSER_LOCK:
-            md = make()
-            md.parse(_WARM_UP, {})
-            md.parseInline(_WARM_UP, {})
-            return md
-
-    get.__doc__ = make.__doc__
-    return get
-
-
-@shared_parser
-def markdown_parser() -> MarkdownIt:
-    """Block structure only: inline markup is parsed for headings alone
-    (:func:`heading_text`), which keeps parsing linear and cheap on any input
-    (inline link parsing of a run of brackets costs ~50 µs per character)."""
-    from markdown_it import MarkdownIt
-    from mdit_py_plugins.front_matter import front_matter_plugin
-
-    md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
-    md.disable("inline")
-    return md
-
-
-@shared_parser
-def _inline_parser() -> MarkdownIt:
-    from markdown_it import MarkdownIt
-
-    return MarkdownIt("commonmark")
-
-
-MAX_INLINE_HEADING = 2000  # characters; a longer heading is shown as written
-
-
-def heading_text(content: str, env: dict) -> str:
-    """The rendered text of a heading's inline content (what GitHub slugs;
-    ``env`` holds the document's link reference definitions, so ``[x][ref]``
-    reads as ``x``). Untrimmed, soft breaks as newlines: see :func:`inline_rendered_text`."""
-    if len(content) > MAX_INLINE_HEADING:
-        return content
-    tokens = _inline_parser().parseInline(content, env)
-    return inline_rendered_text(tokens[0]) if tokens else content
-
-
-_LINK_REF_DEF = re.compile(r" {0,3}\[(?:[^\]\\]|\\.)+\]:\s*\S.*")
-_BARE_ANCHOR = re.compile(r"<a\s[^<>]*>\s*</a\s*>|<a\s[^<>]*/>", re.IGNORECASE)
-
-
-def has_visible_text(text: str) -> bool:
-    """Whether markdown shows anything once rendered: HTML comments, bare
-    anchors (``<a id="x"></a>``), link reference definitions and an empty front
-    matter show nothing. Linear in the text (no regex runs past a line)."""
-    if "<!--" in text:  # comments removed with find(): an unclosed one hides the rest
-        parts, i = [], 0
-        while (j := text.find("<!--", i)) >= 0:
-            parts.append(text[i:j])
-            k = text.find("-->", j + 4)
-            if k < 0:
-                i = len(text)
-                break
-            i = k + 3
-        parts.append(text[i:])
-        text = "".join(parts)
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line == "---" or _LINK_REF_DEF.fullmatch(line):
-            continue
-        if _BARE_ANCHOR.sub("", line).strip():
-            return True
-    return False
 
 
 def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
@@ -240,63 +59,6 @@ def normalise(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
 
 
-# github-slugger (what GitHub's heading ids follow; its regex.js is generated
-# from Unicode general categories) lowercases, then removes every code point
-# except letters, marks (Mn, Mc, Me), decimal and letter numbers, connector
-# punctuation, Alphabetic symbols (e.g. circled letters), surrogates, the ASCII
-# hyphen-minus and the ASCII space; spaces then become "-". No trimming and no
-# Unicode normalisation: a heading typed in decomposed form (NFD) gets another
-# anchor, as on GitHub. Other numbers (¼, ²), other dashes, every other
-# punctuation, symbol, separator, control and format character are dropped.
-@cache
-def _slug_drop():  # the regex module costs ~20 ms to import: only when a heading is slugged
-    import regex
-
-    return regex.compile(r"[^\p{Alphabetic}\p{L}\p{M}\p{Nd}\p{Nl}\p{Pc}\p{Cs}\- ]")
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def github_slug(text: str) -> str:
-    """GitHub's heading anchor for the rendered text of a heading (github-slugger)."""
-    return _slug_drop().sub("", text.lower()).replace(" ", "-")
-
-
-class Slugger:
-    """Unique slugs in one document: ``x``, ``x-1``, ``x-2`` (github-slugger)."""
-
-    def __init__(self) -> None:
-        self.occurrences: dict[str, int] = {}
-
-    def slug(self, text: str) -> str:
-        base = github_slug(text)
-        result = base
-        while result in self.occurrences:
-            self.occurrences[base] += 1
-            result = f"{base}-{self.occurrences[base]}"
-        self.occurrences[result] = 0
-        return result
-
-
-def inline_rendered_text(token: Token) -> str:
-    """The text content of a rendered heading (what GitHub slugs): code spans
-    keep their content, links their text, images their alt text, HTML tags are
-    dropped, a soft line break is a newline; nothing is trimmed beyond what the
-    parser trimmed (``# &#x20;a`` keeps its leading space)."""
-    if not token.children:
-        return token.content
-    parts: list[str] = []
-    for child in token.children:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append("\n")
-        elif child.type == "image":
-            parts.append(child.content)
-    return "".join(parts)
-
-
 def title_from_path(path: str) -> str:
     """The file name without its suffix. A name that is not valid UTF-8 (surrogate
     escapes from ``os.fsdecode``) reads with U+FFFD for the bad bytes."""
@@ -311,24 +73,6 @@ def _has_surrogates(text: str) -> bool:
         return False
     except UnicodeEncodeError:
         return True
-
-
-def _front_matter_title(content: str, path: str) -> tuple[dict[str, object], str | None]:
-    import yaml
-
-    try:
-        data = yaml.safe_load(content)
-    except Exception as exc:  # YAMLError, or a RecursionError on absurd nesting
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        log.warning("%s: front matter is not valid YAML (%s); ignoring it", path, reason)
-        return {}, None
-    if not isinstance(data, dict):
-        return {}, None
-    title = data.get("title")
-    if isinstance(title, (str, int, float)) and str(title).strip():
-        # YAML escapes can spell a lone surrogate ("\ud800"), which no encoder takes.
-        return data, _SURROGATE.sub("\ufffd", str(title).strip())
-    return data, None
 
 
 @dataclass
@@ -350,7 +94,7 @@ def _scan(text: str, path: str, env: dict, md: MarkdownIt, line0: int = 0) -> _S
         tok = tokens[i]
         if tok.type == "front_matter" and tok.map:
             out.body_start = tok.map[1] + line0
-            out.front, out.fm_title = _front_matter_title(tok.content, path)
+            out.front, out.fm_title = front_matter_title(tok.content, path)
             i += 1
             continue
         if tok.level != 0 or tok.map is None:
@@ -504,7 +248,7 @@ def reparse(old: ParsedDocument, text: str, decode_errors: int = 0) -> ParsedDoc
         + [_shift(bl, delta) for bl in old.blocks if bl.start_line >= b_old]
     )
     scan.body_start, scan.front = old.body_start_line, old.front_matter
-    scan.fm_title = old.title if old.front_matter and _front_title(old) else None
+    scan.fm_title = old.title if old.front_matter and has_front_matter_title(old) else None
     REPARSE_STATS["partial"] += 1
     return _assemble(text, path, scan, old._refs, decode_errors)
 
@@ -512,11 +256,6 @@ def reparse(old: ParsedDocument, text: str, decode_errors: int = 0) -> ParsedDoc
 def _full(text: str, path: str, decode_errors: int) -> ParsedDocument:
     REPARSE_STATS["full"] += 1
     return parse_text(text, path, decode_errors)
-
-
-def _front_title(doc: ParsedDocument) -> bool:
-    t = doc.front_matter.get("title")
-    return isinstance(t, (str, int, float)) and bool(str(t).strip())
 
 
 def _ends_cleanly(block: Block, lines: list[str]) -> bool:

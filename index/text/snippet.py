@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .parse import shared_parser
+from .markdown import shared_parser
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt

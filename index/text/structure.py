@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .parse import ParsedDocument, markdown_parser
+from .document import ParsedDocument
+from .markdown import markdown_parser
 
 # Block token kinds (type without ``_open``) that are blocks a reader sees;
 # the rows and cells of a table are not.

@@ -14,7 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from mdseek.index.model.model import ModelUnavailable, load_tokenizer, resolve_model
+from mdseek.index.model.model import ModelUnavailable, resolve_model
+from mdseek.index.model.tokenizer import load_tokenizer
 from mdseek.index.search import requests
 from mdseek.index.store.location import locate
 from mdseek.index.store.store import read_meta
@@ -121,7 +122,7 @@ def embed_settings(args: argparse.Namespace):
 
 def window_tokenizer(args: argparse.Namespace):
     """The model's tokenizer with the window the index uses (room left for the document prompt)."""
-    from mdseek.index.model.model import minus_prompt
+    from mdseek.index.model.tokenizer import minus_prompt
 
     resolved = resolve_model(args.model)
     prompt = embed_settings(args).prompts_for(resolved).document
@@ -136,7 +137,7 @@ def engine_for(
 ):
     """``shapes``: the command's options decide what the index holds (``index``);
     otherwise the index's own filter is kept (see index_filter)."""
-    from mdseek.index.engine.folder import EngineOptions, OpenError, open_engine
+    from mdseek.index.engine.opening import EngineOptions, OpenError, open_engine
 
     root = folder_arg(args.dir)
     flt = file_filter(args) if shapes else index_filter(args, root)

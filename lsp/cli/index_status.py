@@ -27,7 +27,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             rep = eng.index(progress=bar, vectors=args.vectors)
         except VectorsFileError as exc:
             raise CliError(str(exc)) from None
-        if eng.mover is not None and not rep.lexical_only_reason:  # fp32 vectors: int8 now, once
+        if (
+            eng.mover is not None and not rep.lexical_only_reason
+        ):  # vectors of the other precision: moved now, once
             total = eng.move_pending()
             while left := eng.move_next(256, rep):
                 bar("embed", total - left, total)

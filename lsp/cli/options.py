@@ -33,8 +33,8 @@ def add_common(p: argparse.ArgumentParser, model: bool = True) -> None:
         )  # fmt: skip
         p.add_argument(
             "--precision", choices=["fp32", "int8"], default=None,
-            help="int8 (the bundled model's default) or fp32; its own vectors, a change "
-            "re-embeds, remembered by the index ($MDSEEK_PRECISION)",
+            help="fp32 (default) or int8 (faster bulk embedding); its own vectors, remembered "
+            "by the index; a change moves the vectors while the old ones serve ($MDSEEK_PRECISION)",
         )  # fmt: skip
         p.add_argument(
             "--query-prompt", default=None, metavar="TEXT",

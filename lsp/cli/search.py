@@ -63,7 +63,8 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace, eng: Engine) -> int:
-    from mdseek.index.engine.folder import Folder, search_folders
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.folders import search_folders
 
     bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
     try:
