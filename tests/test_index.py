@@ -284,9 +284,9 @@ def test_status_aggregates_are_remembered_until_a_write(tmp_path):
     store = Store(path)
     calls = []
 
-    def count() -> int:
+    def count(db: sqlite3.Connection) -> int:
         calls.append(1)
-        return int(store.db.execute("SELECT count(*) FROM meta").fetchone()[0])
+        return int(db.execute("SELECT count(*) FROM meta").fetchone()[0])
 
     first = store.cached("n", count)
     assert store.cached("n", count) == first and len(calls) == 1

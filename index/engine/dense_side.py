@@ -1,7 +1,10 @@
 """The engine's dense side (``engine.dense_side``): the matrix of every chunk's
 vector and its passages' (:mod:`dense`), loaded once from the index file,
 kept in step with this process's writes and reloaded after another
-process's; and the query's vector."""
+process's; and the query's vector. Loading reads on a reader connection and
+waits for no write: the matrix's own lock keeps a load and the writer's
+changes in order (a change committed during a load is in what it read, or
+applied after it)."""
 
 from __future__ import annotations
 
@@ -24,24 +27,28 @@ class DenseSide:
         vectors: VectorCache,
         data_version: Callable[[], int],
         models: ModelChoice,
-        write_lock: threading.RLock,
     ):
         """``vectors``: the store's vector cache; ``data_version``: the index
-        file's change counter (another process's writes); ``write_lock``: the
-        engine's, held while the matrix is loaded."""
+        file's change counter (another process's writes)."""
         self._vectors = vectors
         self._data_version = data_version
         self._models = models
-        self._write = write_lock
         self.matrix = DenseIndex()
         self._version: int | None = None  # data_version the matrix reflects
+        # A load (read, then reset) and a change (add, remove) one at a time: the
+        # writer changes the matrix after its commit, so a change a load missed
+        # is applied after the load.
+        self._lock = threading.Lock()
 
     def sync(self) -> None:
         """Load the matrix once; reload only when another process changed the file."""
         v = self._data_version()
         if self._version == v:
             return
-        with self._write:
+        with self._lock:
+            v = self._data_version()  # read before the rows: never newer than they are
+            if self._version == v:
+                return  # another search loaded it meanwhile
             model = self._models.model_id
             ids, mat = self._vectors.chunk_vectors(model)
             pids, owners, pmat = self._vectors.passage_vectors(model)
@@ -50,29 +57,35 @@ class DenseSide:
 
     def reload(self) -> None:
         """A loaded matrix read again (the serving model changed); none stays none."""
-        if self._version is not None:
+        with self._lock:
+            if self._version is None:
+                return
             self._version = None
-            self.sync()
+        self.sync()
 
     def add(self, chunk_ids: list[int] | None = None, hashes: list[str] | None = None) -> None:
-        """New vector rows (chunks written, or texts embedded) join a loaded matrix."""
-        if self._version is None:
-            return
-        model = self._models.model_id
-        if hashes is not None:
-            ids, mat = self._vectors.chunk_vectors_for_hashes(model, hashes)
-            owners = self._vectors.passage_chunks_for_hashes(hashes)
-        else:
-            ids, mat = self._vectors.chunk_vectors(model, chunk_ids)
-            owners = chunk_ids or []
-        self.matrix.add(ids, mat)
-        if owners:
-            pids, own, pmat = self._vectors.passage_vectors(model, owners)
-            self.matrix.add(-pids, pmat, own)
+        """New vector rows (chunks written, or texts embedded; committed) join a
+        loaded matrix."""
+        with self._lock:
+            if self._version is None:
+                return  # the load to come reads them
+            model = self._models.model_id
+            if hashes is not None:
+                ids, mat = self._vectors.chunk_vectors_for_hashes(model, hashes)
+                owners = self._vectors.passage_chunks_for_hashes(hashes)
+            else:
+                ids, mat = self._vectors.chunk_vectors(model, chunk_ids)
+                owners = chunk_ids or []
+            self.matrix.add(ids, mat)
+            if owners:
+                pids, own, pmat = self._vectors.passage_vectors(model, owners)
+                self.matrix.add(-pids, pmat, own)
 
     def remove(self, chunk_ids: list[int]) -> None:
-        if self._version is not None:
-            self.matrix.remove(chunk_ids)
+        """Chunks deleted (committed) leave a loaded matrix."""
+        with self._lock:
+            if self._version is not None:
+                self.matrix.remove(chunk_ids)
 
     def query_vector(self, query: Query) -> np.ndarray:
         """The query's unit vector; for a long query with a question

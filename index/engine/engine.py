@@ -94,7 +94,7 @@ class Engine:
         write = threading.RLock()  # one write at a time (reconcile, vectors, the matrix)
         store = self.store
         self.models = ModelChoice(model, asked, store, chunk_budget, chunk_floor, passage_words)
-        self.dense_side = DenseSide(store.vectors, store.data_version, self.models, write)
+        self.dense_side = DenseSide(store.vectors, store.data_version, self.models)
         self.lexical_side = LexicalSide(store)
         self.queue = EmbedQueue(
             store, self.models, self.dense_side, self.index_path, self.cancelled, write

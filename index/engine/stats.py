@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -15,8 +16,8 @@ def window_fraction(engine: Engine) -> float:
     window = engine.tokenizer.window
     store = engine.store
 
-    def fraction() -> float:
-        total, fit = store.db.execute(
+    def fraction(db: sqlite3.Connection) -> float:
+        total, fit = db.execute(
             "SELECT count(*), coalesce(sum(tokens <= ?), 0) FROM chunks", (window,)
         ).fetchone()
         return 1.0 if not total else round(fit / total, 6)

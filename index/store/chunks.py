@@ -1,11 +1,12 @@
 """The sections, chunks and passages of the index, read (``store.chunks``):
 as rows, what ranking needs of a candidate, a document's text hashes.
-They are written with their document (:mod:`store.documents`)."""
+They are written with their document (:mod:`store.documents`); read on a
+reader connection (:meth:`IndexFile.reading`), never waiting for a write."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .file import IndexFile, path_in, path_out, with_path
@@ -59,19 +60,19 @@ class Chunks:
     def sections(self, keys: Iterable[tuple[int, int]]) -> dict[tuple[int, int], SectionRow]:
         keys = list(keys)
         out: dict[tuple[int, int], SectionRow] = {}
-        with self._file.lock:
+        with self._file.reading() as db:
             for i in range(0, len(keys), 200):
                 part = keys[i : i + 200]
                 cond = " OR ".join("(s.doc_id=? AND s.ordinal=?)" for _ in part)
                 args = [v for k in part for v in k]
-                for r in self._file.db.execute(self._SECTION_SQL + f" WHERE {cond}", args):
+                for r in db.execute(self._SECTION_SQL + f" WHERE {cond}", args).fetchall():
                     row = SectionRow(*with_path(r, 1))
                     out[(row.doc_id, row.ordinal)] = row
         return out
 
     def document_sections(self, path: str) -> list[SectionRow]:
-        with self._file.lock:
-            rows = self._file.db.execute(
+        with self._file.reading() as db:
+            rows = db.execute(
                 self._SECTION_SQL + " WHERE d.path=? ORDER BY s.ordinal", (path_in(path),)
             ).fetchall()
         return [SectionRow(*with_path(r, 1)) for r in rows]
@@ -88,15 +89,15 @@ class Chunks:
         vals[5] = tuple(json.loads(vals[5]))
         return ChunkRow(*vals)
 
-    def _where_in(self, sql: str, ids: Iterable[int]) -> Iterator[tuple]:
+    def _where_in(self, sql: str, ids: Iterable[int]) -> list[tuple]:
         """Rows of ``sql`` ending in ``IN`` (the list is appended), 500 ids a query."""
         ids = list(ids)
-        with self._file.lock:
+        rows: list[tuple] = []
+        with self._file.reading() as db:
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
-                yield from self._file.db.execute(
-                    f"{sql} ({','.join('?' * len(part))})", part
-                ).fetchall()
+                rows.extend(db.execute(f"{sql} ({','.join('?' * len(part))})", part).fetchall())
+        return rows
 
     def spans(self, ids: Iterable[int]) -> dict[int, tuple[int, str, int, int]]:
         """chunk id -> (doc id, path, first section, last section): what ranking
@@ -116,8 +117,8 @@ class Chunks:
         }
 
     def document_chunks(self, path: str) -> list[ChunkRow]:
-        with self._file.lock:
-            rows = self._file.db.execute(
+        with self._file.reading() as db:
+            rows = db.execute(
                 self._CHUNK_SQL + " WHERE d.path=? ORDER BY c.ordinal", (path_in(path),)
             ).fetchall()
         return [self._chunk(r) for r in rows]
@@ -133,8 +134,8 @@ class Chunks:
                 " JOIN documents d ON d.id = c.doc_id WHERE d.path=?"
             )
             args = (path_in(path), path_in(path))
-        with self._file.lock:
-            return {r[0] for r in self._file.db.execute(sql, args)}
+        with self._file.reading() as db:
+            return {r[0] for r in db.execute(sql, args).fetchall()}
 
     def first_lines(self, ids: Iterable[int]) -> dict[int, int]:
         """chunk id -> its first line (0-based)."""
@@ -154,5 +155,5 @@ class Chunks:
         }
 
     def count(self) -> int:
-        with self._file.lock:
-            return int(self._file.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        with self._file.reading() as db:
+            return int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])

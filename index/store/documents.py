@@ -5,14 +5,17 @@ the new version), rewriting only what changed: a re-indexed document keeps the
 rows of its unchanged chunks (and so their vectors), and a vector whose text
 no chunk uses any more is dropped with it (:func:`store.vectors.drop_unused_in`).
 Every chunks_fts row it writes is noted in the :class:`store.fts.TouchedRows`
-it is handed (the in-memory BM25 patches those)."""
+it is handed once their transaction is over (the in-memory BM25 patches those,
+reading them on a reader connection: before the commit it would read the old
+rows)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..text.aliases import doc_aliases, search_title
@@ -43,20 +46,32 @@ class Documents:
 
     def all(self) -> dict[str, DocRow]:
         """Every indexed document by its path."""
-        with self._file.lock:
-            rows = self._file.db.execute(
+        with self._file.reading() as db:
+            rows = db.execute(
                 "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents"
             ).fetchall()
         docs = [DocRow(*with_path(r, 1)) for r in rows]
         return {d.path: d for d in docs}
 
     def get(self, path: str) -> DocRow | None:
-        with self._file.lock:
-            r = self._file.db.execute(
+        with self._file.reading() as db:
+            r = db.execute(
                 "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents WHERE path=?",
                 (path_in(path),),
             ).fetchone()
         return DocRow(*with_path(r, 1)) if r else None
+
+    @contextmanager
+    def _writing(self) -> Iterator[tuple[sqlite3.Connection, list[int]]]:
+        """A transaction, and the list its chunks_fts rows written go in: they
+        reach the :class:`TouchedRows` when it is over (committed, or rolled
+        back: a row patched again is harmless)."""
+        touched: list[int] = []
+        try:
+            with self._file.transaction() as db:
+                yield db, touched
+        finally:
+            self._touched.add(touched)
 
     def touch(self, doc_id: int, size: int, mtime_ns: int) -> None:
         """A document whose file's size or mtime changed, not its content."""
@@ -85,7 +100,7 @@ class Documents:
         transaction."""
         path = parsed.path
         title = search_title(parsed.title, doc_aliases(parsed))  # what FTS5 reads as title
-        with self._file.transaction() as db:
+        with self._writing() as (db, touched):
             old = db.execute(
                 "SELECT id, title FROM documents WHERE path=?", (path_in(path),)
             ).fetchone()
@@ -105,7 +120,7 @@ class Documents:
                 )
                 doc_id = int(cur.lastrowid or 0)
                 self._write_sections(db, doc_id, parsed, {})
-                return [], self._insert_chunks(db, doc_id, title, chunks)
+                return [], self._insert_chunks(db, doc_id, title, chunks, touched)
             doc_id = int(old[0])
             fts = db.execute(  # the title FTS5 holds (aliases included), not the one shown
                 "SELECT title FROM chunks_fts WHERE rowid=(SELECT min(id) FROM chunks WHERE doc_id=?)",
@@ -118,7 +133,7 @@ class Documents:
                 (size, mtime_ns, content_hash, parsed.title, chunker, time.time(), doc_id),
             )
             self._write_sections(db, doc_id, parsed, self._section_rows(db, doc_id))
-            removed, new_ids = self._update_chunks(db, doc_id, old_title, title, chunks)
+            removed, new_ids = self._update_chunks(db, doc_id, old_title, title, chunks, touched)
             drop_unused_in(db, [h for _, h in removed])
         return [i for i, _ in removed if i], new_ids
 
@@ -174,7 +189,12 @@ class Documents:
         )
 
     def _insert_chunks(
-        self, db: sqlite3.Connection, doc_id: int, title: str, chunks: list[Chunk]
+        self,
+        db: sqlite3.Connection,
+        doc_id: int,
+        title: str,
+        chunks: list[Chunk],
+        touched: list[int],
     ) -> list[int]:
         new_ids: list[int] = []
         for c in chunks:
@@ -188,7 +208,7 @@ class Documents:
             cid = int(cur.lastrowid or 0)
             new_ids.append(cid)
             self._insert_passages(db, cid, c)
-            self._touched.add([cid])
+            touched.append(cid)
             db.execute(
                 "INSERT INTO chunks_fts(rowid, title, headings, body) VALUES (?, ?, ?, ?)",
                 (cid, title, " ".join(c.heading_path[1:]), c.text),
@@ -244,7 +264,13 @@ class Documents:
         return dropped
 
     def _update_chunks(
-        self, db: sqlite3.Connection, doc_id: int, old_title: str, title: str, chunks: list[Chunk]
+        self,
+        db: sqlite3.Connection,
+        doc_id: int,
+        old_title: str,
+        title: str,
+        chunks: list[Chunk],
+        touched: list[int],
     ) -> tuple[list[tuple[int, str]], list[int]]:
         """Rewrite a document's chunks, keeping the rows whose embedded text is
         unchanged. Returns ((id, text hash) of deleted rows, ids of inserted rows)."""
@@ -291,8 +317,8 @@ class Documents:
         gone = self._passage_hashes(db, [i for i, _ in removed])
         gone += self._sync_passages(db, kept)
         removed_texts = removed + [(0, h) for h in gone]
-        self._touched.add(i for i, _ in removed)
-        self._touched.add(f[-1] for f in fts)
+        touched.extend(i for i, _ in removed)
+        touched.extend(f[-1] for f in fts)
         if removed:
             db.executemany("DELETE FROM chunks WHERE id=?", [(i,) for i, _ in removed])
             db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in removed])
@@ -311,15 +337,17 @@ class Documents:
             )
         if fts:
             db.executemany("UPDATE chunks_fts SET title=?, headings=?, body=? WHERE rowid=?", fts)
-        return removed_texts, self._insert_chunks(db, doc_id, title, fresh)
+        return removed_texts, self._insert_chunks(db, doc_id, title, fresh, touched)
 
-    def _delete_doc_rows(self, db: sqlite3.Connection, doc_id: int) -> list[tuple[int, str]]:
+    def _delete_doc_rows(
+        self, db: sqlite3.Connection, doc_id: int, touched: list[int]
+    ) -> list[tuple[int, str]]:
         rows = [
             (r[0], r[1])
             for r in db.execute("SELECT id, text_hash FROM chunks WHERE doc_id=?", (doc_id,))
         ]
         rows += [(0, h) for h in self._passage_hashes(db, [i for i, _ in rows])]
-        self._touched.add(i for i, _ in rows if i)
+        touched.extend(i for i, _ in rows if i)
         db.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i, _ in rows if i])
         db.execute("DELETE FROM chunks WHERE doc_id=?", (doc_id,))
         db.execute("DELETE FROM sections WHERE doc_id=?", (doc_id,))
@@ -331,9 +359,9 @@ class Documents:
         (0, text hash) of their passages (their vectors stay: a renamed file finds
         them; sweep them later)."""
         removed: list[tuple[int, str]] = []
-        with self._file.transaction() as db:
+        with self._writing() as (db, touched):
             for p in paths:
                 row = db.execute("SELECT id FROM documents WHERE path=?", (path_in(p),)).fetchone()
                 if row:
-                    removed.extend(self._delete_doc_rows(db, row[0]))
+                    removed.extend(self._delete_doc_rows(db, row[0], touched))
         return removed

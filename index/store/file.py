@@ -4,6 +4,14 @@ file it cannot use (renamed, never deleted) so a new index starts. Also one
 transaction at a time, the file's change counter and a cache keyed on it, and
 the meta rows.
 
+Two kinds of connection: the *writer* (one, behind :attr:`IndexFile.lock`),
+which checks, migrates and writes the file; and *readers*, read-only
+connections lent by :meth:`IndexFile.reading` (opened after the writer has
+checked and migrated the file, as many as are reading at once, kept for the
+next read, closed with the file). The file is in WAL mode, so a reader sees
+the last committed state and never waits for a write in progress: a search
+does not queue behind the writer's transaction.
+
 Paths are stored as text; a file name that is not valid UTF-8 is stored as its
 raw bytes (a BLOB in the same column) and read back with ``os.fsdecode``
 (:func:`path_in`, :func:`path_out`).
@@ -197,11 +205,41 @@ class _Unusable(Exception):
         )
 
 
+class WriteLock:
+    """The writer's lock (re-entrant), which also tells whether the calling
+    thread holds it (:meth:`IndexFile.reading` then reads on the writer)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._mine = threading.local()  # .depth: how many times this thread holds it
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        got = self._lock.acquire(blocking, timeout)
+        if got:
+            self._mine.depth = getattr(self._mine, "depth", 0) + 1
+        return got
+
+    def release(self) -> None:
+        self._lock.release()
+        self._mine.depth -= 1
+
+    def held(self) -> bool:
+        """Does the calling thread hold it?"""
+        return getattr(self._mine, "depth", 0) > 0
+
+    def __enter__(self) -> bool:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
 class IndexFile:
-    """The one connection to an index file, which every part of
-    :class:`store.Store` is handed: its ``db``, its ``lock``,
-    :meth:`transaction`, :meth:`cached` and the meta rows. Not shared between
-    threads: the engine serialises access with its own lock."""
+    """An index file, which every part of :class:`store.Store` is handed: the
+    writer connection ``db`` behind ``lock`` and :meth:`transaction` to write
+    with, :meth:`reading` to read with (never waiting for a write),
+    :meth:`data_version`, :meth:`cached` and the meta rows. Safe to share
+    between threads."""
 
     def __init__(self, path: str | Path, recover: bool = False, check: bool = True):
         """Open (or create) the index at ``path``. A file that is not a usable
@@ -213,8 +251,15 @@ class IndexFile:
         0.15 s per 75 MB of index) so a damaged file is found now, not mid-run."""
         self.path = Path(path)
         self._quick_check = check
-        self.lock = threading.RLock()
+        self.lock = WriteLock()  # the writer connection's: one thread at a time
         self._memo: dict[str, tuple[tuple[int, int], Any]] = {}  # see cached()
+        self._memo_lock = threading.Lock()
+        self._version = 0  # the writer's data_version, as last read (see data_version())
+        self._commits = 0  # transactions committed through the writer
+        self._idle: list[sqlite3.Connection] = []  # readers free to lend (see reading())
+        self._lent: set[sqlite3.Connection] = set()  # readers in use
+        self._readers_lock = threading.Lock()
+        self._closed = False
         self.notice: str | None = None
         self.migrated_from: int | None = None
         try:
@@ -233,6 +278,7 @@ class IndexFile:
             )
             log.info("%s", self.notice)  # the CLI prints notices, the server shows them
             self._open()
+        self._read_version()  # the counter as opened: the first change is another's write
 
     def _open(self) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -274,7 +320,77 @@ class IndexFile:
         make_private(self.path, *companions(self.path))
 
     def close(self) -> None:
+        """Close the readers, then the writer (the last connection: it
+        checkpoints the WAL and removes it). A reader still lent out is closed
+        when it comes back."""
+        with self._readers_lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for db in idle:
+            db.close()
         self.db.close()
+
+    # -- readers --------------------------------------------------------------
+
+    @contextmanager
+    def reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection to read from (only: its statements must be run to the
+        end inside the block, which ends its snapshot). It sees every committed
+        transaction -- this process's included: a read after a write sees it --
+        and never waits for the writer. A thread that holds :attr:`lock` (in a
+        transaction) reads on the writer instead, and sees its own uncommitted
+        rows."""
+        if self.lock.held():
+            yield self.db
+            return
+        db = self._lend()
+        try:
+            yield db
+        finally:
+            self._give_back(db)
+
+    def _lend(self) -> sqlite3.Connection:
+        with self._readers_lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            db = self._idle.pop() if self._idle else None
+            if db is not None:
+                self._lent.add(db)
+                return db
+        db = self._open_reader()  # outside the lock: opening is the slow part
+        with self._readers_lock:
+            if self._closed:
+                db.close()
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            self._lent.add(db)
+        return db
+
+    def _give_back(self, db: sqlite3.Connection) -> None:
+        with self._readers_lock:
+            self._lent.discard(db)
+            if not self._closed:
+                self._idle.append(db)
+                return
+        db.close()
+
+    def _open_reader(self) -> sqlite3.Connection:
+        """A read-only connection to the file the writer opened, checked and
+        migrated (``mode=ro``: it can write nothing but its own temp tables)."""
+        try:
+            return sqlite3.connect(
+                self.path.absolute().as_uri() + "?mode=ro",
+                uri=True,
+                timeout=60.0,
+                isolation_level=None,
+                check_same_thread=False,  # lent to one thread at a time, any thread
+            )
+        except sqlite3.Error as exc:
+            raise IndexFileError(f"cannot read the index {self.path}: {exc}") from None
+
+    def readers(self) -> int:
+        """Reader connections open now (idle or lent)."""
+        with self._readers_lock:
+            return len(self._idle) + len(self._lent)
 
     # -- schema ---------------------------------------------------------------
 
@@ -336,29 +452,46 @@ class IndexFile:
                 raise
             else:
                 self.db.execute("COMMIT")
+                self._commits += 1
+                self._read_version()  # another process's commit before ours shows now
+
+    def _read_version(self) -> None:
+        """(Holding :attr:`lock`.)"""
+        self._version = int(self.db.execute("PRAGMA data_version").fetchone()[0])
 
     def data_version(self) -> int:
-        with self.lock:
-            return int(self.db.execute("PRAGMA data_version").fetchone()[0])
+        """The file's change counter as the writer sees it: it changes when
+        another process (or another connection) commits, not when this one
+        does (what this process writes reaches its caches directly). Never
+        waits: while another thread writes, the value read last, which is read
+        again at the end of each transaction."""
+        if self.lock.acquire(blocking=False):
+            try:
+                self._read_version()
+            finally:
+                self.lock.release()
+        return self._version
 
-    def cached(self, name: str, compute: Callable[[], T]) -> T:
-        """``compute()`` once per state of the file: again only after a write
-        through this connection (``total_changes``) or by another process
-        (``data_version``). For aggregates a status poll asks for often."""
-        with self.lock:
-            key = (self.data_version(), self.db.total_changes)
+    def cached(self, name: str, compute: Callable[[sqlite3.Connection], T]) -> T:
+        """``compute(db)`` (``db``: a connection to read from) once per state of
+        the file: again only after a transaction of this process or a write by
+        another (``data_version``). For aggregates a status poll asks for often."""
+        key = (self.data_version(), self._commits)  # before reading: never newer than the value
+        with self._memo_lock:
             hit = self._memo.get(name)
-            if hit is not None and hit[0] == key:
-                return hit[1]
-            value = compute()
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        with self.reading() as db:
+            value = compute(db)
+        with self._memo_lock:
             self._memo[name] = (key, value)
-            return value
+        return value
 
     # -- meta -----------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:
-        with self.lock:
-            row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        with self.reading() as db:
+            row = db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str) -> None:

@@ -2,7 +2,8 @@
 the postings the in-memory BM25 (:mod:`lexical`) is built and patched from
 (and which chunks_fts rows changed since: :class:`TouchedRows`, which the
 documents part fills), and a query's words tokenized (and counted) exactly as
-FTS5 indexes them."""
+FTS5 indexes them. Everything here reads on a reader connection
+(:meth:`IndexFile.reading`), never waiting for a write."""
 
 from __future__ import annotations
 
@@ -15,8 +16,8 @@ from .file import IndexFile
 
 class TouchedRows:
     """Chunk ids whose chunks_fts row was inserted, rewritten or deleted through
-    one connection: :class:`store.documents.Documents` adds them,
-    :meth:`LexicalPostings.take_fts_touched` takes them."""
+    one connection: :class:`store.documents.Documents` adds them once their
+    transaction is over, :meth:`LexicalPostings.take_fts_touched` takes them."""
 
     def __init__(self) -> None:
         self._ids: set[int] = set()
@@ -38,7 +39,9 @@ class LexicalPostings:
     def __init__(self, file: IndexFile, touched: TouchedRows):
         self._file = file
         self._touched = touched
-        self._scratch_ready = False  # the temp tables of _scratch() exist
+        # Connections (by id: each lives as long as the file) whose temp schema
+        # holds the tables of _scratch(); one thread uses a connection at a time.
+        self._scratch_ready: set[int] = set()
 
     def fts_search(
         self, match: str, limit: int, weights: tuple[float, float, float]
@@ -47,8 +50,8 @@ class LexicalPostings:
         if not match:
             return []
         w = ", ".join(str(float(x)) for x in weights)
-        with self._file.lock:
-            rows = self._file.db.execute(
+        with self._file.reading() as db:
+            rows = db.execute(
                 f"SELECT rowid, bm25(chunks_fts, {w}) AS s FROM chunks_fts"
                 " WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
                 (match, limit),
@@ -67,8 +70,8 @@ class LexicalPostings:
 
     def read_postings(self) -> Iterator[tuple[str, str, str]]:
         """Every term's postings in chunks_fts, one term at a time, read on a
-        connection of its own (one snapshot; the store's connection stays free
-        meanwhile)."""
+        connection of its own (one snapshot, held as long as the caller reads;
+        the readers :meth:`IndexFile.reading` lends stay free meanwhile)."""
         db = sqlite3.connect(
             self._file.path.as_uri() + "?mode=ro", uri=True, check_same_thread=False
         )
@@ -82,16 +85,15 @@ class LexicalPostings:
             db.close()
 
     def take_fts_touched(self) -> set[int]:
-        """Chunk ids whose chunks_fts row this connection inserted, rewrote or
-        deleted since the last call."""
-        with self._file.lock:
-            return self._touched.take()
+        """Chunk ids whose chunks_fts row this process inserted, rewrote or
+        deleted (in a transaction now over) since the last call."""
+        return self._touched.take()
 
     # chunks_fts's tokenizer (schema above): scratch tables must stem the same way.
     _TOKENIZE = "porter unicode61 remove_diacritics 2"
 
-    def _scratch(self) -> None:
-        if self._scratch_ready:
+    def _scratch(self, db: sqlite3.Connection) -> None:
+        if id(db) in self._scratch_ready:
             return
         for stmt in (
             # A query's words, tokenized exactly as the index is.
@@ -107,41 +109,39 @@ class LexicalPostings:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.mdseek_rowterms"
             " USING fts5vocab(temp, mdseek_rows, instance)",
         ):
-            self._file.db.execute(stmt)
-        self._scratch_ready = True
+            db.execute(stmt)
+        self._scratch_ready.add(id(db))
 
     def row_postings(self, chunk_ids: Iterable[int]) -> list[tuple[str, str, str]]:
         """The postings of these chunks_fts rows (those that exist)."""
         ids = sorted({int(i) for i in chunk_ids})
         if not ids:
             return []
-        with self._file.lock:
-            self._scratch()
-            self._file.db.execute("DELETE FROM temp.mdseek_rows")
+        with self._file.reading() as db:
+            self._scratch(db)
+            db.execute("DELETE FROM temp.mdseek_rows")
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
-                self._file.db.execute(
+                db.execute(
                     "INSERT INTO temp.mdseek_rows(rowid, title, headings, body)"
                     " SELECT rowid, title, headings, body FROM chunks_fts"
                     f" WHERE rowid IN ({','.join('?' * len(part))})",
                     part,
                 )
-            rows = self._file.db.execute(
-                self._POSTINGS_SQL.format(vocab="temp.mdseek_rowterms")
-            ).fetchall()
-            self._file.db.execute("DELETE FROM temp.mdseek_rows")
+            rows = db.execute(self._POSTINGS_SQL.format(vocab="temp.mdseek_rowterms")).fetchall()
+            db.execute("DELETE FROM temp.mdseek_rows")
         return rows
 
     def _over_words(self, words: list[str], sql: str) -> list[tuple]:
         """Rows of ``sql`` over the query words loaded into the scratch table
         (temp.mdseek_qwords, rowid = the word's index; its terms in mdseek_qterms)."""
-        with self._file.lock:
-            self._scratch()
-            self._file.db.execute("DELETE FROM temp.mdseek_qwords")
-            self._file.db.executemany(
+        with self._file.reading() as db:
+            self._scratch(db)
+            db.execute("DELETE FROM temp.mdseek_qwords")
+            db.executemany(
                 "INSERT INTO temp.mdseek_qwords(rowid, w) VALUES (?, ?)", list(enumerate(words))
             )
-            return self._file.db.execute(sql).fetchall()
+            return db.execute(sql).fetchall()
 
     def word_terms(self, words: list[str]) -> list[list[str]]:
         """Each word's index terms (porter stems, folded diacritics), in order:

@@ -20,9 +20,10 @@ model; a chunk's passages are embedded after every chunk), so an interrupted run
 chunk uses any more is dropped when a document is rewritten (and by a full
 reconcile's sweep).
 
-``Store`` is one connection to the file (:class:`store.file.IndexFile`:
-opening, checks, migrations, setting aside a bad file, transactions, meta)
-and the parts that own its tables, each handed that one connection:
+``Store`` is the file (:class:`store.file.IndexFile`: opening, checks,
+migrations, setting aside a bad file, transactions on its one writer
+connection, reads on read-only connections that never wait for a write, meta)
+and the parts that own its tables, each handed that one file:
 
   store.documents  documents read, a document's rows rewritten in one
                    transaction (store/documents.py, :class:`Documents`)
@@ -69,9 +70,9 @@ __all__ = [
 
 
 class Store:
-    """A connection to one index file and its parts (see the module; see
-    :class:`store.file.IndexFile` for opening it). Not shared between threads:
-    the engine serialises access with its own lock."""
+    """One index file and its parts (see the module; see
+    :class:`store.file.IndexFile` for opening it). Reads never wait for a
+    write; the engine serialises writes with its own lock."""
 
     def __init__(self, path: str | Path, recover: bool = False, check: bool = True):
         self.file = IndexFile(path, recover=recover, check=check)
@@ -98,7 +99,7 @@ class Store:
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The raw connection (figures a front end reports, tests)."""
+        """The raw writer connection (tests; hold ``file.lock`` to share it)."""
         return self.file.db
 
     def close(self) -> None:
@@ -112,7 +113,7 @@ class Store:
     def data_version(self) -> int:
         return self.file.data_version()
 
-    def cached(self, name: str, compute: Callable[[], T]) -> T:
+    def cached(self, name: str, compute: Callable[[sqlite3.Connection], T]) -> T:
         return self.file.cached(name, compute)
 
     def get_meta(self, key: str) -> str | None:
@@ -123,8 +124,7 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         """Rows of each kind: files, chunks, sections, passages."""
-        db = self.file.db
-        with self.file.lock:
+        with self.file.reading() as db:
             docs = db.execute("SELECT count(*) FROM documents").fetchone()[0]
             chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
             passages = db.execute("SELECT count(*) FROM passages").fetchone()[0]

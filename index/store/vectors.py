@@ -3,7 +3,8 @@ hash of the embedded text), so an unchanged chunk is never embedded again,
 even when its ordinal or its file changes; "pending" = texts (of chunks, then
 of their passages) without a vector for the current model; the sweep drops
 vectors no text uses and every other model's. A document rewritten drops the
-vectors it orphaned in its own transaction (:func:`drop_unused_in`)."""
+vectors it orphaned in its own transaction (:func:`drop_unused_in`). Reads go
+to a reader connection (:meth:`IndexFile.reading`), never waiting for a write."""
 
 from __future__ import annotations
 
@@ -69,18 +70,18 @@ class VectorCache:
             " GROUP BY c.text_hash ORDER BY min(c.kind)"
         )
         out: list[tuple[str, str, int]] = []
-        with self._file.lock:
+        with self._file.reading() as db:
             if hashes is None:
                 sql = q.replace("{where}", "") + (" LIMIT ?" if limit else "")
                 args: tuple = (model, limit) if limit else (model,)
-                return [(r[0], r[1], r[2]) for r in self._file.db.execute(sql, args)]
+                return [(r[0], r[1], r[2]) for r in db.execute(sql, args).fetchall()]
             hashes = list(hashes)
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
                 where = f"c.text_hash IN ({','.join('?' * len(part))}) AND"
                 out.extend(
                     (r[0], r[1], r[2])
-                    for r in self._file.db.execute(q.replace("{where}", where), (*part, model))
+                    for r in db.execute(q.replace("{where}", where), (*part, model)).fetchall()
                 )
         out.sort(key=lambda r: r[2])
         return out
@@ -98,9 +99,9 @@ class VectorCache:
         """Distinct texts (of chunks and passages) without a vector of ``model``
         (a lookup per text, so remembered until the next write)."""
 
-        def count() -> int:
+        def count(db: sqlite3.Connection) -> int:
             return int(
-                self._file.db.execute(
+                db.execute(
                     f"SELECT count(DISTINCT c.text_hash) FROM {TEXTS} c LEFT JOIN vectors v"
                     " INDEXED BY vectors_key ON v.model = ? AND v.text_hash = c.text_hash"
                     " WHERE v.text_hash IS NULL",
@@ -155,14 +156,14 @@ class VectorCache:
     ) -> list[tuple]:
         """Rows of ``sql`` (its one parameter: the model) whose ``column`` is one
         of ``ids`` (every row when None), 500 ids a query."""
-        with self._file.lock:
+        with self._file.reading() as db:
             if ids is None:
-                return self._file.db.execute(sql, (model,)).fetchall()
+                return db.execute(sql, (model,)).fetchall()
             rows: list[tuple] = []
             for i in range(0, len(ids), 500):
                 part = ids[i : i + 500]
                 rows.extend(
-                    self._file.db.execute(
+                    db.execute(
                         f"{sql} WHERE {column} IN ({','.join('?' * len(part))})", (model, *part)
                     ).fetchall()
                 )
@@ -171,23 +172,23 @@ class VectorCache:
     def passage_chunks_for_hashes(self, hashes: list[str]) -> list[int]:
         """Ids of the chunks with a passage whose text has one of ``hashes``."""
         ids: list[int] = []
-        with self._file.lock:
+        with self._file.reading() as db:
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
                 ids.extend(
                     r[0]
-                    for r in self._file.db.execute(
+                    for r in db.execute(
                         "SELECT DISTINCT chunk_id FROM passages"
                         f" WHERE text_hash IN ({','.join('?' * len(part))})",
                         part,
-                    )
+                    ).fetchall()
                 )
         return ids
 
     def vectors_in_use(self, model: str) -> tuple[list[str], np.ndarray]:
         """(text hashes, matrix) of every vector of ``model`` that a chunk or passage uses."""
-        with self._file.lock:
-            rows = self._file.db.execute(
+        with self._file.reading() as db:
+            rows = db.execute(
                 "SELECT v.text_hash, v.vec FROM vectors v WHERE v.model = ? AND"
                 f" v.text_hash IN {USED} ORDER BY v.text_hash",
                 (model,),
@@ -212,24 +213,24 @@ class VectorCache:
 
     def has_vectors(self, model: str) -> bool:
         """Whether any vector of ``model`` is stored."""
-        with self._file.lock:
-            row = self._file.db.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (model,))
-            return row.fetchone() is not None
+        with self._file.reading() as db:
+            row = db.execute("SELECT 1 FROM vectors WHERE model = ? LIMIT 1", (model,)).fetchall()
+        return bool(row)
 
     def chunk_vectors_for_hashes(
         self, model: str, hashes: list[str]
     ) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, matrix) of the chunks whose embedded text has one of ``hashes``."""
         ids: list[int] = []
-        with self._file.lock:
+        with self._file.reading() as db:
             for i in range(0, len(hashes), 500):
                 part = hashes[i : i + 500]
                 ids.extend(
                     r[0]
-                    for r in self._file.db.execute(
+                    for r in db.execute(
                         f"SELECT id FROM chunks WHERE text_hash IN ({','.join('?' * len(part))})",
                         part,
-                    )
+                    ).fetchall()
                 )
         return self.chunk_vectors(model, ids)
 
@@ -278,20 +279,18 @@ class VectorCache:
                 self._file.db.execute("DETACH DATABASE foreign_index")
 
     def has_untrusted(self) -> bool:
-        with self._file.lock:
-            return (
-                self._file.db.execute(
-                    "SELECT 1 FROM vectors WHERE model >= ? AND model < ? LIMIT 1",
-                    (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),
-                ).fetchone()
-                is not None
-            )
+        with self._file.reading() as db:
+            row = db.execute(
+                "SELECT 1 FROM vectors WHERE model >= ? AND model < ? LIMIT 1",
+                (UNTRUSTED, UNTRUSTED[:-1] + chr(ord(UNTRUSTED[-1]) + 1)),
+            ).fetchall()
+        return bool(row)
 
     def untrusted_for_pending(self, model: str, dim: int) -> tuple[list[str], np.ndarray]:
         """(text hashes, matrix) of the untrusted vectors of ``model``, of ``dim``
         values, whose text a chunk waits for (no vector of ``model`` yet)."""
-        with self._file.lock:
-            rows = self._file.db.execute(
+        with self._file.reading() as db:
+            rows = db.execute(
                 "SELECT u.text_hash, u.vec FROM vectors u WHERE u.model = ? AND length(u.vec) = ?"
                 f" AND u.text_hash IN {USED}"
                 " AND NOT EXISTS (SELECT 1 FROM vectors v INDEXED BY vectors_key"
