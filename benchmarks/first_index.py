@@ -1,9 +1,9 @@
 """The first index, old default against new, side by side.
 
-    python -m benchmarks.first_index --work DIR [--files 260] [--rounds 2]
+    python -m benchmarks.first_index --work DIR [--files 95] [--rounds 2]
 
-A folder of the big-vault mix (``benchmarks.bigvault.make_vault``; 260 notes
-are about 1,000 chunks) is indexed from empty by a :class:`Folder` (what the
+A folder of the big-vault mix (``benchmarks.bigvault.make_vault``; 95 notes
+are 1,190 chunks and 1,632 texts, 260 notes 2,808 chunks and 3,740 texts) is indexed from empty by a :class:`Folder` (what the
 language server and the MCP server run), once per configuration, each in its
 own process (peak RSS is that process's), the configurations alternated:
 
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--work", required=True, type=Path, help="folder for the vault and indexes")
     ap.add_argument(
-        "--files", type=int, default=260, help="notes in the vault (260: ~1,000 chunks)"
+        "--files", type=int, default=95, help="notes in the vault (95: 1,190 chunks)"
     )
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--every", type=float, default=0.5, help="seconds between queries")
