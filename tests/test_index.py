@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mdseek.index.engine.engine import Engine
+from mdseek.index.store.file import rows_in
 from mdseek.index.store.store import SCHEMA_VERSION, IndexFileError, Store
 from mdseek.index.text.files import FileFilter
 from mdseek.index.text.parse import parse_bytes
@@ -223,6 +224,21 @@ def test_schema_is_versioned_and_foreign_files_refused(tmp_path):
     with pytest.raises(IndexFileError, match="not an mdseek index"):
         Store(other, recover=False)
     assert other.read_bytes() == other_bytes  # a foreign file is left exactly as it was
+
+
+def test_a_query_over_a_long_list_runs_in_slices_below_sqlites_bound():
+    """rows_in: more values than SQLite binds in one statement (its bound lowered
+    here to 600; builds differ) give every row, in order, with the parameters
+    before and after the list in their places."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE t(k TEXT, n INTEGER)")
+    db.executemany("INSERT INTO t VALUES (?, ?)", [(k, n) for k in "ab" for n in range(1300)])
+    db.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 600)
+    sql = "SELECT n FROM t WHERE k = ? AND n IN {in} AND n < ? ORDER BY n"
+    rows = rows_in(db, sql, list(range(1201)), before=("b",), after=(1100,))
+    assert [n for (n,) in rows] == list(range(1100))
+    assert rows_in(db, sql, [], before=("b",), after=(1100,)) == []
+    db.close()
 
 
 def test_include_exclude_globs(ws):

@@ -212,24 +212,16 @@ class Folder:
         eng = self.engine
         if self.closed or eng is None or eng.mover is None or self.state != "ready":
             return
-        self._start_once("_moving", self._move_rest, "move")
+        self._start_once("_moving", self._move_rest, "move", "moving %s's vectors")
 
-    def _move_rest(self) -> None:
+    def _move_rest(self) -> bool:
+        """The move's slices until it is done or the folder closes (a failure:
+        the next start resumes it). Whether it is done."""
         eng = self.engine
         assert eng is not None
-        try:
-            while not self.closed and self.write(eng.move_next, EMBED_SLICE):
-                pass
-        except Cancelled:
-            return
-        except Exception as exc:  # the next start resumes it
-            if not self.closed:
-                log.error("moving %s's vectors failed: %s", self.path, exc)
-            return
-        finally:
-            self._moving = False
-        if eng.mover is None and self.on_embedded is not None:
-            self.on_embedded()
+        while not self.closed and self.write(eng.move_next, EMBED_SLICE):
+            pass
+        return eng.mover is None
 
     def _read_all(self, progress: Progress | None) -> IndexReport:
         """Every file read, chunked and written, :data:`READ_SLICE` files per job
@@ -338,34 +330,49 @@ class Folder:
         self.pending = max(self.pending, pending)
         if self.closed or self.engine is None or not self.pending:
             return
-        self._start_once("_embedding", self._embed_rest, "embed")
+        self._start_once("_embedding", self._embed_rest, "embed", "embedding %s")
 
-    def _start_once(self, running: str, loop: Callable[[], None], kind: str) -> None:
-        """``loop`` on a daemon thread of its own, unless the one it sets
-        ``running`` (the flag's name) for is still going; ``loop`` clears it."""
+    def _start_once(self, running: str, work: Callable[[], bool], kind: str, doing: str) -> None:
+        """``work`` on a daemon thread of its own, unless the one it sets
+        ``running`` (the flag's name) for is still going (:meth:`_run`)."""
         with self._embedding_lock:
             if getattr(self, running):
                 return
             setattr(self, running, True)
-        threading.Thread(target=loop, name=f"mdseek-{kind}-{self.name}", daemon=True).start()
+        threading.Thread(
+            target=self._run,
+            args=(running, work, doing),
+            name=f"mdseek-{kind}-{self.name}",
+            daemon=True,
+        ).start()
 
-    def _embed_rest(self) -> None:
-        rep = IndexReport()
+    def _run(self, running: str, work: Callable[[], bool], doing: str) -> None:
+        """(Its own thread.) ``work``, then the flag ``running`` cleared, and
+        :attr:`on_embedded` called if ``work`` says there are new vectors to
+        search on. A failure is logged (``doing``: what, ``%s`` the folder)
+        unless the folder was closed; the next start tries again."""
         try:
-            self._embed_slices(None, rep)
-            if not rep.embedded or self.closed:
-                return
-            self.write(self._finish, rep)
+            done = work()
         except Cancelled:
             return
-        except Exception as exc:  # the next change tries again
+        except Exception as exc:
             if not self.closed:
-                log.error("embedding %s failed: %s", self.path, exc)
+                log.error("%s failed: %s", doing % self.path, exc)
             return
         finally:
-            self._embedding = False
-        if self.on_embedded is not None:
+            setattr(self, running, False)
+        if done and self.on_embedded is not None:
             self.on_embedded()
+
+    def _embed_rest(self) -> bool:
+        """The pending vectors, a slice at a time, then the folder's report
+        (a failure: the next change tries again). Whether any were made."""
+        rep = IndexReport()
+        self._embed_slices(None, rep)
+        if not rep.embedded or self.closed:
+            return False
+        self.write(self._finish, rep)
+        return True
 
     def catch_up(self) -> bool:
         """For a front end no editor tells of changes (MCP): rechunk the files

@@ -37,7 +37,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ..text.aliases import NO_ALIASES, AliasMap
 from ..text.document import Heading, ParsedDocument
-from ..text.markdown import shared_parser
+from ..text.markdown import shared_parser, visible_text
 from ..text.parse import normalise
 from ..text.slug import github_slug
 
@@ -171,7 +171,6 @@ def _split_href(href: str) -> tuple[str, str | None]:
 
 def _text_of(children: list[Token], i: int) -> tuple[str, int]:
     """Visible text of a link whose link_open is children[i]; returns (text, index of close)."""
-    parts = []
     depth = 0
     j = i + 1
     while j < len(children):
@@ -182,14 +181,8 @@ def _text_of(children: list[Token], i: int) -> tuple[str, int]:
             if depth == 0:
                 break
             depth -= 1
-        elif c.type in ("text", "code_inline"):
-            parts.append(c.content)
-        elif c.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif c.type == "image":
-            parts.append(c.content)
         j += 1
-    return "".join(parts), j
+    return visible_text(children[i + 1 : j]), j
 
 
 def find_links(doc: ParsedDocument | str) -> list[Link]:

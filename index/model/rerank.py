@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
-from .model import ModelUnavailable, check_usable, offline_env, resolve_model
-from .torch_loader import need_torch
+from .model import ModelUnavailable, resolve_model
+from .torch_loader import load_torch_model
 
 log = logging.getLogger(__name__)
 
@@ -109,17 +109,4 @@ class Reranker:
 
 @lru_cache(maxsize=2)
 def _load(resolved: str, allow_pickle: bool) -> Any:
-    offline_env()
-    check_usable(resolved, allow_pickle, what="reranker")
-    need_torch(resolved, what="reranker")
-    try:
-        from sentence_transformers import CrossEncoder
-
-        return CrossEncoder(
-            resolved,
-            device="cpu",
-            trust_remote_code=False,
-            model_kwargs={} if allow_pickle else {"use_safetensors": True},
-        )
-    except Exception as exc:  # any failure to load is reported, not raised raw
-        raise ModelUnavailable(f"cannot load reranker {resolved!r}: {exc}") from exc
+    return load_torch_model("CrossEncoder", resolved, allow_pickle, "reranker")

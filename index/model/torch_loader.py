@@ -1,7 +1,8 @@
 """Loading the torch model through sentence-transformers
 (:func:`load_sentence_transformer`: imports torch, seconds, once per process and
-model), and the one line that says which extra to install when torch is not
-there (:func:`need_torch`). :mod:`mdseek.index.model.embed` imports this
+model; the reranker's cross-encoder loads the same way, :func:`load_torch_model`),
+and the one line that says which extra to install when torch is not there
+(:func:`need_torch`). :mod:`mdseek.index.model.embed` imports this
 module, never the other way round.
 """
 
@@ -21,20 +22,28 @@ def load_sentence_transformer(resolved: str, allow_pickle: bool = False) -> Any:
     A model :func:`check_usable` refuses is never loaded."""
     if Path(resolved).is_absolute() and not Path(resolved).exists():  # a path, not a hub name
         raise ModelUnavailable(f"cannot load embedding model {resolved!r}: no such folder")
-    offline_env()
-    check_usable(resolved, allow_pickle)
-    need_torch(resolved)
-    try:
-        from sentence_transformers import SentenceTransformer
+    return load_torch_model("SentenceTransformer", resolved, allow_pickle, "embedding model")
 
-        return SentenceTransformer(
+
+def load_torch_model(kind: str, resolved: str, allow_pickle: bool, what: str) -> Any:
+    """A sentence-transformers model of class ``kind`` (``SentenceTransformer``,
+    ``CrossEncoder``) on the CPU, offline, with no custom code, and pickle
+    weights only if ``allow_pickle``; refused first if :func:`check_usable`
+    refuses it or torch is not installed. Any failure: one line naming ``what``."""
+    offline_env()
+    check_usable(resolved, allow_pickle, what=what)
+    need_torch(resolved, what=what)
+    try:
+        import sentence_transformers
+
+        return getattr(sentence_transformers, kind)(
             resolved,
             device="cpu",
             trust_remote_code=False,
             model_kwargs={} if allow_pickle else {"use_safetensors": True},
         )
     except Exception as exc:  # any failure to load is reported, not raised raw
-        raise ModelUnavailable(f"cannot load embedding model {resolved!r}: {exc}") from exc
+        raise ModelUnavailable(f"cannot load {what} {resolved!r}: {exc}") from exc
 
 
 def need_torch(resolved: str, what: str = "embedding model") -> None:

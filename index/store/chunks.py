@@ -9,7 +9,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .file import IndexFile, path_in, path_out, with_path
+from .file import IndexFile, path_in, path_out, rows_in, with_path
 
 
 @dataclass(frozen=True)
@@ -90,14 +90,9 @@ class Chunks:
         return ChunkRow(*vals)
 
     def _where_in(self, sql: str, ids: Iterable[int]) -> list[tuple]:
-        """Rows of ``sql`` ending in ``IN`` (the list is appended), 500 ids a query."""
-        ids = list(ids)
-        rows: list[tuple] = []
+        """Rows of ``sql`` ending in ``IN`` (the list is appended), :func:`rows_in`."""
         with self._file.reading() as db:
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
-                rows.extend(db.execute(f"{sql} ({','.join('?' * len(part))})", part).fetchall())
-        return rows
+            return rows_in(db, f"{sql} {{in}}", list(ids))
 
     def spans(self, ids: Iterable[int]) -> dict[int, tuple[int, str, int, int]]:
         """chunk id -> (doc id, path, first section, last section): what ranking

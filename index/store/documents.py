@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..text.aliases import doc_aliases, search_title
 from ..text.chunk import Chunk
 from ..text.document import ParsedDocument
-from .file import IndexFile, path_in, with_path
+from .file import IndexFile, path_in, rows_in, with_path
 from .fts import TouchedRows
 from .vectors import drop_unused_in
 
@@ -229,18 +229,8 @@ class Documents:
 
     @staticmethod
     def _passage_hashes(db: sqlite3.Connection, chunk_ids: Iterable[int]) -> list[str]:
-        out: list[str] = []
-        ids = list(chunk_ids)
-        for i in range(0, len(ids), 500):
-            part = ids[i : i + 500]
-            out.extend(
-                r[0]
-                for r in db.execute(
-                    f"SELECT text_hash FROM passages WHERE chunk_id IN ({','.join('?' * len(part))})",
-                    part,
-                )
-            )
-        return out
+        sql = "SELECT text_hash FROM passages WHERE chunk_id IN {in}"
+        return [r[0] for r in rows_in(db, sql, list(chunk_ids))]
 
     def _sync_passages(self, db: sqlite3.Connection, kept: list[tuple[int, Chunk]]) -> list[str]:
         """Passages of the chunks whose row is kept: rewritten where they differ

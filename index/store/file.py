@@ -1,8 +1,8 @@
 """The index file itself: opening it safely, checking that it is an mdseek index
 this version can use, migrating an older schema in place, and setting aside a
 file it cannot use (renamed, never deleted) so a new index starts. Also one
-transaction at a time, the file's change counter and a cache keyed on it, and
-the meta rows.
+transaction at a time, the file's change counter and a cache keyed on it, the
+meta rows, and a query over a list of any length (:func:`rows_in`).
 
 Two kinds of connection: the *writer* (one, behind :attr:`IndexFile.lock`),
 which checks, migrates and writes the file; and *readers*, read-only
@@ -23,7 +23,7 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -185,6 +185,25 @@ def with_path(row: tuple | list, i: int) -> list:
     vals = list(row)
     vals[i] = path_out(vals[i])
     return vals
+
+
+# Values one ``IN (...)`` binds: well below SQLite's bound on a statement's parameters.
+IN_LIST = 500
+
+
+def rows_in(
+    db: sqlite3.Connection, sql: str, values: Sequence[Any], before: tuple = (), after: tuple = ()
+) -> list[tuple]:
+    """The rows of ``sql`` for all of ``values``, whatever their number: ``{in}``
+    in ``sql`` stands for the list of an ``IN``, run :data:`IN_LIST` values a
+    statement; ``before`` and ``after``: the parameters on either side of it.
+    A statement that returns no rows (an ``INSERT``) runs the same way."""
+    rows: list[tuple] = []
+    for i in range(0, len(values), IN_LIST):
+        part = values[i : i + IN_LIST]
+        marks = f"({','.join('?' * len(part))})"
+        rows.extend(db.execute(sql.replace("{in}", marks), (*before, *part, *after)).fetchall())
+    return rows
 
 
 class _Unusable(Exception):

@@ -11,7 +11,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 
-from .file import IndexFile
+from .file import IndexFile, rows_in
 
 
 class TouchedRows:
@@ -120,14 +120,12 @@ class LexicalPostings:
         with self._file.reading() as db:
             self._scratch(db)
             db.execute("DELETE FROM temp.mdseek_rows")
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
-                db.execute(
-                    "INSERT INTO temp.mdseek_rows(rowid, title, headings, body)"
-                    " SELECT rowid, title, headings, body FROM chunks_fts"
-                    f" WHERE rowid IN ({','.join('?' * len(part))})",
-                    part,
-                )
+            rows_in(
+                db,
+                "INSERT INTO temp.mdseek_rows(rowid, title, headings, body)"
+                " SELECT rowid, title, headings, body FROM chunks_fts WHERE rowid IN {in}",
+                ids,
+            )
             rows = db.execute(self._POSTINGS_SQL.format(vocab="temp.mdseek_rowterms")).fetchall()
             db.execute("DELETE FROM temp.mdseek_rows")
         return rows

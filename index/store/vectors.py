@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .file import IndexFile, guard
+from .file import IndexFile, guard, rows_in
 
 log = logging.getLogger(__name__)
 
@@ -69,20 +69,13 @@ class VectorCache:
             " WHERE v.model = ? AND v.text_hash = c.text_hash)"
             " GROUP BY c.text_hash ORDER BY min(c.kind)"
         )
-        out: list[tuple[str, str, int]] = []
         with self._file.reading() as db:
             if hashes is None:
                 sql = q.replace("{where}", "") + (" LIMIT ?" if limit else "")
                 args: tuple = (model, limit) if limit else (model,)
                 return [(r[0], r[1], r[2]) for r in db.execute(sql, args).fetchall()]
-            hashes = list(hashes)
-            for i in range(0, len(hashes), 500):
-                part = hashes[i : i + 500]
-                where = f"c.text_hash IN ({','.join('?' * len(part))}) AND"
-                out.extend(
-                    (r[0], r[1], r[2])
-                    for r in db.execute(q.replace("{where}", where), (*part, model)).fetchall()
-                )
+            sql = q.replace("{where}", "c.text_hash IN {in} AND")
+            out = [(r[0], r[1], r[2]) for r in rows_in(db, sql, list(hashes), after=(model,))]
         out.sort(key=lambda r: r[2])
         return out
 
@@ -159,31 +152,15 @@ class VectorCache:
         with self._file.reading() as db:
             if ids is None:
                 return db.execute(sql, (model,)).fetchall()
-            rows: list[tuple] = []
-            for i in range(0, len(ids), 500):
-                part = ids[i : i + 500]
-                rows.extend(
-                    db.execute(
-                        f"{sql} WHERE {column} IN ({','.join('?' * len(part))})", (model, *part)
-                    ).fetchall()
-                )
-            return rows
+            return rows_in(db, f"{sql} WHERE {column} IN {{in}}", ids, before=(model,))
 
     def passage_chunks_for_hashes(self, hashes: list[str]) -> list[int]:
         """Ids of the chunks with a passage whose text has one of ``hashes``."""
-        ids: list[int] = []
         with self._file.reading() as db:
-            for i in range(0, len(hashes), 500):
-                part = hashes[i : i + 500]
-                ids.extend(
-                    r[0]
-                    for r in db.execute(
-                        "SELECT DISTINCT chunk_id FROM passages"
-                        f" WHERE text_hash IN ({','.join('?' * len(part))})",
-                        part,
-                    ).fetchall()
-                )
-        return ids
+            rows = rows_in(
+                db, "SELECT DISTINCT chunk_id FROM passages WHERE text_hash IN {in}", hashes
+            )
+        return [r[0] for r in rows]
 
     def vectors_in_use(self, model: str) -> tuple[list[str], np.ndarray]:
         """(text hashes, matrix) of every vector of ``model`` that a chunk or passage uses."""
@@ -221,18 +198,9 @@ class VectorCache:
         self, model: str, hashes: list[str]
     ) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, matrix) of the chunks whose embedded text has one of ``hashes``."""
-        ids: list[int] = []
         with self._file.reading() as db:
-            for i in range(0, len(hashes), 500):
-                part = hashes[i : i + 500]
-                ids.extend(
-                    r[0]
-                    for r in db.execute(
-                        f"SELECT id FROM chunks WHERE text_hash IN ({','.join('?' * len(part))})",
-                        part,
-                    ).fetchall()
-                )
-        return self.chunk_vectors(model, ids)
+            rows = rows_in(db, "SELECT id FROM chunks WHERE text_hash IN {in}", hashes)
+        return self.chunk_vectors(model, [r[0] for r in rows])
 
     # -- vectors an adopted index brought (adopt.py) ------------------------------------
 

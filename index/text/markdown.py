@@ -1,14 +1,14 @@
 """Markdown as markdown-it-py reads and renders it, shared by every reader of
 the engine: the parsers (one per process, safe across threads, warmed under a
-lock), the rendered text of a heading, and whether text shows anything once
-rendered.
+lock), the visible text of inline tokens (a heading's, a snippet's, a link's),
+and whether text shows anything once rendered.
 """
 
 from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -112,12 +112,19 @@ def inline_rendered_text(token: Token) -> str:
     parser trimmed (``# &#x20;a`` keeps its leading space)."""
     if not token.children:
         return token.content
-    parts: list[str] = []
-    for child in token.children:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append("\n")
-        elif child.type == "image":
-            parts.append(child.content)
-    return "".join(parts)
+    return visible_text(token.children, line_break="\n")
+
+
+_SHOWN = frozenset({"text", "code_inline", "image"})  # their content (an image's: its alt text)
+_BREAKS = frozenset({"softbreak", "hardbreak"})
+
+
+def visible_text(children: Iterable[Token], line_break: str = " ") -> str:
+    """What a reader sees of inline tokens (an inline token's children): text
+    and code spans their content, images their alt text, a soft or hard line
+    break ``line_break``; markup and HTML tags nothing."""
+    return "".join(
+        c.content if c.type in _SHOWN else line_break
+        for c in children
+        if c.type in _SHOWN or c.type in _BREAKS
+    )

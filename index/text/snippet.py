@@ -9,11 +9,10 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from .markdown import shared_parser
+from .markdown import shared_parser, visible_text
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
-    from markdown_it.token import Token
 
 _SENTENCE_END = re.compile(r"[.!?…:;](?:[\"'”’)\]]*)\s+(?=\S)")
 
@@ -25,18 +24,6 @@ def _parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table")
-
-
-def _inline_text(tok: Token) -> str:
-    parts: list[str] = []
-    for c in tok.children or []:
-        if c.type in ("text", "code_inline"):
-            parts.append(c.content)
-        elif c.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif c.type == "image":
-            parts.append(c.content)
-    return "".join(parts)
 
 
 @lru_cache(maxsize=512)  # sections that answer many queries are rendered once
@@ -53,7 +40,7 @@ def plain_text(markdown: str) -> str:
         elif tok.type == "heading_close":
             in_heading = False
         elif tok.type == "inline" and not in_heading:
-            out.append(_inline_text(tok))
+            out.append(visible_text(tok.children or []))
         elif tok.type in ("fence", "code_block"):
             out.append(tok.content)
     return " ".join(" ".join(out).split())
