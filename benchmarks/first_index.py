@@ -140,9 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m benchmarks.first_index", description=__doc__.split("\n\n")[0]
     )
     ap.add_argument("--work", required=True, type=Path, help="folder for the vault and indexes")
-    ap.add_argument(
-        "--files", type=int, default=95, help="notes in the vault (95: 1,190 chunks)"
-    )
+    ap.add_argument("--files", type=int, default=95, help="notes in the vault (95: 1,190 chunks)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--every", type=float, default=0.5, help="seconds between queries")
     ap.add_argument("--configs", default="old,new", help="old, new, int8 (comma list)")
