@@ -100,9 +100,14 @@ def current(src: Path) -> Path | None:
     folder, _ = packaged.installed()
     if folder is None or packaged.verified(folder) is not None:
         return None
+    from mdseek.index.model.onnx_int8 import int8_model_id
+
     m = read_manifest(folder)
-    if packaged.int8_copy(folder)[0] is None:  # none (an older wheel) or damaged
+    sub = packaged.int8_copy(folder)[0]
+    if sub is None:  # none (an older wheel) or damaged
         return None
+    if (read_manifest(sub) or {}).get("model_id") != int8_model_id(model_id(str(src))):
+        return None  # an int8 copy of another recipe
     return folder if m and m.get("model_id") == model_id(str(src)) else None
 
 

@@ -4,6 +4,8 @@ re-embeds rather than mixing fp32 and int8 vectors."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -150,3 +152,18 @@ def test_int8_comes_from_the_model_wheel_without_quantising(tmp_path, monkeypatc
     m = read_manifest(emb._model.folder)
     assert m and m["status"] == "ok" and m["model_id"] == emb.model_id
     assert not model_cache_dir(emb.model_id).exists() and not model_cache_dir(fp32_id).exists()
+
+
+def test_the_int8_model_id_names_the_recipe_after_the_first():
+    from mdseek.index.model.onnx_int8 import int8_model_id
+    from mdseek.index.store.vectors_file import VectorsFileError, check_precision
+
+    assert int8_model_id("m@1") == "m@1#onnx-int8"  # recipe 1: the ids indexes hold today
+    assert int8_model_id("m@1", 1) == "m@1#onnx-int8"
+    assert int8_model_id("m@1", 2) == "m@1#onnx-int8-r2"
+    # a file of another int8 recipe is the same precision: left unused, not refused
+    check_precision(Path("v.npz"), "m@1#onnx-int8", "int8", "m@1#onnx-int8-r2")
+    with pytest.raises(VectorsFileError, match="^v.npz: this vectors file holds fp32 vectors"):
+        check_precision(Path("v.npz"), "m@1", "fp32", "m@1#onnx-int8-r2")
+    with pytest.raises(VectorsFileError, match="holds int8 vectors; this index uses fp32"):
+        check_precision(Path("v.npz"), "m@1#onnx-int8-r2", "int8", "m@1")

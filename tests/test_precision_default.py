@@ -22,7 +22,7 @@ from waiting import wait_for
 from mdseek.index.engine.engine import Engine
 from mdseek.index.model import packaged
 from mdseek.index.model.embed import Embedder, EmbedSettings
-from mdseek.index.model.onnx_encoder import OnnxEncoder
+from mdseek.index.model.onnx_encoder import OnnxEncoder, read_manifest
 from mdseek.index.store.vectors_file import VectorsFileError
 
 from conftest import copy_fixtures
@@ -126,6 +126,34 @@ def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
     assert asked.mover is not None and asked.mover.model_id == fp32_id + "#onnx-int8"
     assert asked.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
     asked.close()
+
+
+def test_a_new_int8_recipe_names_its_vectors_and_leaves_the_old_copy(
+    wheel, tmp_path, monkeypatch, caplog
+):
+    """A bumped recipe (QUANTIZER 2) makes vectors of its own id and never
+    serves the wheel's copy of recipe 1: its vectors would not match."""
+    pytest.importorskip("onnx")
+    from mdseek.index.model import onnx_int8
+
+    monkeypatch.setattr(onnx_int8, "QUANTIZER", 2)
+    packaged.forget()
+    try:
+        emb = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
+        fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
+        assert emb.model_id == fp32.model_id + "#onnx-int8-r2"
+        with caplog.at_level(logging.WARNING):
+            emb.load()
+        said = [r.getMessage() for r in caplog.records if "int8" in r.getMessage()]
+        assert said == [
+            "the int8 copy of the bundled model is of another int8 recipe than this"
+            " mdseek's; quantising the fp32 export instead"
+        ]
+        assert emb._model.folder != wheel / packaged.INT8
+        assert read_manifest(emb._model.folder)["model_id"] == emb.model_id
+    finally:
+        monkeypatch.undo()
+        packaged.forget()
 
 
 def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):

@@ -52,12 +52,19 @@ INT8_SUFFIX = "#onnx-int8"
 # 0.983 per-channel, every MatMul quantised). Ranking is judged by nDCG@10.
 MIN_COSINE_INT8 = 0.95
 OP_TYPES = ["MatMul", "Attention"]
-QUANTIZER = 1  # bump when the recipe below changes: cached copies are then redone
+# The recipe's number: bump it when the recipe below changes. Cached copies
+# are then redone, and the int8 model id names the new recipe, so an index's
+# vectors of the old recipe are re-embedded (a move) instead of being searched
+# with query vectors of the new one.
+QUANTIZER = 1
 
 
-def int8_model_id(fp32_id: str) -> str:
-    """The model id of int8 vectors: names backend and precision."""
-    return fp32_id + INT8_SUFFIX
+def int8_model_id(fp32_id: str, quantizer: int | None = None) -> str:
+    """The model id of int8 vectors: names backend, precision and, after the
+    first, the recipe (``#onnx-int8`` for recipe 1, ``#onnx-int8-r2`` ...;
+    ``quantizer``: this module's :data:`QUANTIZER` unless given)."""
+    q = QUANTIZER if quantizer is None else quantizer
+    return fp32_id + INT8_SUFFIX + ("" if q == 1 else f"-r{q}")
 
 
 def quantize(
@@ -154,9 +161,14 @@ def ensure_int8(resolved: str, fp32_id: str, allow_pickle: bool = False) -> Path
     mid = int8_model_id(fp32_id)
     if wheel := serves(resolved, fp32_id):  # the model wheel's verified copy: nothing to make
         sub, why = int8_copy(wheel)
-        if sub is not None:
+        if sub is not None and (read_manifest(sub) or {}).get("model_id") == mid:
             return sub
-        if why:
+        if sub is not None:  # an intact copy of another recipe: its vectors would not match
+            log.warning(
+                "the int8 copy of the bundled model is of another int8 recipe than this"
+                " mdseek's; quantising the fp32 export instead"
+            )
+        elif why:
             log.warning("%s", why.replace("; using fp32", "; quantising the fp32 export instead"))
     folder = model_cache_dir(mid)
     if why := why_not_private(folder, top=cache_dir()):

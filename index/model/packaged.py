@@ -247,7 +247,7 @@ def int8_copy(folder: Path) -> tuple[Path | None, str | None]:
                     im is not None
                     and im.get("status") == "ok"
                     and im.get("precision") == "int8"
-                    and im.get("model_id") == f"{(m or {}).get('model_id')}#onnx-int8"
+                    and str(im.get("model_id")).startswith(f"{(m or {}).get('model_id')}#onnx-int8")
                 )
                 why = None if ok else INT8_DAMAGED.format(why="its manifest does not describe it")
                 _int8[key] = (sub.resolve(), None) if ok else (None, why)

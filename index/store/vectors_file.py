@@ -20,6 +20,7 @@ array is loaded.
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,11 +54,17 @@ def precision_of(model: str) -> str:
     return "int8" if INT8_SUFFIX in model else "fp32"
 
 
+def _base(model: str) -> str:
+    """A model id without its int8 part (``#onnx-int8``, ``#onnx-int8-r2``: the
+    recipe), prompt suffix kept."""
+    return re.sub(re.escape(INT8_SUFFIX) + r"(-r\d+)?", "", model, count=1)
+
+
 def check_precision(path: Path, file_model: str, file_precision: str, model: str) -> None:
     """Refuse, in one line naming both, a file of this index's model at the
     other precision (a file of another model is only left unused)."""
     mine = precision_of(model)
-    same_model = file_model.replace(INT8_SUFFIX, "") == model.replace(INT8_SUFFIX, "")
+    same_model = _base(file_model) == _base(model)
     if same_model and file_precision != mine:
         raise VectorsFileError(
             f"{path}: this vectors file holds {file_precision} vectors; this index uses {mine}"
