@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,9 @@ __all__ = ["Cancelled", "CancelToken", "Root"]
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.2
+WIKI_SAMPLE = 500  # files read to tell whether a folder links by wiki links
+_WIKI = re.compile(r"\[\[[^\]\n]+\]\]")
+_LOCAL_MD = re.compile(r"\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:|#)[^)\s]+")  # ](path...) to a file
 SAVE_DELAY_SECONDS = 0.01
 
 
@@ -49,6 +53,7 @@ class Root:
         self.last_update: dict | None = None  # timings of the last file update
         self._files: tuple[float, list[str]] | None = None
         self._others: tuple[float, dict[str, list[str]]] | None = None
+        self._wiki: tuple[float, bool] | None = None
         self._files_lock = threading.Lock()
         self.on_updated: Callable[[Root, list[str]], None] | None = None
         self.folder.on_embedded = lambda: loop.call_soon_threadsafe(self._updated, ["*"])
@@ -217,6 +222,7 @@ class Root:
         with self._files_lock:
             self._files = None
             self._others = None
+            self._wiki = None
 
     def markdown_files(self) -> list[str]:
         """Workspace-relative paths of the folder's indexable files (cached until
@@ -229,6 +235,30 @@ class Root:
         with self._files_lock:
             self._files = (time.monotonic(), files)
         return files
+
+    def links_by_wiki(self) -> bool:
+        """Whether the folder is an Obsidian vault: ``.obsidian/`` is there, or
+        its notes link mostly by wiki links (at least 10, and three times its
+        markdown links to files; read from up to ``WIKI_SAMPLE`` files; cached
+        as :meth:`markdown_files` is)."""
+        with self._files_lock:
+            if self._wiki is not None and time.monotonic() - self._wiki[0] < 30:
+                return self._wiki[1]
+        wiki = (self.path / ".obsidian").is_dir()
+        if not wiki:
+            n_wiki = n_md = 0
+            for rel in self.markdown_files()[:WIKI_SAMPLE]:
+                try:
+                    with open(self.path / rel, encoding="utf-8", errors="replace") as fh:
+                        text = fh.read(200_000)
+                except OSError:
+                    continue
+                n_wiki += len(_WIKI.findall(text))
+                n_md += len(_LOCAL_MD.findall(text))
+            wiki = n_wiki >= 10 and n_wiki > 3 * n_md
+        with self._files_lock:
+            self._wiki = (time.monotonic(), wiki)
+        return wiki
 
     def files_named(self, name: str) -> list[str]:
         """Workspace-relative paths of the folder's other files (images, PDFs)
