@@ -305,6 +305,8 @@ class Folder:
             if stage == "embed":
                 chunks[0] = n
                 progress(stage, min(total, rep.embedded - start + done), total)
+            elif stage == "tokens":
+                return  # the slice's, not the folder's
             elif stage == "passages":  # one count of texts for the folder
                 if done:
                     progress("embed", min(total, rep.embedded - start + chunks[0] + done), total)
