@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.2
 WIKI_SAMPLE = 500  # files read to tell whether a folder links by wiki links
+WIKI_TTL = 300.0  # seconds that answer is kept (reading 500 files after every save is not)
 _WIKI = re.compile(r"\[\[[^\]\n]+\]\]")
 _LOCAL_MD = re.compile(r"\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:|#)[^)\s]+")  # ](path...) to a file
 SAVE_DELAY_SECONDS = 0.01
@@ -222,7 +223,6 @@ class Root:
         with self._files_lock:
             self._files = None
             self._others = None
-            self._wiki = None
 
     def markdown_files(self) -> list[str]:
         """Workspace-relative paths of the folder's indexable files (cached until
@@ -239,23 +239,23 @@ class Root:
     def links_by_wiki(self) -> bool:
         """Whether the folder is an Obsidian vault: ``.obsidian/`` is there, or
         its notes link mostly by wiki links (at least 10, and three times its
-        markdown links to files; read from up to ``WIKI_SAMPLE`` files; cached
-        as :meth:`markdown_files` is)."""
-        with self._files_lock:
-            if self._wiki is not None and time.monotonic() - self._wiki[0] < 30:
+        markdown links to files; read from up to ``WIKI_SAMPLE`` files, the
+        answer kept ``WIKI_TTL`` seconds)."""
+        if (self.path / ".obsidian").is_dir():
+            return True
+        with self._files_lock:  # kept through edits: one note rarely tips a folder
+            if self._wiki is not None and time.monotonic() - self._wiki[0] < WIKI_TTL:
                 return self._wiki[1]
-        wiki = (self.path / ".obsidian").is_dir()
-        if not wiki:
-            n_wiki = n_md = 0
-            for rel in self.markdown_files()[:WIKI_SAMPLE]:
-                try:
-                    with open(self.path / rel, encoding="utf-8", errors="replace") as fh:
-                        text = fh.read(200_000)
-                except OSError:
-                    continue
-                n_wiki += len(_WIKI.findall(text))
-                n_md += len(_LOCAL_MD.findall(text))
-            wiki = n_wiki >= 10 and n_wiki > 3 * n_md
+        n_wiki = n_md = 0
+        for rel in self.markdown_files()[:WIKI_SAMPLE]:
+            try:
+                with open(self.path / rel, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read(200_000)
+            except OSError:
+                continue
+            n_wiki += len(_WIKI.findall(text))
+            n_md += len(_LOCAL_MD.findall(text))
+        wiki = n_wiki >= 10 and n_wiki > 3 * n_md
         with self._files_lock:
             self._wiki = (time.monotonic(), wiki)
         return wiki

@@ -83,3 +83,34 @@ def test_status_lists_skipped_files(tmp_path):
         ).stdout
     )
     assert sorted(x["path"] for x in st["skipped"]) == ["package.md", "x.md"]
+
+
+def test_language_server_lists_and_survives_binary_notes(tmp_path):
+    from raw_lsp import RawServer
+
+    ws = _vault(tmp_path / "ws")
+    (ws / "good.md").write_text("# Good\n\nSee [x](x.md#top) and [[package]].\n", encoding="utf-8")
+    with RawServer(ws) as s:
+        s.initialize(ws)
+        st = s.wait_state(("ready",), 300)
+        assert sorted(x["path"] for x in st["skipped"]) == [
+            str(ws / "package.md"),
+            str(ws / "x.md"),
+        ]
+        u = (ws / "good.md").resolve().as_uri()
+        s.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": u, "languageId": "markdown", "version": 1,
+                              "text": (ws / "good.md").read_text()}},
+        )  # fmt: skip
+        msg = s.wait_notification(
+            "textDocument/publishDiagnostics", 60, pred=lambda m: m["params"]["uri"] == u
+        )
+        assert msg is not None
+        res = s.request(
+            "textDocument/hover",
+            {"textDocument": {"uri": u}, "position": {"line": 2, "character": 6}},
+            timeout=30,
+        )
+        assert res is not None and "error" not in res, res
+        assert "Traceback" not in s.stderr() and "ERROR" not in s.stderr(), s.stderr()[-3000:]

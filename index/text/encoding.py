@@ -26,9 +26,10 @@ class NotText(ValueError):
     """The bytes are not a text file (the message says why, in one line)."""
 
 
-def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
+def decode(data: bytes, path: str = "<bytes>", quiet: bool = False) -> tuple[str, int]:
     """``data`` as text and the number of invalid sequences replaced with
-    U+FFFD (logged); raises :class:`NotText` for a file that is not text."""
+    U+FFFD (logged, as a cp1252 reading is, unless ``quiet``); raises
+    :class:`NotText` for a file that is not text."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             return data.decode("utf-16"), 0
@@ -46,7 +47,8 @@ def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
         except UnicodeDecodeError:
             text = ""
         if text and len(_CONTROL.findall(text)) <= len(text) // 100:
-            log.warning("%s: not UTF-8; read as cp1252 (Windows-1252)", path)
+            if not quiet:
+                log.warning("%s: not UTF-8; read as cp1252 (Windows-1252)", path)
             return text, 0
     text = data.decode("utf-8-sig", errors="replace")
     errors = text.count("\ufffd")
@@ -54,5 +56,6 @@ def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
         raise NotText(
             f"mostly invalid UTF-8 ({errors:,} invalid sequences in {len(text):,} characters)"
         )
-    log.warning("%s: invalid UTF-8, %d byte sequence(s) replaced with U+FFFD", path, errors)
+    if not quiet:
+        log.warning("%s: invalid UTF-8, %d byte sequence(s) replaced with U+FFFD", path, errors)
     return text, errors
