@@ -83,6 +83,11 @@ def test_status_lists_skipped_files(tmp_path):
         ).stdout
     )
     assert sorted(x["path"] for x in st["skipped"]) == ["package.md", "x.md"]
+    out = subprocess.run([*run, "chunks", str(ws / "package.md")], capture_output=True, text=True)
+    assert out.returncode == 1 and out.stderr == (
+        f"mdseek: error: {ws / 'package.md'}: it holds NUL bytes (a binary file, not text); "
+        "mdseek does not index it\n"
+    )
 
 
 def test_language_server_lists_and_survives_binary_notes(tmp_path):
