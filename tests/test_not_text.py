@@ -41,6 +41,7 @@ def test_decode():
     assert decode("\ufeffcafé".encode("utf-16")) == ("\ufeffcafé", 0)
     text, errors = decode("naïve ".encode() * 50 + b"\xff")  # UTF-8 with one stray byte
     assert errors == 1 and text.startswith("naïve")
+    assert decode("é".encode() + b" \xff\xfe")[1] == 2  # short, a few stray bytes: text
     with pytest.raises(NotText, match="NUL"):
         decode(b"# a\n\0\0")
     with pytest.raises(NotText, match="mostly invalid UTF-8"):

@@ -18,6 +18,7 @@ import re
 log = logging.getLogger(__name__)
 
 BAD_SHARE = 0.05  # invalid UTF-8 sequences per character above which a file is not text
+BAD_MIN = 16  # ... and at least this many (a short note with a stray byte or two is text)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _MULTIBYTE = re.compile(rb"[\xc2-\xf4][\x80-\xbf]+")
 
@@ -52,7 +53,7 @@ def decode(data: bytes, path: str = "<bytes>", quiet: bool = False) -> tuple[str
             return text, 0
     text = data.decode("utf-8-sig", errors="replace")
     errors = text.count("\ufffd")
-    if errors > BAD_SHARE * max(1, len(text)):
+    if errors >= BAD_MIN and errors > BAD_SHARE * len(text):
         raise NotText(
             f"mostly invalid UTF-8 ({errors:,} invalid sequences in {len(text):,} characters)"
         )
