@@ -33,6 +33,9 @@ problem so the server can say so once, in one message.
     rerank       a sentence-transformers CrossEncoder (name or path) that re-orders the
                  best rerankTop sections of each search ("" = off, the default)
     rerankTop    sections the reranker re-scores per query (default 10, 1..100)
+    duplicateHeadings  warn about a heading whose text another heading of the file
+                 has: "auto" (the default: not in an Obsidian vault, where links are
+                 [[Note#Heading]]: .obsidian/ present or wiki links dominate), "on", "off"
     (Loading pickle weights is never a setting: a workspace's settings never choose code to run.)
 
 An empty list, an empty string or null in place of the settings object means
@@ -75,6 +78,7 @@ class Settings:
     document_prompt: str | None = None
     rerank: str | None = None
     rerank_top: int = 10
+    duplicate_headings: str = "auto"
 
     def file_filter(self) -> FileFilter:
         exclude = tuple(dict.fromkeys(DEFAULT_EXCLUDE + self.exclude))
@@ -191,6 +195,10 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "documentPrompt": ("document_prompt", _verbatim("documentPrompt")),
     "rerank": ("rerank", _text("rerank")),
     "rerankTop": ("rerank_top", _int("rerankTop", 1, 100)),
+    "duplicateHeadings": (
+        "duplicate_headings",
+        _choice("duplicateHeadings", ("auto", "on", "off")),
+    ),
 }
 
 

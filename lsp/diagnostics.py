@@ -115,7 +115,7 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
                     "byText": target.by_text,
                 }
                 report(link, f"No heading {shown!r} in {target.path}", data)
-    dups = duplicate_headings(facts.headings)
+    dups = duplicate_headings(facts.headings) if warn_duplicates(ws, root) else []
     if dups and not lines:
         lines.extend(ws.docs.lines(path, ws.root_paths) or [])
     for h, first in dups:
@@ -156,6 +156,13 @@ def alias_diagnostics(ws: Workspace, root: Root, path: Path) -> list[types.Diagn
             )
         )
     return out
+
+
+def warn_duplicates(ws: Workspace, root: Root) -> bool:
+    """Duplicate-heading warnings are GitHub-anchor advice: off where links are
+    wiki links (``duplicateHeadings`` "auto" in an Obsidian vault) or when set off."""
+    choice = ws.settings.duplicate_headings
+    return choice == "on" or (choice == "auto" and not root.links_by_wiki())
 
 
 def duplicate_headings(headings: Iterable[Heading]) -> list[tuple[Heading, Heading]]:

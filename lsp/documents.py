@@ -19,6 +19,7 @@ from pathlib import Path
 from mdseek.index.links.links import Link, find_links, html_anchors
 from mdseek.index.links.sites import link_sites
 from mdseek.index.text.document import Heading, ParsedDocument
+from mdseek.index.text.encoding import NotText, decode
 from mdseek.index.text.parse import normalise, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,8 @@ class Documents:
         except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
             return None
+        except NotText:  # skipped by the index too (and listed by status)
+            return None
         with self._lock:
             self._parsed[path] = [key, doc, None]
             if len(self._parsed) > PARSED_KEPT:
@@ -159,11 +162,13 @@ class Documents:
         if o is not None:
             return normalise(o[2]).split("\n")
         try:
-            text = path.read_bytes().decode(
-                "utf-8-sig", errors="replace"
-            )  # as parse_bytes, without its log line
+            data = path.read_bytes()
         except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
+            return None
+        try:
+            text = decode(data, quiet=True)[0]  # as parse_bytes, without its log line
+        except NotText:
             return None
         return normalise(text).split("\n")
 

@@ -24,6 +24,43 @@ from .workspace import Workspace
 log = logging.getLogger("mdseek.lsp")
 
 WATCH_ID = "mdseek-watch-markdown"
+MARKERS = (".git", ".obsidian", ".mdseek")  # a folder holding one is a workspace of its own
+MAX_CLIMB = 3  # folders above the opened file's that a fallback root may reach
+
+
+def _time_left(spent: float, done: int, todo: int) -> str:
+    """The time left at the rate so far, as ", about N min left" ("" before 2 s or any text)."""
+    if spent < 2 or done <= 0 or todo <= 0:
+        return ""
+    secs = spent / done * todo
+    return f", about {secs / 60:.0f} min left" if secs >= 90 else f", about {secs:.0f} s left"
+
+
+def _holds_markdown(folder: Path) -> bool:
+    try:
+        return any(p.suffix.lower() in MARKDOWN_SUFFIXES and p.is_file() for p in folder.iterdir())
+    except OSError:
+        return False
+
+
+def fallback_root(path: Path) -> Path | None:
+    """The folder to index for a file opened with no workspace folder: the
+    file's folder, or the nearest ancestor (at most ``MAX_CLIMB`` up) that is a
+    workspace (``.git``, ``.obsidian``, ``.mdseek``) or holds markdown files
+    itself, through folders that hold some; never the home folder or ``/``."""
+    never = {Path(os.path.expanduser("~")).resolve(), Path(path.anchor or "/")}
+    folder = path.resolve().parent
+    if folder in never:
+        return None
+    for _ in range(MAX_CLIMB):
+        if any((folder / m).exists() for m in MARKERS):
+            break
+        up = folder.parent
+        if up in never or up == folder or not _holds_markdown(up):
+            break
+        folder = up
+    return folder
+
 
 Report = Callable[[str, int, int], None]
 Finish = Callable[[str], None]
@@ -41,7 +78,10 @@ class Indexing:
         self.ws = ws
         self.tasks = tasks
         self.on_indexed = on_indexed  # a folder's index changed (reconcile or a file update)
-        self.folders: list[Path] = []  # the client's workspace folders
+        self.folders: list[Path] = []  # the client's workspace folders (or fallback roots)
+        self.fallback = False  # the client named no folder: opened files' folders are roots
+        self._refused: set[Path] = set()  # folders never made roots (home, /), said once
+        self.started = False  # initialized has started the roots; later ones start at once
         self._progress_n = 0
         self._lock: asyncio.Lock | None = None
 
@@ -91,6 +131,31 @@ class Indexing:
             if p not in self.folders:
                 self.folders.append(p)
                 self.add_root(p)
+
+    def file_opened(self, path: Path) -> None:
+        """With no workspace folder from the client, the opened file's folder
+        (see :func:`fallback_root`) becomes one, said in one message."""
+        if not self.fallback or path.suffix.lower() not in MARKDOWN_SUFFIXES:
+            return
+        if self.ws.root_for(path.resolve()) is not None:
+            return
+        folder = fallback_root(path)
+        if folder is None:
+            if path.parent not in self._refused:
+                self._refused.add(path.parent)
+                tell(
+                    self.server,
+                    f"mdseek: no workspace folder is open and {path.parent} is not indexed "
+                    "(never the home folder or /): open a folder to search its notes",
+                )
+            return
+        self.folders.append(folder)
+        if self.add_root(folder, start=self.started) is not None:
+            tell(
+                self.server,
+                f"mdseek: no workspace folder is open; indexing {folder} (the folder of {path.name})",
+                types.MessageType.Info,
+            )
 
     async def rebuild_roots(self) -> None:
         """Close every folder's engine and open them again (index settings changed)."""
@@ -154,7 +219,8 @@ class Indexing:
         )
         loop = asyncio.get_running_loop()
         last = [0.0]
-        labels = {"parse": "files parsed", "embed": "chunks embedded"}
+        labels = {"parse": "files parsed", "embed": "texts embedded (chunks, then passages)"}
+        embed_start: list[tuple[float, int]] = []  # (when, done) at the first embedding report
 
         def report(stage: str, done: int, total: int) -> None:  # called in the writer thread
             now = time.monotonic()
@@ -167,6 +233,11 @@ class Indexing:
                 msg, pct = "waiting for another mdseek process embedding this index", 30
             else:
                 msg = f"{done}/{total} {labels.get(stage, stage)}"
+                if stage == "embed":
+                    embed_start[:] = embed_start or [(now, done)]
+                    msg += _time_left(
+                        now - embed_start[0][0], done - embed_start[0][1], total - done
+                    )
                 frac = done / total if total else 1.0
                 pct = int(frac * 30) if stage == "parse" else 30 + int(frac * 70)
             value = types.WorkDoneProgressReport(message=msg, percentage=pct)

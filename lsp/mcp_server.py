@@ -233,6 +233,10 @@ class FolderStatus(BaseModel):
     window_fit: float
     model: str
     index_path: str
+    skipped: list[dict] = Field(
+        default_factory=list,
+        description="files not indexed because they are not text: {path, why}",
+    )
 
 
 FOLDER_KEYS = (
@@ -244,6 +248,7 @@ FOLDER_KEYS = (
     "window_fit",
     "model",
     "index_path",
+    "skipped",
 )
 
 

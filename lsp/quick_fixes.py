@@ -1,5 +1,6 @@
 """The quick fixes offered on mdseek's diagnostics (:mod:`.diagnostics`): a
-broken anchor pointed at the nearest existing heading of its target, a missing
+broken anchor pointed at the existing headings of its target most like it
+(named by their text; none that is unlike it), a missing
 note created (never outside the link's workspace folder, never over a file).
 
 Owns: the code actions for diagnostics with ``data`` of kind ``anchor`` or
@@ -36,13 +37,24 @@ def _similar(a: str, b: str) -> float:
     return r if r >= 0.6 else 0.0
 
 
-def nearest_headings(doc: ParsedDocument, anchor: str, by_text: bool, n: int = 3) -> list[str]:
-    """What a broken anchor most likely meant: the target's slugs (or heading
-    texts, for wiki links) closest to it, word by word and as a whole, best first."""
-    names = [h.text if by_text else h.slug for h in doc.headings]
-    names = list(dict.fromkeys(x for x in names if x))
-    if not names:
+RELATED = 0.35  # the similarity under which a heading is not offered as the one meant
+
+
+def nearest_headings(
+    doc: ParsedDocument, anchor: str, by_text: bool, n: int = 3
+) -> list[tuple[str, str]]:
+    """What a broken anchor most likely meant: the target's headings whose
+    slugs (or texts, for wiki links) are closest to it, word by word and as a
+    whole, best first, none under ``RELATED``; each as (what the link takes,
+    the heading's text)."""
+    named = {}
+    for h in doc.headings:
+        key = h.text if by_text else h.slug
+        if key and key not in named:
+            named[key] = h.text
+    if not named:
         return []
+    names = list(named)
     words = re.compile(r"[^\W_]+")
     want = anchor.lower()
     want_words = words.findall(want) or [want]
@@ -53,7 +65,8 @@ def nearest_headings(doc: ParsedDocument, anchor: str, by_text: bool, n: int = 3
         by_word = sum(max(_similar(w, h) for h in have) for w in want_words) / len(want_words)
         return 0.7 * by_word + 0.3 * difflib.SequenceMatcher(None, want, low).ratio()
 
-    return sorted(names, key=lambda x: (-score(x), names.index(x)))[:n]
+    scored = sorted(((score(x), i, x) for i, x in enumerate(names)), key=lambda t: (-t[0], t[1]))
+    return [(x, named[x]) for sc, _, x in scored[:n] if sc >= RELATED]
 
 
 def _anchor_span(lines: list[str], link: Link, anchor: str) -> tuple[int, int, int] | None:
@@ -112,10 +125,10 @@ def anchor_fixes(
             continue
         ln, a, b = span
         rng = ws.pos.range(lines, ln, a, ln, b)
-        for n, name in enumerate(nearest_headings(tdoc, anchor, bool(data.get("byText")))):
+        for n, (name, text) in enumerate(nearest_headings(tdoc, anchor, bool(data.get("byText")))):
             actions.append(
                 types.CodeAction(
-                    title=f"Link to the heading '{name}' in {target}",
+                    title=f"Link to the heading '{text}' in {target}",
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[d],
                     is_preferred=n == 0,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +30,10 @@ __all__ = ["Cancelled", "CancelToken", "Root"]
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.2
+WIKI_SAMPLE = 500  # files read to tell whether a folder links by wiki links
+WIKI_TTL = 300.0  # seconds that answer is kept (reading 500 files after every save is not)
+_WIKI = re.compile(r"\[\[[^\]\n]+\]\]")
+_LOCAL_MD = re.compile(r"\]\((?![a-zA-Z][a-zA-Z0-9+.-]*:|#)[^)\s]+")  # ](path...) to a file
 SAVE_DELAY_SECONDS = 0.01
 
 
@@ -49,6 +54,7 @@ class Root:
         self.last_update: dict | None = None  # timings of the last file update
         self._files: tuple[float, list[str]] | None = None
         self._others: tuple[float, dict[str, list[str]]] | None = None
+        self._wiki: tuple[float, bool] | None = None
         self._files_lock = threading.Lock()
         self.on_updated: Callable[[Root, list[str]], None] | None = None
         self.folder.on_embedded = lambda: loop.call_soon_threadsafe(self._updated, ["*"])
@@ -229,6 +235,30 @@ class Root:
         with self._files_lock:
             self._files = (time.monotonic(), files)
         return files
+
+    def links_by_wiki(self) -> bool:
+        """Whether the folder is an Obsidian vault: ``.obsidian/`` is there, or
+        its notes link mostly by wiki links (at least 10, and three times its
+        markdown links to files; read from up to ``WIKI_SAMPLE`` files, the
+        answer kept ``WIKI_TTL`` seconds)."""
+        if (self.path / ".obsidian").is_dir():
+            return True
+        with self._files_lock:  # kept through edits: one note rarely tips a folder
+            if self._wiki is not None and time.monotonic() - self._wiki[0] < WIKI_TTL:
+                return self._wiki[1]
+        n_wiki = n_md = 0
+        for rel in self.markdown_files()[:WIKI_SAMPLE]:
+            try:
+                with open(self.path / rel, encoding="utf-8", errors="replace") as fh:
+                    text = fh.read(200_000)
+            except OSError:
+                continue
+            n_wiki += len(_WIKI.findall(text))
+            n_md += len(_LOCAL_MD.findall(text))
+        wiki = n_wiki >= 10 and n_wiki > 3 * n_md
+        with self._files_lock:
+            self._wiki = (time.monotonic(), wiki)
+        return wiki
 
     def files_named(self, name: str) -> list[str]:
         """Workspace-relative paths of the folder's other files (images, PDFs)

@@ -24,6 +24,7 @@ from .params import SearchParams
 from .workspace import Workspace
 
 MAX_LIMIT = 200
+NO_FOLDER = "no workspace folder is open: open a folder, or a markdown file in one"
 
 # result, its URI, its heading's range, its heading as written (inline markup kept)
 Row = tuple[SearchResult, str, types.Range, str]
@@ -50,7 +51,7 @@ async def search(
     """A query over every open folder (:func:`search_folders`), best first."""
     roots = list(ws.roots)
     if not roots:
-        return Answer("lexical", False, ["no workspace folder is open"]), []
+        return Answer("lexical", False, [NO_FOLDER]), []
     token = CancelToken()
     asked = [(r.folder, paths) for r in roots]
     try:
@@ -102,7 +103,7 @@ async def status(ws: Workspace) -> dict:
     total = summary(per)
     messages = [m for m in (r.folder.message for r in roots) if m]
     if not roots:
-        messages.append("no workspace folder is open")
+        messages.append(NO_FOLDER)
     keys = (
         "files",
         "chunks",
@@ -111,6 +112,7 @@ async def status(ws: Workspace) -> dict:
         "index_path",
         "index_location",
         "last_update",
+        "skipped",
     )
     out: dict[str, Any] = {
         **total,
@@ -118,6 +120,12 @@ async def status(ws: Workspace) -> dict:
         "updates_pending": sum(r.updates_pending for r in roots),
         "updates_done": sum(r.updates_done for r in roots),
         "cancelled": ws.cancelled,
+        # files not indexed because they are not text: {path (absolute), why}
+        "skipped": [
+            {"path": str(r.path / x["path"]), "why": x["why"]}
+            for r, s in zip(roots, per, strict=True)
+            for x in s.get("skipped") or []
+        ],
         "roots": [
             {
                 "path": str(r.path),
@@ -128,6 +136,8 @@ async def status(ws: Workspace) -> dict:
             for r, s in zip(roots, per, strict=True)
         ],
     }
+    if not roots:
+        out["state"] = "no folder"  # nothing is indexed: never "ready"
     if messages:
         out["message"] = "; ".join(messages)
     return out

@@ -140,6 +140,7 @@ def build_server() -> MdseekServer:
                 uri_to_path(params.root_uri) if params.root_uri else Path(params.root_path or "")
             ]
         ls.indexing.folders = [f for f in folders if f is not None]
+        ls.indexing.fallback = not ls.indexing.folders  # opened files' folders become roots
         ls.ws.settings, _ = parse_settings(ls.init_options)
         ls.diagnostics.configure(params.capabilities)
         ls.diagnostics.request_refresh = lambda: ls.workspace_diagnostic_refresh_async(None)
@@ -153,6 +154,7 @@ def build_server() -> MdseekServer:
         for r in ls.ws.roots:
             r.settings = ls.ws.settings
             ls.tasks.spawn(ls.indexing.start_root(r))
+        ls.indexing.started = True
 
     @ls.feature(types.SHUTDOWN)
     def shutdown(ls: MdseekServer, params: None) -> None:
@@ -170,6 +172,7 @@ def build_server() -> MdseekServer:
         path = uri_to_path(td.uri)
         if path is not None:
             ls.ws.docs.set_buffer(path, td.uri, td.version, td.text)
+            ls.indexing.file_opened(path)
             ls.diagnostics.schedule(path, 0)
 
     @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)

@@ -87,6 +87,15 @@ class MdseekProtocol(LanguageServerProtocol):
     """pygls' language server protocol, with structuring that reports what is
     wrong instead of dropping the message, and error answers without tracebacks."""
 
+    def _handle_cancel_notification(self, msg_id: Any) -> None:
+        """A cancel for a request already answered (or never seen) is normal
+        (a client cancels what it no longer waits for, racing the answer):
+        logged at debug level, not as pygls' warning on stderr."""
+        if msg_id not in self._request_futures:
+            log.debug("$/cancelRequest for %r: already answered or unknown", msg_id)
+            return
+        super()._handle_cancel_notification(msg_id)
+
     def structure_message(self, data: dict[str, Any]) -> Any:  # type: ignore[override]
         if not isinstance(data, dict) or data.get("jsonrpc") != self.VERSION:
             raise BadMessage(

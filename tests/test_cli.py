@@ -50,7 +50,7 @@ def test_version_and_help():
 def test_limit_must_be_positive(tmp_path: Path):
     for bad in ("0", "-1", "x"):
         r = mdseek("search", str(tmp_path), "q", "--limit", bad)
-        assert r.returncode == 1 and r.stdout == "", bad
+        assert r.returncode == 2 and r.stdout == "", bad  # a usage error
         assert r.stderr.startswith("mdseek: error: limit must be") and r.stderr.count("\n") == 1
 
 

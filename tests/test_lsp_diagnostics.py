@@ -219,12 +219,15 @@ def test_nearest_heading_of_a_broken_anchor():
         "# Guide\n\n## Renaming things\n\n## Rollback — step 1: stop the deploy\n\n## Testing a migration\n\n"
         "## Café budget\n"
     )
-    assert (
-        nearest_headings(doc, "rolling-back-everything", False)[0]
-        == "rollback--step-1-stop-the-deploy"
+    assert nearest_headings(doc, "rolling-back-everything", False)[0] == (
+        "rollback--step-1-stop-the-deploy",
+        "Rollback — step 1: stop the deploy",  # named by its text
     )
-    assert nearest_headings(doc, "testing-migrations", False)[0] == "testing-a-migration"
-    assert nearest_headings(doc, "cafe-budget", False)[0] == "café-budget"
-    assert (
-        nearest_headings(doc, "Renaming thing", True)[0] == "Renaming things"
-    )  # wiki: heading text
+    assert nearest_headings(doc, "testing-migrations", False)[0][0] == "testing-a-migration"
+    assert nearest_headings(doc, "cafe-budget", False)[0] == ("café-budget", "Café budget")
+    assert nearest_headings(doc, "Renaming thing", True)[0][0] == "Renaming things"  # wiki: text
+    # ranked by likeness, and nothing unlike the broken anchor is offered
+    assert [t for _, t in nearest_headings(doc, "testing-migration-plan", False)] == [
+        "Testing a migration"
+    ]
+    assert nearest_headings(doc, "kubernetes-autoscaling", False) == []

@@ -246,12 +246,26 @@ class EmbedQueue:
         # Similar token counts in one batch pad less; chunks (listed first by the
         # store) before passages, which only refine a chunk's score.
         counts = emb.token_counts([t for _, t, _ in pending])
+        kinds = [k for _, _, k in pending]
         pending = [
             pending[i]
             for i in sorted(range(len(pending)), key=lambda i: (pending[i][2], counts[i]))
         ]
         t0 = time.perf_counter()
         done = 0
+        # progress counts chunks ("embed") and passages ("passages") apart; both
+        # totals are told first, so a front end can estimate the time left
+        # totals are told first, so a front end can estimate the time left (from
+        # the tokens: texts come shortest first, so a count of texts runs fast early)
+        n_chunks = sum(1 for _, _, kind in pending if kind == 0)
+        tokens = [
+            counts[i] for i in sorted(range(len(counts)), key=lambda i: (kinds[i], counts[i]))
+        ]
+        tokens_done = 0
+        if progress and pending:
+            progress("embed", 0, n_chunks)
+            progress("passages", 0, len(pending) - n_chunks)
+            progress("tokens", 0, sum(tokens))
         for i in range(0, len(pending), self.batch):
             if self._cancelled.is_set():
                 rep.interrupted = True
@@ -264,9 +278,15 @@ class EmbedQueue:
                 self._vectors.put_vectors(emb.model_id, hashes, vecs)
                 if own:
                     self._dense.add(hashes=hashes)
-            done += len(batch)
+            before, done = done, done + len(batch)
+            tokens_done += sum(tokens[before:done])
             if progress:
-                progress("embed", done, len(pending))
+                progress("tokens", tokens_done, sum(tokens))
+                if before < n_chunks:
+                    progress("embed", min(done, n_chunks), n_chunks)
+                if done > n_chunks:
+                    progress("passages", done - n_chunks, len(pending) - n_chunks)
         rep.embedded += done
+        rep.embedded_passages += max(0, done - n_chunks)
         rep.embed_seconds += time.perf_counter() - t0
         return done

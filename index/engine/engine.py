@@ -294,4 +294,8 @@ class Engine:
             "moving_vectors": self.move_pending(),  # texts waiting for the new precision (0: no move)
             "reranker": self.reranker.stats() if self.reranker is not None else None,
             **counts,
+            # files found but not indexed: not text (binary, or mostly invalid UTF-8)
+            "skipped": [
+                {"path": p, "why": w} for p, w in sorted(self.reconciler.not_text().items())
+            ],
         }

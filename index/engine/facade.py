@@ -25,6 +25,7 @@ from ..links.links import find_heading
 from ..links.obsidian import is_media
 from ..search.requests import path_wanted
 from ..text.document import ParsedDocument, Section
+from ..text.encoding import NotText
 from ..text.files import BadGlob, FileFilter, check_glob, matches, scan
 from ..text.markdown import MAX_INLINE_HEADING, heading_text
 from ..text.parse import parse_bytes
@@ -93,7 +94,10 @@ def read_document(engine: Engine, path: str) -> ParsedDocument:
             data = fh.read(engine.filter.max_file_size + 1)
     except OSError as exc:
         raise NotIndexed(f"{path}: cannot be read ({exc.strerror})") from exc
-    return parse_bytes(data, rel)
+    try:
+        return parse_bytes(data, rel)
+    except NotText as exc:
+        raise NotIndexed(f"{path}: not indexed: {exc}") from None
 
 
 # -- outline and sections -------------------------------------------------------------

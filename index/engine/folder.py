@@ -297,11 +297,19 @@ class Folder:
             return
         start = rep.embedded
 
+        chunks = [0]  # chunks of the slice being embedded (they come before its passages)
+
         def overall(stage: str, done: int, n: int) -> None:  # the folder's, not the slice's
             if progress is None:
                 return
             if stage == "embed":
+                chunks[0] = n
                 progress(stage, min(total, rep.embedded - start + done), total)
+            elif stage == "tokens":
+                return  # the slice's, not the folder's
+            elif stage == "passages":  # one count of texts for the folder
+                if done:
+                    progress("embed", min(total, rep.embedded - start + chunks[0] + done), total)
             else:
                 progress(stage, done, n)
 
@@ -495,6 +503,7 @@ class Folder:
                 "window_fit": 1.0,
                 "model": self.model_setting or "",
                 "embedded_total": 0,
+                "skipped": [],
             }
         else:
             st = facade.status(eng)

@@ -20,6 +20,7 @@ from ..store.store import Store
 from ..store.vectors_file import ImportReport
 from ..text.chunk import Chunk
 from ..text.document import ParsedDocument
+from ..text.encoding import NotText
 from ..text.files import FileFilter, FoundFile, check_file, display_path, relpath, scan
 from ..text.parse import parse_bytes
 from .dense_side import DenseSide
@@ -32,6 +33,7 @@ from .report import IndexReport, Progress
 log = logging.getLogger(__name__)
 
 PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
+NOT_TEXT_KEY = "not_text"  # meta row: {rel path: why} of the files skipped as not text
 
 
 class Reconciler:
@@ -65,6 +67,7 @@ class Reconciler:
         ] = {}  # rel -> (size, mtime, ctime) that failed
         self._orphans: set[str] = set()  # text hashes of deleted chunks, swept later
         self._parsed: dict[str, ParsedDocument] = {}  # recently indexed documents, oldest first
+        self._not_text: dict[str, str] | None = None  # rel -> why (the meta row, read once)
 
     def index(
         self,
@@ -112,6 +115,7 @@ class Reconciler:
             rep.files = len(found)
             seen = {f.rel for f in found}
             gone = [p for p in known if p not in seen]
+            self._note_not_text({p: None for p in self._skipped_not_text() if p not in seen})
             if gone:
                 self._delete(gone)
                 rep.removed = len(gone)
@@ -184,10 +188,15 @@ class Reconciler:
             parsed = parse_bytes(data, f.rel, previous=self._parsed.pop(f.rel, None))
             chunks = chunker.chunk(parsed)
             rep.chunk_seconds += time.perf_counter() - t0
+        except NotText as exc:  # skipped with its reason, listed by status
+            self._not_a_text(f.rel, str(exc), old is not None, rep)
+            return False
         except Exception as exc:  # one bad file costs only itself
             self._file_failed(f, exc, rep)
             return False
         self._failed.pop(f.rel, None)
+        if f.rel in self._skipped_not_text():
+            self._note_not_text({f.rel: None})
         self._parsed[f.rel] = parsed  # the next save of this file parses only around its edit
         while len(self._parsed) > PARSED_KEPT:
             self._parsed.pop(next(iter(self._parsed)))
@@ -197,6 +206,43 @@ class Reconciler:
         rep.indexed += 1
         rep.chunks_written += written
         return True
+
+    def not_text(self) -> dict[str, str]:
+        """The files skipped as not text (rel path -> why), as the index records
+        them (read now: another process may have indexed since)."""
+        try:
+            got = json.loads(self._store.get_meta(NOT_TEXT_KEY) or "{}")
+        except ValueError:
+            got = {}
+        return {str(k): str(v) for k, v in got.items()} if isinstance(got, dict) else {}
+
+    def _skipped_not_text(self) -> dict[str, str]:
+        if self._not_text is None:
+            self._not_text = self.not_text()
+        return self._not_text
+
+    def _note_not_text(self, changes: dict[str, str | None]) -> None:
+        """Record files skipped as not text (a reason) or no longer (None)."""
+        skipped = self._skipped_not_text()
+        before = dict(skipped)
+        for rel, why in changes.items():
+            if why is None:
+                skipped.pop(rel, None)
+            else:
+                skipped[rel] = why
+        if skipped != before:
+            self._store.set_meta(NOT_TEXT_KEY, json.dumps(skipped, sort_keys=True))
+
+    def _not_a_text(self, rel: str, why: str, indexed: bool, rep: IndexReport) -> None:
+        """A file that is not text: skipped, one log line; its old version (if
+        the index held one) dropped, so no junk stays searchable."""
+        log.warning("skipping %s: %s", display_path(rel), why)
+        rep.skipped.append((rel, why))
+        rep.files = max(0, rep.files - 1)  # found, but not a file the index holds
+        if indexed:
+            self._delete([rel])
+            rep.removed += 1
+        self._note_not_text({rel: why})
 
     def _file_failed(self, f: FoundFile, exc: BaseException, rep: IndexReport) -> None:
         """One log line (path and reason; the traceback only at debug level); the
@@ -260,6 +306,7 @@ class Reconciler:
                 self._root, p, self._filter, lambda r, why: rep.skipped.append((r, why))
             )
             if found is None or not self._filter.wants(rel):
+                self._note_not_text({rel: None})
                 if old is not None:
                     self._delete([rel])
                     rep.removed = 1

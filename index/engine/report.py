@@ -7,7 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
-Progress = Callable[[str, int, int], None]  # (stage, done, total)
+# (stage, done, total); stages: "parse" (files), "model", "wait", "embed" (chunks),
+# "passages", "tokens" (of the texts embedded; each embedding pass tells the three
+# totals with done 0 first)
+Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -20,7 +23,8 @@ class IndexReport:
     errors: list[tuple[str, str]] = field(default_factory=list)
     chunks: int = 0  # chunks in the index after the run
     chunks_written: int = 0  # chunks (re)written this run
-    embedded: int = 0  # texts embedded this run
+    embedded: int = 0  # texts embedded this run: chunks, then passages
+    embedded_passages: int = 0  # of which passages (parts of a long chunk, each its own vector)
     pending: int = 0  # chunks still without a vector
     seconds: float = 0.0
     embed_seconds: float = 0.0

@@ -130,6 +130,11 @@ def check_globs(globs: Any) -> tuple[str, ...]:
             raise BadRequest(
                 f"bad path glob {g[:60]!r}: give a glob such as 'docs/**', '*.md' or '!drafts/**'"
             )
+        if "[" in body or "]" in body:
+            raise BadRequest(
+                f"bad path glob {g[:60]!r}: globs here know *, ** and ? but no [...] "
+                "(for a bracket in a name, put ? in its place)"
+            )
         try:
             matches("probe.md", [body])  # the matcher's own objections (if any), as our words
         except (ValueError, RecursionError) as exc:

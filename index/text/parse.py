@@ -32,23 +32,12 @@ if (
     from markdown_it import MarkdownIt
 
 from .document import Block, Heading, ParsedDocument, Section
+from .encoding import decode
 from .front_matter import front_matter_title, has_front_matter_title
 from .markdown import heading_text, markdown_parser, shared_parser
 from .slug import Slugger
 
 log = logging.getLogger(__name__)
-
-
-def decode(data: bytes, path: str = "<bytes>") -> tuple[str, int]:
-    """Decode UTF-8 (BOM optional). Invalid bytes become U+FFFD and are logged."""
-    try:
-        text = data.decode("utf-8-sig")
-        errors = 0
-    except UnicodeDecodeError:
-        text = data.decode("utf-8-sig", errors="replace")
-        errors = text.count("\ufffd")
-        log.warning("%s: invalid UTF-8, %d byte sequence(s) replaced with U+FFFD", path, errors)
-    return text, errors
 
 
 def normalise(text: str) -> str:

@@ -30,7 +30,7 @@ from mdseek.index.search import requests
 from mdseek.index.text.files import DEFAULT_MAX_FILE_SIZE
 
 from .chunks import cmd_chunks, cmd_coverage
-from .common import CliError, check_model
+from .common import CliError, UsageError, check_model
 from .index_status import cmd_index, cmd_prune, cmd_status
 from .options import add_common, add_index_opts, add_progress, add_rerank
 from .search import cmd_search
@@ -119,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--explain",
         action="store_true",
         help="show why each section ranks where it does (query terms, each retriever's score, document term)",
+    )
+    p.add_argument(
+        "--section",
+        metavar="PATH:LINE",
+        help="with --explain: where the section holding that line ranked in each retriever, and why",
     )
     add_rerank(p)
     add_common(p)
@@ -228,7 +233,7 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.cmd](args) or 0
     except CliError as exc:
         print(f"mdseek: error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, UsageError) else 1
     except ModelUnavailable as exc:
         print(f"mdseek: error: {exc}", file=sys.stderr)
         return 1

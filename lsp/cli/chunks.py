@@ -18,6 +18,7 @@ from .common import CliError, file_filter, folder_arg, window_tokenizer
 
 def cmd_chunks(args: argparse.Namespace) -> int:
     from mdseek.index.text.chunk import Chunker
+    from mdseek.index.text.encoding import NotText
     from mdseek.index.text.parse import parse_bytes
 
     path = Path(args.file)
@@ -27,7 +28,10 @@ def cmd_chunks(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file}: no such file")
     data = path.read_bytes()
     tok = window_tokenizer(args)
-    doc = parse_bytes(data, path.name)
+    try:
+        doc = parse_bytes(data, path.name)
+    except NotText as exc:
+        raise CliError(f"{args.file}: {exc}; mdseek does not index it") from None
     chunks = Chunker(tok).chunk(doc)
     if args.json:
         out = [

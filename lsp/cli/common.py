@@ -33,6 +33,11 @@ class CliError(Exception):
     (``mdseek: error: ...``) and exits with 1."""
 
 
+class UsageError(CliError):
+    """A flag or argument the command cannot take (``--mode fuzzy``, ``--limit 0``,
+    ``--path '[bad'``): one line, exit 2, as argparse's own usage errors."""
+
+
 def shapes_index(args: argparse.Namespace) -> bool:
     """Whether the command line gave any option that shapes what the index holds."""
     return bool(

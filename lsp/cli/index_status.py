@@ -52,13 +52,15 @@ def cmd_index(args: argparse.Namespace) -> int:
         load = eng.embedder.load_seconds
         detail = []
         if erate:
-            detail.append(f"embedding {erate:.0f} chunks/s")
+            detail.append(f"embedding {erate:.0f} texts/s")
         if rep.embedded and load:
             detail.append(f"model load {load:.1f}s")
+        passages = rep.embedded_passages
         print(
             f"{rep.files} files: {rep.indexed} indexed, {rep.unchanged} unchanged, "
-            f"{rep.removed} removed, {len(rep.skipped)} skipped; {rep.chunks} chunks "
-            f"({rep.chunks_written} written, {rep.embedded} embedded) in {rep.seconds:.1f}s"
+            f"{rep.removed} removed, {len(rep.skipped)} skipped; {rep.chunks} chunks in the index "
+            f"({rep.chunks_written} new or changed); {rep.embedded} vectors made "
+            f"({rep.embedded - passages} for chunks, {passages} for passages) in {rep.seconds:.1f}s"
             + (f" ({'; '.join(detail)})" if detail else "")
         )
         print(f"index: {shown(eng.index_path)}")
@@ -96,6 +98,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         "pending_embeds": "texts waiting for a vector",  # chunks and passages
     }
     rows = []
+    skipped = st.pop("skipped", [])
     for k, v in st.items():
         if k in ("root", "index_path"):
             v = shown(v)
@@ -105,6 +108,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k + ':':<{width + 1}} {v}")
+    if skipped:
+        print(f"skipped, not text ({len(skipped)}):")
+        for x in skipped:
+            print(f"  {display_path(x['path'])}: {x['why']}")
     return 0
 
 

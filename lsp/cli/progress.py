@@ -18,7 +18,12 @@ class Progress:
     embeds everything, and reports only after a batch) speaks within a second
     or two; an unchanged index is usually done before and prints nothing."""
 
-    LABELS = {"parse": ("chunking", "files"), "embed": ("embedding", "chunks")}
+    LABELS = {
+        "parse": ("chunking", "files"),
+        "embed": ("embedding", "chunks"),
+        "passages": ("embedding passages", "passages"),
+    }
+    EMBEDDING = ("embed", "passages")  # texts to embed: the time left counts both
 
     def __init__(
         self, enabled: bool, every: float = 5.0, first: float = 1.0, what: str = "",
@@ -32,6 +37,9 @@ class Progress:
         self.last: dict[str, tuple[float, float]] = {}  # stage -> (started, last printed)
         self._lock = threading.Lock()
         self._said = False
+        self.counts: dict[str, tuple[int, int]] = {}  # stage -> (done, total)
+        self.embed_start: float | None = None
+        self.tokens: tuple[int, int] | None = None  # (done, total) tokens of the texts to embed
         self._timer: threading.Timer | None = None
         if enabled and what:
             self._timer = threading.Timer(opening, self._say, args=(f"mdseek: {what} ...", True))
@@ -52,9 +60,19 @@ class Progress:
                 file=sys.stderr,
             )
             return
-        if not self.enabled or total <= 0:
+        if not self.enabled:
             return
+        if stage == "tokens":  # for the time left only
+            self.tokens = (done, total)
+            return
+        if stage in self.EMBEDDING:
+            self.counts[stage] = (done, total)
+            if self.embed_start is None:
+                self.embed_start = time.monotonic()
+        if total <= 0 or (stage == "passages" and done == 0):
+            return  # nothing to show yet (each pass tells both totals first)
         label, unit = self.LABELS.get(stage, (stage, "items"))
+        left = self.time_left() if stage in self.EMBEDDING else ""
         if self.tty:
             from tqdm import tqdm
 
@@ -72,9 +90,11 @@ class Progress:
                     leave=True,
                     bar_format="{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} "
                     + unit
-                    + " [{elapsed}<{remaining}]",
+                    + " [{elapsed}] {postfix}",
                 )
             bar.n = done  # type: ignore[attr-defined]
+            if left:
+                bar.set_postfix_str(left, refresh=False)  # type: ignore[attr-defined]
             bar.refresh()  # type: ignore[attr-defined]
             return
         now = time.monotonic()
@@ -86,7 +106,27 @@ class Progress:
             self.last[stage] = (now + 1e9, now + 1e9)  # once per stage
         elif now - printed >= (self.first if printed == start else self.every):
             self.last[stage] = (start, now)
-            self._say(f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%)")
+            self._say(
+                f"mdseek: {label} {done}/{total} {unit} ({100 * done // total}%"
+                + (f", {left})" if left else ")")
+            )
+
+    def time_left(self) -> str:
+        """About how long the embedding has left: the tokens (else the texts)
+        still to embed, chunks and passages, at the rate so far; "" until 2 s
+        have passed."""
+        if self.embed_start is None:
+            return ""
+        spent = time.monotonic() - self.embed_start
+        if self.tokens is not None:  # texts come shortest first: tokens tell the work left
+            done, todo = self.tokens[0], self.tokens[1] - self.tokens[0]
+        else:
+            done = sum(d for d, _ in self.counts.values())
+            todo = sum(t - d for d, t in self.counts.values())
+        if spent < 2 or done <= 0 or todo <= 0:
+            return ""
+        secs = spent / done * todo
+        return f"about {secs / 60:.0f} min left" if secs >= 90 else f"about {secs:.0f} s left"
 
     def close(self) -> None:
         if self._timer is not None:

@@ -18,7 +18,7 @@ from mdseek.index.search import requests
 from mdseek.index.store.store import is_damage
 from mdseek.index.text.files import display_path
 
-from .common import CliError, engine_for, load_reranker, shown
+from .common import CliError, UsageError, engine_for, load_reranker, shown
 from .progress import Progress
 
 if TYPE_CHECKING:
@@ -32,7 +32,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         args.mode = requests.check_mode(args.mode)
         args.path = requests.check_globs(args.path)
     except requests.BadRequest as exc:
-        raise CliError(str(exc)) from None
+        raise UsageError(str(exc)) from None
+    if args.section is not None and not args.explain:
+        raise UsageError("--section PATH:LINE goes with --explain")
     loading: list[threading.Thread] = []
     eng = None
     try:
@@ -77,6 +79,7 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
         explain=args.explain,
     )  # fmt: skip
     results = [r for _, r in answer.hits]
+    where = _where(args, eng) if args.section else None
     if args.highlight:
         from mdseek.index.search.query import Query
         from mdseek.index.text.snippet import mark
@@ -91,6 +94,8 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
             "note": answer.note,
             "results": [_json_result(eng, r) for r in results],
         }
+        if where is not None:
+            out["section"] = where
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     for note in dict.fromkeys(answer.notes):
@@ -107,7 +112,54 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
             print(f"    {_explain_line(r.explain)}")
         if r.snippet:
             print(f"    {r.snippet}")
+    if where is not None:
+        print(_where_lines(where))
     return 0
+
+
+def _where(args: argparse.Namespace, eng: Engine) -> dict:
+    """``--section PATH:LINE``: where that section ranked (:func:`where_ranked`)."""
+    from pathlib import Path
+
+    from mdseek.index.engine.where import where_ranked
+    from mdseek.index.text.files import relpath
+
+    path, sep, line = args.section.rpartition(":")
+    if not sep or not line.isdigit() or int(line) < 1 or not path:
+        raise UsageError(f"--section must be PATH:LINE, e.g. notes/a.md:12 (got {args.section!r})")
+    p = Path(path)
+    root = eng.root.resolve()
+    full = (p if p.is_absolute() else Path.cwd() / p).resolve()
+    if not full.is_file() and not p.is_absolute():
+        full = (root / p).resolve()  # a path relative to the folder
+    if not full.is_relative_to(root):
+        raise UsageError(f"--section: {path} is not in {shown(eng.root)}")
+    rel = relpath(root, full)
+    if eng.store.documents.get(rel) is None:
+        raise CliError(f"--section: {path} is not indexed")
+    return where_ranked(eng, args.query, rel, int(line))
+
+
+def _where_lines(w: dict) -> str:
+    sec = w["section"]
+    out = [f"where {sec['path']}:{sec['line']} ranked ({sec['breadcrumb'] or 'no section there'}):"]
+    names = {"hybrid": "shown (hybrid)", "lexical": "keywords (BM25)", "dense": "meaning (cosine)"}
+    for mode in ("hybrid", "lexical", "dense"):
+        p = w.get(mode)
+        if p is None:
+            continue
+        key, mine = ("best", "score") if mode == "hybrid" else ("best_raw", "raw")
+        best = "" if p[key] is None else f"; the top one {p[key]:.4g}"
+        if p["rank"] is None:
+            out.append(f"  {names[mode]}: not among its {p['of']} sections{best}")
+            continue
+        score = "-" if p[mine] is None else f"{p[mine]:.4g}"
+        line = f"  {names[mode]}: #{p['rank']} of {p['of']}, {score}{best}"
+        if mode == "hybrid" and p["explain"]:
+            line += f"\n    {_explain_line(p['explain'])}"
+        out.append(line)
+    out.append(f"  why: {w['why']}")
+    return "\n".join(out)
 
 
 def _json_result(eng: Engine, r) -> dict:

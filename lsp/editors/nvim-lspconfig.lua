@@ -10,7 +10,12 @@
 vim.lsp.config('mdseek', {
   cmd = { 'mdseek', 'serve' },
   filetypes = { 'markdown' },
-  root_markers = { '.git', '.obsidian', '.mdseek' },
+  -- The workspace is the nearest folder holding .git, .obsidian or .mdseek,
+  -- else the file's own folder (a plain notes folder works too).
+  root_dir = function(bufnr, on_dir)
+    local file = vim.api.nvim_buf_get_name(bufnr)
+    on_dir(vim.fs.root(bufnr, { '.git', '.obsidian', '.mdseek' }) or vim.fs.dirname(file))
+  end,
   settings = { mdseek = { searchLimit = 20, hoverRelated = 5 } },
   commands = {
     ['mdseek.showReferences'] = function(command, ctx)

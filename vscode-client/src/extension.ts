@@ -93,6 +93,7 @@ const SERVER_SETTINGS = [
   'maxFileSize',
   'searchLimit',
   'hoverRelated',
+  'duplicateHeadings',
 ] as const;
 
 // ---------------------------------------------------------------- state

@@ -39,8 +39,12 @@
 return {
   cmd = { 'mdseek', 'serve' },
   filetypes = { 'markdown' },
-  -- The workspace is the nearest folder holding one of these.
-  root_markers = { '.git', '.obsidian', '.mdseek' },
+  -- The workspace is the nearest folder holding .git, .obsidian or .mdseek,
+  -- else the file's own folder (a plain notes folder works too).
+  root_dir = function(bufnr, on_dir)
+    local file = vim.api.nvim_buf_get_name(bufnr)
+    on_dir(vim.fs.root(bufnr, { '.git', '.obsidian', '.mdseek' }) or vim.fs.dirname(file))
+  end,
   -- Settings (all optional), sent when the server asks (workspace/configuration):
   --   model        sentence-transformers model folder ('' = bundled all-MiniLM-L6-v2)
   --   indexPath    index file ('' = the default, outside the workspace)
