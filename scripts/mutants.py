@@ -221,7 +221,8 @@ def run_tests(copy: Path, code: Path, tests: tuple[str, ...], timeout: float) ->
     except subprocess.TimeoutExpired:
         return -1, f"timed out after {timeout:.0f} s"
     lines = [ln for ln in run.stdout.splitlines() if ln.strip()]
-    tail = [ln for ln in lines if "outside the sandbox" in ln] + lines[-1:]
+    leaked = ["written outside the sandbox"] if "outside the sandbox" in run.stdout else []
+    tail = leaked + lines[-1:]
     return run.returncode, " | ".join(tail)
 
 

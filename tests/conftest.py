@@ -41,6 +41,7 @@ def pytest_sessionfinish(session, exitstatus):
         tr = session.config.pluginmanager.get_plugin("terminalreporter")
         lines = ["the tests wrote outside their tmp paths (tests/sandbox.py):", *found]
         if tr is not None:
+            tr.ensure_newline()
             tr.write_sep("=", "written outside the sandbox", red=True, bold=True)
             for line in lines:
                 tr.write_line(line, red=True)
