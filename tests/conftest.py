@@ -5,26 +5,49 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
+import sys
 from pathlib import Path
 
 import pytest
+import sandbox
 
 # The ported peer cases (tests/peers/) compare in a shared helper: its asserts
 # show both sides when rewritten, which must be asked for before it is imported.
 pytest.register_assert_rewrite("peer_support")
 
-# The ONNX export of the model is made once per test session, for real, in a
-# temp cache (servers the tests start inherit it). Set MDSEEK_CACHE_DIR to keep
-# one between sessions.
-_OWN_CACHE = None
-if not os.environ.get("MDSEEK_CACHE_DIR"):
-    _OWN_CACHE = os.environ["MDSEEK_CACHE_DIR"] = tempfile.mkdtemp(prefix="mdseek-test-cache-")
+# The session's sandbox (tests/sandbox.py): HOME, XDG_CACHE_HOME and
+# MDSEEK_CACHE_DIR in a temporary folder (the ONNX export of a model is made
+# once per session, for real, in it; set MDSEEK_CACHE_DIR to keep one between
+# sessions), the code under test first on PYTHONPATH. Set before any test
+# module is imported; every process a test starts gets it (sandbox.server_env).
+_BOX = sandbox.enter()
 
 
+@pytest.hookimpl(trylast=True)  # after the session's fixtures are torn down
 def pytest_sessionfinish(session, exitstatus):
-    if _OWN_CACHE:
-        shutil.rmtree(_OWN_CACHE, ignore_errors=True)
+    """Fail the run if it wrote where it must not (sandbox.leaks); then remove
+    the sandbox. Only the process that made it checks (not an xdist worker)."""
+    if _BOX is None:
+        return
+    roots = [_BOX]
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is not None:
+        roots.append(factory.getbasetemp())
+    found = sandbox.leaks(_BOX, roots)
+    if os.environ.get("HOME") != str(_BOX / "home"):  # the check would look in the wrong home
+        found.append(f"HOME is {os.environ.get('HOME')} at the end, not the sandbox's")
+    if found:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        tr = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = ["the tests wrote outside their tmp paths (tests/sandbox.py):", *found]
+        if tr is not None:
+            tr.ensure_newline()
+            tr.write_sep("=", "written outside the sandbox", red=True, bold=True)
+            for line in lines:
+                tr.write_line(line, red=True)
+        else:
+            print("\n".join(lines), file=sys.stderr)
+    shutil.rmtree(_BOX, ignore_errors=True)
 
 
 REPO = Path(__file__).resolve().parent.parent
@@ -32,18 +55,11 @@ FIXTURES = REPO / "fixtures"
 QUERIES = Path(__file__).resolve().parent / "fixture_queries.json"
 
 
-@pytest.fixture(scope="session", autouse=True)
-def private_cache(tmp_path_factory) -> Path:
-    """Indexes made at the default location (the user cache) go to a tmp folder,
-    never the real ~/.cache; servers and CLIs started by tests inherit it."""
-    cache = tmp_path_factory.mktemp("xdg-cache")
-    old = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(cache)
-    yield cache
-    if old is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
-    else:
-        os.environ["XDG_CACHE_HOME"] = old
+@pytest.fixture(scope="session")
+def private_cache() -> Path:
+    """The session's user cache (XDG_CACHE_HOME in the sandbox): indexes made at
+    the default location go there, never to the real ~/.cache."""
+    return Path(os.environ["XDG_CACHE_HOME"])
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from typing import Any
 
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient, make_test_lsp_client
+from sandbox import server_env
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -32,7 +33,22 @@ def make_client() -> LanguageClient:
 
 
 def config(env: dict[str, str] | None = None) -> ClientServerConfig:
-    return ClientServerConfig(server_command=SERVER_CMD, client_factory=make_client, server_env=env)
+    """pytest-lsp's server: ``mdseek serve`` in the test's environment
+    (sandbox.server_env, made when the server starts), plus ``env``."""
+    return SandboxedConfig(
+        server_command=SERVER_CMD, client_factory=make_client, server_env=env or {}
+    )
+
+
+class SandboxedConfig(ClientServerConfig):
+    """A config whose server gets :func:`sandbox.server_env` as it starts
+    (the decorator that takes it runs when the test module is imported)."""
+
+    async def start(self, devtools: str | None = None) -> Any:
+        client = self.client_factory()
+        env = server_env(**(self.server_env or {}))
+        await client.start_io(*self.get_server_command(devtools), env=env)
+        return client
 
 
 def capabilities(watch: bool = True, progress: bool = True) -> types.ClientCapabilities:

@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sandbox import server_env
+
 SERVER_CMD = [sys.executable, "-m", "mdseek", "serve", "--stdio"]
 
 
@@ -31,7 +33,7 @@ class RawServer:
         self._err = open(
             self.stderr_path, "wb"
         )  # a file: a chatty server never blocks on a full pipe
-        full_env = {**os.environ, **(env or {})}
+        full_env = server_env(**(env or {}))
         self.proc = subprocess.Popen(
             SERVER_CMD,
             stdin=subprocess.PIPE,

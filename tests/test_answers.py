@@ -5,13 +5,13 @@ CLI, MCP and the language server, and partial answers that say so."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from lsprotocol import types
+from sandbox import server_env
 
 from mdseek.index.engine import facade
 from mdseek.index.engine.engine import Engine, SearchResult
@@ -119,7 +119,7 @@ def mdseek(*args: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        env=server_env(),
     )
 
 
@@ -304,7 +304,7 @@ async def test_mcp_errors_paths_and_partial_answers(tmp_path: Path):
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mdseek", "mcp", str(root), "--db", str(tmp_path / "i.sqlite")],
-        env={"HF_HUB_OFFLINE": "1"},
+        env=server_env(),
     )
     async with Client(params, read_timeout_seconds=120) as client:
 
@@ -451,7 +451,7 @@ async def test_mcp_keeps_the_files_the_index_was_built_with(ws: Path, tmp_path: 
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mdseek", "mcp", str(ws), "--db", db],
-        env={"HF_HUB_OFFLINE": "1"},
+        env=server_env(),
     )
     async with Client(params, read_timeout_seconds=120) as client:
         res = await client.call_tool("search", {"query": "zebras", "mode": "lexical"})
@@ -483,7 +483,7 @@ def test_first_use_of_a_model_says_it_is_exporting(tmp_path: Path):
         [sys.executable, "-m", "mdseek", "search", str(ws), "zebras", "--model", str(model),
          "--db", str(tmp_path / "i.sqlite"), "--no-progress"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "MDSEEK_CACHE_DIR": str(cache)},
+        env=server_env(MDSEEK_CACHE_DIR=str(cache)),
     )  # fmt: skip
     assert proc.stderr is not None
     said = [(time.monotonic() - t0, line.rstrip("\n")) for line in proc.stderr]
@@ -534,7 +534,7 @@ def test_the_readme_install_block_works_without_a_local_bin(tmp_path: Path):
     out = subprocess.run(
         ["bash", "-euc", "\n".join(rest)],
         capture_output=True, text=True, timeout=120,
-        env={**os.environ, "HOME": str(home), "HF_HUB_OFFLINE": "1"},
+        env=server_env(HOME=str(home)),
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("mdseek ") and (home / ".local/bin/mdseek").exists()

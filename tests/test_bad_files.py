@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox import server_env
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.text.files import FileFilter, display_path, matches
@@ -138,7 +139,7 @@ def test_unreadable_file_is_one_line_then_retried_when_it_changes(tmp_path):
         "--json",
     ]
     try:
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=server_env())
         assert run.returncode == 0, run.stderr
         assert "Traceback" not in run.stderr
         lines = [ln for ln in run.stderr.splitlines() if "locked.md" in ln]
@@ -147,7 +148,7 @@ def test_unreadable_file_is_one_line_then_retried_when_it_changes(tmp_path):
         assert rep["files"] == len(INDEXED) + 2 and rep["indexed"] == len(INDEXED) + 1
         assert [e[0] for e in rep["errors"]] == ["locked.md"]
         os.chmod(locked, 0o644)
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=server_env())
         rep = json.loads(run.stdout)
         assert run.returncode == 0 and not rep["errors"] and rep["indexed"] == 1, run.stderr
     finally:
@@ -169,11 +170,13 @@ def test_cli_shows_bad_names_with_replacement_characters(tmp_path, verbose):
         "--limit",
         "1",
     ]
-    run = subprocess.run(cmd + (["-v"] if verbose else []), capture_output=True, timeout=900)
+    run = subprocess.run(
+        cmd + (["-v"] if verbose else []), capture_output=True, timeout=900, env=server_env()
+    )
     assert run.returncode == 0, run.stderr
     out = run.stdout.decode("utf-8")  # valid UTF-8: the bad bytes are shown as U+FFFD
     assert display_path(BAD_NAME) in out
     assert b"Traceback" not in run.stderr
-    js = subprocess.run(cmd + ["--json"], capture_output=True, timeout=900)
+    js = subprocess.run(cmd + ["--json"], capture_output=True, timeout=900, env=server_env())
     rows = json.loads(js.stdout.decode("utf-8"))["results"]
     assert rows[0]["path"] == display_path(BAD_NAME)

@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sandbox import server_env
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -32,7 +34,7 @@ def test_quick_benchmark_run(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--out", str(out), "--work", str(work),
          "--no-readme", "--no-install"],
-        cwd=REPO, capture_output=True, text=True, timeout=600,
+        cwd=REPO, capture_output=True, text=True, timeout=600, env=server_env()
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
 
@@ -109,7 +111,7 @@ def test_rename_speed_benchmark_runs() -> None:
     # It broke when the rename engine started reading the folder's aliases.
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks.rename_speed", "--notes", "60", "--repeat", "1"],
-        cwd=REPO, capture_output=True, text=True, timeout=120,
+        cwd=REPO, capture_output=True, text=True, timeout=120, env=server_env()
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.startswith("60 notes: heading rename "), proc.stdout

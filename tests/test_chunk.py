@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sandbox import server_env
 
 from mdseek.index.text.markdown import has_visible_text
 from mdseek.index.text.parse import parse_text
@@ -203,6 +204,7 @@ def test_fixtures_coverage_is_100_percent_via_cli():
         capture_output=True,
         text=True,
         check=True,
+        env=server_env(),
     )
     data = json.loads(out.stdout)
     assert data["coverage"] == 1.0
@@ -218,6 +220,7 @@ def test_chunks_cli_json_fields(tmp_path):
         capture_output=True,
         text=True,
         check=True,
+        env=server_env(),
     )
     rows = json.loads(out.stdout)
     assert rows and {
@@ -233,6 +236,7 @@ def test_chunks_cli_json_fields(tmp_path):
         [sys.executable, "-m", "mdseek", "chunks", str(tmp_path / "nope.md")],
         capture_output=True,
         text=True,
+        env=server_env(),
     )
     assert bad.returncode != 0 and "no such file" in bad.stderr
 
@@ -269,6 +273,7 @@ def test_coverage_is_exactly_one_with_shortened_breadcrumbs(tmp_path, tokenizer)
         capture_output=True,
         text=True,
         check=True,
+        env=server_env(),
     )
     data = json.loads(out.stdout)
     assert data["coverage"] == 1.0 and data["files"]["deep.md"]["coverage"] == 1.0

@@ -4,12 +4,12 @@ human status, progress only where it helps, paths that open from the cwd."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from sandbox import server_env
 
 from mdseek import __version__
 
@@ -25,7 +25,7 @@ def mdseek(
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, **(env or {})},
+        env=server_env(**(env or {})),
     )
 
 
@@ -80,6 +80,7 @@ def test_folder_without_markdown_says_so_before_loading_a_model(tmp_path: Path):
             capture_output=True,
             text=True,
             timeout=120,
+            env=server_env(),
         )
         assert r.stdout.split() == ["1", "False", "False"], (r.stdout, r.stderr)
         assert "no markdown files in" in r.stderr and "--include" in r.stderr

@@ -5,9 +5,10 @@ compiled or read back, and a bad cache file only means compiling."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+
+from sandbox import server_env
 
 PROBE = """
 import json, sys
@@ -34,7 +35,7 @@ print(json.dumps({
 def probe(cache_dir, *plain: str) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", PROBE, str(cache_dir), *plain],
-        capture_output=True, text=True, check=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        capture_output=True, text=True, check=True, env=server_env(PYTHONDONTWRITEBYTECODE="1"),
     )  # fmt: skip
     return json.loads(out.stdout)
 

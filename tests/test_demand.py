@@ -98,3 +98,40 @@ def test_bulk_model_work_runs_below_requests_and_the_caller_keeps_its_priority(m
     assert _nice() == before  # the caller's priority unchanged
     emb.encode_query("rotate the TLS certificate")
     assert seen[-1] == before  # a query runs on the caller's thread, at its priority
+
+
+@pytest.mark.skipif(all_cores() < 2, reason="one core: every session has one thread")
+def test_each_bulk_batch_runs_on_a_session_of_the_threads_it_records(monkeypatch):
+    """The threads a bulk batch records (``bulk_threads_used``) are the threads
+    of the ONNX Runtime session it runs on, read back from the session: one
+    while a request is in flight, every core when none is.
+
+    Mutant caught: in ``Embedder.encode`` (index/model/embed.py) the batch run
+    on the all-threads session while it records one thread,
+    ``in_background(run, n, `` -> ``in_background(run, os.cpu_count() or n, ``."""
+    from mdseek.index.model import embed as embed_module
+    from mdseek.index.model.demand import BULK_STEP
+    from mdseek.index.model.embed import Embedder
+    from mdseek.index.model.onnx_encoder import OnnxEncoder
+
+    ran: list[int] = []  # intra-op threads of the session each batch ran on
+    real = OnnxEncoder.encode
+
+    def spy(self, texts, *args, **kwargs):
+        ran.append(self.session.get_session_options().intra_op_num_threads)
+        return real(self, texts, *args, **kwargs)
+
+    monkeypatch.setattr(OnnxEncoder, "encode", spy)
+    demand = Demand(quiet=0.0)  # this test's own requests only
+    monkeypatch.setattr(embed_module, "DEMAND", demand)
+    emb = Embedder(settings=EmbedSettings())  # threads by demand
+    assert emb.settings.threads == 0 and emb.load().backend == "onnx"
+    texts = [
+        f"note {i}: the replica is promoted when the primary dies" for i in range(2 * BULK_STEP)
+    ]
+    with demand.request():  # a search in flight
+        emb.encode(texts)
+    assert emb.bulk_threads_used == {1: 2} and ran == [1, 1]
+    ran.clear()
+    emb.encode(texts)  # nobody waits
+    assert emb.bulk_threads_used == {1: 2, all_cores(): 2} and ran == [all_cores()] * 2

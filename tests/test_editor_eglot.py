@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox import server_env
 
 from conftest import workspace_with_index
 
@@ -29,8 +30,7 @@ def test_eglot_smoke(tmp_path, golden_index):
     ws = workspace_with_index(tmp_path / "ws", golden_index)
     # the shipped eglot.el runs "mdseek serve" from PATH: this venv's
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
-    env = dict(
-        os.environ,
+    env = server_env(
         PATH=path,
         MDSEEK_EGLOT_EL=str(EGLOT_EL),
         WS=str(ws),

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from raw_lsp import RawServer
+from sandbox import server_env
 from waiting import wait_for
 
 from mdseek.index.engine.engine import Engine, IndexReport
@@ -28,7 +29,7 @@ CLI = [sys.executable, "-m", "mdseek"]
 
 def start_cli(*args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [*CLI, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=server_env()
     )
 
 
@@ -79,6 +80,7 @@ def hold_lock(lock_file: str) -> subprocess.Popen:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        env=server_env(),
     )
     assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
     return holder
@@ -102,6 +104,7 @@ def test_two_cli_processes_embed_each_chunk_once(tmp_path):
                         stdout=subprocess.PIPE,
                         stderr=err,
                         text=True,
+                        env=server_env(),
                     )
                 )
         wait_for(
@@ -218,6 +221,7 @@ def test_waiting_for_another_process_is_cancellable(small_ws, tmp_path):
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
+        env=server_env(),
     )
     try:
         assert holder.stdout.readline().strip() == "held"

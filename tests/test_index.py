@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox import server_env
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.store.file import rows_in
@@ -251,7 +252,7 @@ def test_include_exclude_globs(ws):
 
 
 def test_cli_index_then_search_json(ws):
-    env = dict(os.environ)
+    env = server_env()
     run = subprocess.run(
         [sys.executable, "-m", "mdseek", "index", str(ws), "--no-progress"],
         capture_output=True,
@@ -289,6 +290,7 @@ def test_cli_index_then_search_json(ws):
         [sys.executable, "-m", "mdseek", "search", str(ws / "nope"), "x"],
         capture_output=True,
         text=True,
+        env=server_env(),
     )
     assert bad.returncode == 1 and "no such folder" in bad.stderr
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from sandbox import server_env
 from waiting import wait_for
 
 from mdseek.index.engine.engine import Engine
@@ -109,7 +110,10 @@ def test_kill_9_during_saves_leaves_old_or_new_version(tmp_path, tokenizer):
     rng = random.Random(4)
     for _ in range(8):
         proc = subprocess.Popen(
-            [sys.executable, "-c", SAVER, str(ws)], stdout=subprocess.PIPE, text=True
+            [sys.executable, "-c", SAVER, str(ws)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=server_env(),
         )
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
         time.sleep(rng.uniform(0.05, 1.0))
@@ -126,7 +130,9 @@ def test_kill_9_during_cli_index_then_resume_equals_fresh(tmp_path):
     rng = random.Random(2)
     path = locate(ws.resolve()).path
     for _ in range(4):
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=server_env()
+        )
         wait_for(path.exists, timeout=120, what="the index file")  # then kill at a random moment
         time.sleep(rng.uniform(0.2, 5.0))
         proc.kill()
@@ -134,7 +140,7 @@ def test_kill_9_during_cli_index_then_resume_equals_fresh(tmp_path):
         db = open_index(path)
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         db.close()
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, env=server_env())
     assert done.returncode == 0, done.stderr
     fresh_ws = copy_fixtures(tmp_path / "fresh")
     fresh = Engine(fresh_ws)

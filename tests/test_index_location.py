@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox import server_env
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.store import file as store_mod
@@ -28,7 +29,7 @@ def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
         [sys.executable, "-m", "mdseek", *args],
         capture_output=True,
         text=True,
-        env={**os.environ, **(env or {})},
+        env=server_env(**(env or {})),
         timeout=600,
     )
 

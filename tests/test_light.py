@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +25,7 @@ from lsp_support import SERVER_CMD, initialize, make_client, request, wait_ready
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pytest_lsp import ClientServerConfig
+from sandbox import server_env
 from waiting import until
 
 from mdseek.index.model import packaged
@@ -202,12 +202,7 @@ def light_env(tmp_path_factory) -> dict[str, str]:
     site = tmp_path_factory.mktemp("light-site")
     (site / "sitecustomize.py").write_text(SITECUSTOMIZE)
     cache = tmp_path_factory.mktemp("light-cache")  # empty: nothing exported in it
-    return {
-        **os.environ,
-        "PYTHONPATH": str(site),
-        "MDSEEK_CACHE_DIR": str(cache),
-        "XDG_CACHE_HOME": str(cache),
-    }
+    return server_env(path=[site], MDSEEK_CACHE_DIR=str(cache), XDG_CACHE_HOME=str(cache))
 
 
 def light(env: dict, *args: str, code: str | None = None) -> subprocess.CompletedProcess:

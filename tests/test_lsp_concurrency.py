@@ -21,6 +21,7 @@ from lsp_support import (
     wait_updates,
 )
 from lsprotocol import types
+from sandbox import server_env
 
 pytestmark = pytest.mark.slow
 
@@ -35,8 +36,8 @@ async def test_two_servers_and_cli(ws: Path):
     for p in ws.rglob("*.md"):
         p.write_text(p.read_text() + "\n")
     a, b = make_client(), make_client()
-    await a.start_io(*SERVER_CMD)
-    await b.start_io(*SERVER_CMD)
+    await a.start_io(*SERVER_CMD, env=server_env())
+    await b.start_io(*SERVER_CMD, env=server_env())
     try:
         await asyncio.gather(initialize(a, ws), initialize(b, ws))
         cli = await asyncio.create_subprocess_exec(
@@ -48,6 +49,7 @@ async def test_two_servers_and_cli(ws: Path):
             "--no-progress",
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
+            env=server_env(),
         )
         sa, sb = await asyncio.gather(wait_ready(a), wait_ready(b))
         out, err = await cli.communicate()

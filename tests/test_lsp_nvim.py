@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from lsp_support import REPO, fixture_queries, indexed_copy
+from sandbox import server_env
 
 pytestmark = pytest.mark.slow
 
@@ -53,21 +54,22 @@ def test_neovim_end_to_end(tmp_path_factory, request, tmp_path, layout):
         i for i, ln in enumerate(file.read_text().split("\n")) if ln.startswith("## ")
     )
     out = tmp_path / "nvim-results.json"
-    env = {
-        **os.environ,
-        "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MDSEEK_WS": str(ws),
-        "MDSEEK_FILE": str(file),
-        "MDSEEK_LINK_LINE": str(link["line"]),
-        "MDSEEK_LINK_COL": str(col),
-        "MDSEEK_HEADING_LINE": str(heading_line),
-        "MDSEEK_QUERY": query["query"],
-        "MDSEEK_OUT": str(out),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "NVIM_APPNAME": "nvim",
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
+    env = server_env(
+        **{
+            "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MDSEEK_WS": str(ws),
+            "MDSEEK_FILE": str(file),
+            "MDSEEK_LINK_LINE": str(link["line"]),
+            "MDSEEK_LINK_COL": str(col),
+            "MDSEEK_HEADING_LINE": str(heading_line),
+            "MDSEEK_QUERY": query["query"],
+            "MDSEEK_OUT": str(out),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "NVIM_APPNAME": "nvim",
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+        }
+    )
     init = install_config(layout, tmp_path / "config")
     proc = subprocess.run(
         [

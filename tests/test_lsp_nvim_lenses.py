@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from lsp_support import REPO
+from sandbox import server_env
 from test_lsp_nvim import install_config
 
 pytestmark = pytest.mark.slow
@@ -31,17 +32,18 @@ def test_neovim_runs_the_references_lens(tmp_path, layout):
     (ws / "a.md").write_text("# A\n\nSee [part](target.md#part-one).\n")
     (ws / "sub" / "b.md").write_text("# B\n\nAlso [[target#Part one]] here.\n")
     out = tmp_path / "lenses.json"
-    env = {
-        **os.environ,
-        "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MDSEEK_FILE": str(ws / "target.md"),
-        "MDSEEK_LINE": "2",
-        "MDSEEK_OUT": str(out),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-    }
+    env = server_env(
+        **{
+            "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MDSEEK_FILE": str(ws / "target.md"),
+            "MDSEEK_LINE": "2",
+            "MDSEEK_OUT": str(out),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        }
+    )
     init = install_config(layout, tmp_path / "config")
     proc = subprocess.run(
         [

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from lsp_support import REPO, indexed_copy
+from sandbox import server_env
 from test_lsp_nvim import install_config
 
 from mdseek.index.text.parse import parse_text
@@ -34,17 +35,18 @@ def test_neovim_links_by_meaning(tmp_path_factory, request, tmp_path):
         "the most caught-up standby copy and make it the new writer for the cluster.\n"
     )
     out = tmp_path / "nvim-links.json"
-    env = {
-        **os.environ,
-        "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MDSEEK_FILE": str(draft),
-        "MDSEEK_LINE": "3",
-        "MDSEEK_WANT": FAILOVER,
-        "MDSEEK_OUT": str(out),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-    }
+    env = server_env(
+        **{
+            "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MDSEEK_FILE": str(draft),
+            "MDSEEK_LINE": "3",
+            "MDSEEK_WANT": FAILOVER,
+            "MDSEEK_OUT": str(out),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+        }
+    )
     init = install_config(
         "lsp-dir", tmp_path / "config"
     )  # the shipped lsp/mdseek.lua, as documented

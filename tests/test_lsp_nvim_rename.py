@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import rename_check as rc
 from lsp_support import REPO
+from sandbox import server_env
 from test_lsp_nvim import install_config
 
 pytestmark = pytest.mark.slow
@@ -32,20 +33,21 @@ def test_neovim_renames_a_heading_and_moves_a_file(tmp_path):
     links = rc.all_links(ws)
     out = tmp_path / "nvim-rename.json"
     moved_to = ws / "notes/archive/log 2026.md"
-    env = {
-        **os.environ,
-        "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MDSEEK_FILE": str(ws / "guide/setup.md"),
-        "MDSEEK_LINE": "4",
-        "MDSEEK_NAME": "Installation",
-        "MDSEEK_MOVE_FROM": str(ws / "notes/daily log.md"),
-        "MDSEEK_MOVE_TO": str(moved_to),
-        "MDSEEK_OUT": str(out),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-    }
+    env = server_env(
+        **{
+            "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "MDSEEK_FILE": str(ws / "guide/setup.md"),
+            "MDSEEK_LINE": "4",
+            "MDSEEK_NAME": "Installation",
+            "MDSEEK_MOVE_FROM": str(ws / "notes/daily log.md"),
+            "MDSEEK_MOVE_TO": str(moved_to),
+            "MDSEEK_OUT": str(out),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        }
+    )
     init = install_config("lsp-dir", tmp_path / "config")  # the shipped lsp/mdseek.lua
     proc = subprocess.run(
         [

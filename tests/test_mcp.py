@@ -28,6 +28,7 @@ from lsp_support import (
 from lsprotocol import types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from sandbox import server_env
 from waiting import until
 
 pytestmark = pytest.mark.slow
@@ -82,7 +83,7 @@ async def mcp_client(*dirs: Path, args: tuple[str, ...] = ()):
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mdseek", "mcp", *map(str, dirs), *args],
-        env={"HF_HUB_OFFLINE": "1"},
+        env=server_env(),  # the SDK hands a server only HOME, PATH and a few more otherwise
     )
     async with Client(params, read_timeout_seconds=120) as client:
         yield client
@@ -258,6 +259,28 @@ async def test_bad_arguments_are_clear_tool_errors(ws: Path):
         assert res.is_error
         # the server is still fine afterwards
         assert (await call(client, "outline", {"path": path}))["headings"]
+
+
+async def test_a_tools_own_error_is_exactly_mdseeks_line(ws: Path):
+    """An error a tool raises itself (past the argument checks: no such file,
+    no such line, a path outside the served folders), over real stdio: exactly
+    mdseek's one line, the words the CLI and the language server use, without
+    the SDK's "Error executing tool NAME: " before it.
+
+    Mutant caught: ``CheckedServer.call_tool`` (lsp/mcp_args.py) keeping the
+    SDK's prefix, ``raise ToolError(str(exc.__cause__)) from exc.__cause__``
+    -> ``raise``."""
+    lines = len((ws / FILE).read_text().splitlines())
+    async with mcp_client(ws) as client:
+        assert await error(client, "outline", {"path": "handbook/nope.md"}) == (
+            "handbook/nope.md: no such markdown file (or over the size limit)"
+        )
+        assert await error(client, "get_section", {"path": FILE, "line": 100000}) == (
+            f"line 100000 is not in {FILE} ({lines} lines)"
+        )
+        assert await error(client, "related", {"path": "handbook/nope.md", "line": 1}) == (
+            "handbook/nope.md: no such markdown file (or over the size limit)"
+        )
 
 
 FILE = "handbook/runbooks/database-failover.md"
@@ -442,7 +465,7 @@ async def test_beside_a_running_language_server(ws: Path):
     """mdseek serve and mdseek mcp on one index: each sees the other's writes,
     and the index stays sound."""
     lsp = make_client()
-    await lsp.start_io(*SERVER_CMD)
+    await lsp.start_io(*SERVER_CMD, env=server_env())
     try:
         await initialize(lsp, ws)
         async with mcp_client(ws) as client:

@@ -12,6 +12,7 @@ import threading
 
 import numpy as np
 import pytest
+from sandbox import server_env
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.model import onnx_export, packaged
@@ -134,7 +135,9 @@ def test_cold_search_imports_no_torch(tmp_path, golden_index, onnx_embedder):
         "heavy = sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules)\n"
         "print(json.dumps({'rc': rc, 'heavy': heavy}))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=server_env()
+    )
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     status = json.loads(lines[-1])

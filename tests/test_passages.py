@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mdseek.index.engine.engine import Engine
@@ -227,3 +228,46 @@ def test_shared_folder_copy_keeps_passages(tmp_path):
         assert rep.embedded == 0 and again.store.counts()["passages"] == 4
     finally:
         again.close()
+
+
+def _at(cos: float) -> np.ndarray:
+    """A unit vector at cosine ``cos`` with the query (the first axis)."""
+    return np.array([cos, np.sqrt(1.0 - cos * cos), 0.0], dtype=np.float32)
+
+
+def test_a_passage_row_scores_its_chunk_at_its_cosine_less_the_discount():
+    """A chunk takes its best row, a passage row at its cosine minus
+    PASSAGE_DISCOUNT (0.02): a passage beats its chunk's own vector only by
+    more than that. Written by hand: chunk 1's own row 0.50 against its passage
+    at 0.51 (0.49 after the discount: the own row wins); chunk 2's own 0.40
+    against its passage at 0.60 (0.58 wins); chunk 3, no passage, 0.55.
+
+    Mutants caught: the discount's sign, in index/search/dense.py's
+    ``best_rows`` (``sims = sims - self.passage_discount`` -> ``+``) and
+    ``search`` (``scores = scores - self.passage_discount`` -> ``+``)."""
+    from mdseek.index.search.dense import PASSAGE_DISCOUNT, DenseIndex
+
+    assert PASSAGE_DISCOUNT == 0.02
+    q = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    d = DenseIndex()
+    d.reset(
+        np.array([1, 2, 3]),
+        np.stack([_at(0.50), _at(0.40), _at(0.55)]),
+        passage_ids=np.array([7, 8]),
+        owners=np.array([1, 2]),
+        passage_mat=np.stack([_at(0.51), _at(0.60)]),
+    )
+    best = d.best_rows(q, [1, 2, 3])
+    assert best[1] == (pytest.approx(0.50, abs=1e-6), 1)  # its own row (the chunk id)
+    assert best[2] == (pytest.approx(0.58, abs=1e-6), -8)  # the passage row (minus its id)
+    assert best[3] == (pytest.approx(0.55, abs=1e-6), 3)
+    assert d.scores(q, [1, 2]) == {
+        1: pytest.approx(0.50, abs=1e-6),
+        2: pytest.approx(0.58, abs=1e-6),
+    }
+    top = d.search(q, 3)
+    assert [i for i, _ in top] == [2, 3, 1]
+    assert [s for _, s in top] == pytest.approx([0.58, 0.55, 0.50], abs=1e-6)
+    plain = DenseIndex(passage_discount=0.0)  # 0: a plain max, the passage at its cosine
+    plain.reset(np.array([1]), _at(0.50)[None], np.array([7]), np.array([1]), _at(0.51)[None])
+    assert plain.best_rows(q, [1])[1] == (pytest.approx(0.51, abs=1e-6), -7)

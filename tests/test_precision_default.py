@@ -7,7 +7,6 @@ precision)."""
 from __future__ import annotations
 
 import logging
-import os
 import shutil
 import signal
 import sqlite3
@@ -17,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sandbox import server_env
 from waiting import wait_for
 
 from mdseek.index.engine.engine import Engine
@@ -25,7 +25,7 @@ from mdseek.index.model.embed import Embedder, EmbedSettings
 from mdseek.index.model.onnx_encoder import OnnxEncoder, read_manifest
 from mdseek.index.store.vectors_file import VectorsFileError
 
-from conftest import copy_fixtures
+from conftest import copy_fixtures, workspace_with_index
 
 QUERY = "what do I do when the main database machine dies"
 
@@ -187,6 +187,42 @@ def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):
     other.close()
 
 
+def test_after_slice_one_of_several_every_fp32_vector_is_still_there(wheel, tmp_path, golden_index):
+    """The move to int8 stopped after its first slice of several (a kill
+    between slices; the kill-and-resume test below stops inside the first):
+    every fp32 vector is still stored, beside the slice's int8 ones, and search
+    by meaning works in this process and in the next one, which resumes.
+
+    Mutant caught: the fp32 vectors swept after each completed slice (the final
+    switch still right), in ``PrecisionMove.next`` (index/engine/precision_move.py):
+    ``self._queue.embed(None, rep, set(take), emb=mover)`` followed by
+    ``self._vectors.sweep_vectors(mover.model_id)``."""
+    ws = workspace_with_index(tmp_path / "ws", golden_index)
+    db = ws / ".mdseek" / "index.sqlite"
+    ((fp32_id, texts),) = models(db).items()
+    int8_id = fp32_id + "#onnx-int8"
+    eng = Engine(ws, embed=EmbedSettings(precision="int8", threads=1))
+    try:
+        assert eng.index_path == db and eng.mover is not None
+        assert eng.index().embedded == 0  # as `mdseek index` does first: int8 remembered
+        left = eng.move_next(32)  # then slice 1
+        assert left == texts - 32 and left > 2 * 32  # of several
+        assert models(db) == {fp32_id: texts, int8_id: 32}
+        resp = eng.search(QUERY, mode="dense", limit=3)
+        assert resp.results and "database-failover" in resp.results[0].path
+    finally:
+        eng.close()
+    again = Engine(ws)  # the next process: int8 remembered, the fp32 vectors serving
+    try:
+        assert again.model_id == fp32_id and again.mover is not None
+        assert again.move_pending() == texts - 32
+        resp = again.search(QUERY, mode="dense", limit=3)
+        assert resp.results and "database-failover" in resp.results[0].path
+    finally:
+        again.close()
+    assert models(db) == {fp32_id: texts, int8_id: 32}
+
+
 def _cli(*args: str) -> list[str]:
     return [sys.executable, "-m", "mdseek", *args]
 
@@ -203,7 +239,7 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
     fp32_id = eng.model_id
     eng.close()
     texts = models(db)[fp32_id]
-    env = {**os.environ, "MDSEEK_THREADS": "1"}
+    env = server_env(MDSEEK_THREADS="1")
     proc = subprocess.Popen(
         _cli("index", str(ws), "--db", str(db), "--no-progress", "--precision", "int8"),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

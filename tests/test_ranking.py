@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox import server_env
 
 from mdseek.index.search import query, retrieve
 from mdseek.index.search.query import Query, question_of
@@ -318,7 +319,7 @@ def test_cli_explain_shows_the_score_parts(indexed_ws):
     out = subprocess.run(
         [sys.executable, "-m", "mdseek", "search", str(indexed_ws.root),
          "how do I promote the replica", "--limit", "3", "--explain"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, env=server_env()
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
@@ -329,7 +330,7 @@ def test_cli_explain_shows_the_score_parts(indexed_ws):
     js = subprocess.run(
         [sys.executable, "-m", "mdseek", "search", str(indexed_ws.root),
          "how do I promote the replica", "--limit", "2", "--explain", "--json"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, env=server_env()
     )  # fmt: skip
     data = json.loads(js.stdout)["results"]
     assert all(d["explain"]["final"] == pytest.approx(d["score"], abs=1e-5) for d in data)

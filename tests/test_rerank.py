@@ -4,6 +4,7 @@ fused sections by its own scores (plumbing; nothing downloaded)."""
 from __future__ import annotations
 
 import pytest
+from sandbox import server_env
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.model.model import ModelUnavailable
@@ -113,7 +114,7 @@ def test_cli_rerank_explains_and_fails_in_one_line(tmp_path, cross_encoder):
            "--db", str(tmp_path / "i.sqlite"), "--no-progress"]  # fmt: skip
     out = subprocess.run(
         [*cmd, "--json", "--explain", "--rerank", str(cross_encoder)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, env=server_env()
     )  # fmt: skip
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["results"]
@@ -121,7 +122,11 @@ def test_cli_rerank_explains_and_fails_in_one_line(tmp_path, cross_encoder):
     assert [r["heading"] for r in rows] == sorted(PASSAGES, key=lambda n: -own[n])
     assert all(r["explain"]["rerank"]["ms"] > 0 for r in rows)
     bad = subprocess.run(
-        [*cmd, "--rerank", str(tmp_path / "missing")], capture_output=True, text=True, timeout=300
+        [*cmd, "--rerank", str(tmp_path / "missing")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=server_env(),
     )
     assert bad.returncode == 1
     assert bad.stderr.startswith("mdseek: error: cannot load reranker")

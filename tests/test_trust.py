@@ -5,7 +5,6 @@ The real server over stdio where a protocol is involved."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 import raw_lsp
 from raw_lsp import RawServer
+from sandbox import server_env
 
 from mdseek.index.text.files import MAX_GLOB_LENGTH, BadGlob, FileFilter, check_file, matches
 
@@ -189,7 +189,7 @@ def start(cache_dir: Path) -> str:
     from test_codecache import PROBE
 
     run = [sys.executable, "-c", PROBE, str(cache_dir)]
-    return subprocess.run(run, capture_output=True, text=True, timeout=120).stderr
+    return subprocess.run(run, capture_output=True, text=True, timeout=120, env=server_env()).stderr
 
 
 def test_a_planted_code_cache_is_run_only_from_a_private_folder(tmp_path):
@@ -263,7 +263,7 @@ def test_a_crafted_index_in_a_clone_never_shows_its_text(tmp_path):
     (ws / ".mdseek").mkdir(mode=0o755)
     shutil.copy(made, ws / ".mdseek" / "index.sqlite")
     (ws / ".mdseek" / "index.sqlite").chmod(0o644)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    env = server_env()
     run = subprocess.run(
         [sys.executable, "-m", "mdseek", "search", str(ws), "wombat", "--mode", "lexical", "--json"],
         capture_output=True, text=True, env=env, timeout=120,
@@ -277,7 +277,7 @@ def test_a_crafted_index_in_a_clone_never_shows_its_text(tmp_path):
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mdseek", *args],
-        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600,
+        capture_output=True, text=True, env=server_env(), timeout=600,
     )  # fmt: skip
 
 
@@ -409,7 +409,7 @@ def test_an_index_open_in_another_process_is_never_set_aside(tmp_path):
     try:
         first.index(embed=False)
         inode = index.stat().st_ino
-        other = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "other")}
+        other = server_env(XDG_CACHE_HOME=str(tmp_path / "other"))
         run = subprocess.run(
             [sys.executable, "-m", "mdseek", "search", str(ws), "alpha gamma", "--mode", "lexical"],
             capture_output=True, text=True, env=other, timeout=300,
@@ -445,7 +445,7 @@ def _indexed(folder: Path) -> Path:
 def _prune(*extra: str) -> list[str]:
     run = subprocess.run(
         [sys.executable, "-m", "mdseek", "prune", *extra],
-        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600,
+        capture_output=True, text=True, env=server_env(), timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     return run.stdout.splitlines()
@@ -534,3 +534,34 @@ def test_the_automatic_prune_runs_once_a_day_with_the_same_rule(tmp_path, own_ca
     assert [c.folder for c in removed] == [made["old"]] and not made["old"].exists()
     assert made["recent"].is_dir() and made["live"].is_dir()
     assert [c.folder for c in prune_daily(now + 51 * day)] == [made["recent"]]
+
+
+def test_remove_cached_leaves_an_index_another_process_holds(tmp_path, own_cache):
+    """``remove_cached`` takes the index's lock itself and removes nothing that
+    another process holds: prune's review looks first, but the other process
+    may take the lock between the look and the removal.
+
+    Mutant caught: the lock ignored in ``remove_cached``
+    (index/store/prune.py), ``raise IndexLocationError(f"{index.folder} is in
+    use") from None`` -> ``pass``."""
+    from mdseek.index.store.location import IndexLocationError
+    from mdseek.index.store.prune import cached_indexes, remove_cached
+
+    folder = _indexed(tmp_path / "busy")
+    (cached,) = [c for c in cached_indexes() if c.folder == folder]
+    holder = subprocess.Popen(  # another process embedding into it
+        [sys.executable, "-c", "import sys; from filelock import FileLock;"
+         " lock = FileLock(sys.argv[1]); lock.acquire(); print('held', flush=True);"
+         " sys.stdin.read()", str(cached.lock_file)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=server_env(),
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(IndexLocationError) as err:
+            remove_cached(cached)
+        assert str(err.value) == f"{folder} is in use"
+        assert (folder / "index.sqlite").is_file()
+    finally:
+        holder.communicate("", timeout=60)
+    remove_cached(cached)  # let go of: removed
+    assert not folder.exists()

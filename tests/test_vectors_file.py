@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sandbox import server_env
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.store.vectors_file import FORMAT, VectorsFileError, read_vectors
@@ -126,12 +127,20 @@ def test_cli_index_with_vectors(tmp_path, exported):
     db = tmp_path / "cli-idx" / "index.sqlite"
     cmd = [sys.executable, "-m", "mdseek", "index", str(ws), "--db", str(db), "--no-progress"]
     out = subprocess.run(
-        [*cmd, "--vectors", str(exported)], capture_output=True, text=True, timeout=600
+        [*cmd, "--vectors", str(exported)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=server_env(),
     )
     assert out.returncode == 0, out.stderr
     assert "0 embedded" in out.stdout and "took" in out.stderr, (out.stdout, out.stderr)
     bad = subprocess.run(
-        [*cmd, "--vectors", str(tmp_path / "nope.npz")], capture_output=True, text=True, timeout=600
+        [*cmd, "--vectors", str(tmp_path / "nope.npz")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=server_env(),
     )
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "cannot be read" in bad.stderr
 
@@ -220,7 +229,9 @@ def test_a_vectors_file_that_unpacks_huge_is_refused_before_it_is_read(tmp_path)
         "status = open('/proc/self/status').read()\n"
         "print(int(re.search(r'VmHWM:\\s*(\\d+) kB', status).group(1)) // 1024)\n"
     )
-    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, env=server_env()
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     message, peak_mb = run.stdout.splitlines()
     unpacked = len(_npy_header("<f4", (rows, 384))) + rows * 384 * 4 + 3 * 200
@@ -276,7 +287,7 @@ def test_cli_refuses_a_crafted_vectors_file_in_one_line(tmp_path):
     run = subprocess.run(
         [sys.executable, "-m", "mdseek", "index", str(ws), "--db", str(db), "--no-progress",
          "--vectors", str(crafted)],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, env=server_env()
     )  # fmt: skip
     assert run.returncode == 1, (run.stdout, run.stderr)
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr, run.stderr
