@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -203,3 +205,52 @@ async def test_the_language_server_never_shows_a_symlinked_secret(client: Langua
         types.DocumentLinkParams(text_document=types.TextDocumentIdentifier(uri=u))
     )
     assert not links, [lk.target for lk in links or []]
+
+
+# -- a FIFO planted beside the index ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def workspace_index(tmp_path_factory) -> Path:
+    """A folder with its index in ``.mdseek/`` (asked for with an empty file)."""
+    ws = tmp_path_factory.mktemp("fifo") / "ws"
+    ws.mkdir()
+    (ws / "a.md").write_text("# A\n\nalpha wombat\n")
+    (ws / ".mdseek").mkdir(mode=0o700)
+    (ws / ".mdseek" / "index.sqlite").touch(mode=0o600)
+    run = _cli("index", str(ws), "--no-progress")
+    assert run.returncode == 0, run.stderr
+    return ws
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("suffix", "command"),
+    [
+        (".open", "status"),
+        (".open", "search"),
+        (".lock", "status"),
+        ("-journal", "status"),
+        ("-wal", "status"),
+        ("", "search"),
+    ],
+)
+def test_a_fifo_beside_the_index_never_hangs_the_cli(workspace_index, tmp_path, suffix, command):
+    """Guards index/store/location.py's open_regular and prepare, and
+    read_meta: a FIFO planted at ``.mdseek/index.sqlite.open`` (or the lock,
+    the journal, the -wal, the index itself) is moved aside with one line, and
+    `mdseek status` / `search` answer within the deadline (they waited forever
+    on the FIFO for an index this cache had not vouched for)."""
+    ws = tmp_path / "ws"
+    shutil.copytree(workspace_index, ws)
+    planted = ws / ".mdseek" / f"index.sqlite{suffix}"
+    planted.unlink(missing_ok=True)
+    os.mkfifo(planted, 0o600)
+    args = [command, str(ws)] + (["wombat", "--mode", "lexical"] if command == "search" else [])
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    run = subprocess.run(
+        [sys.executable, "-m", "mdseek", *args], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert run.returncode == 0, run.stderr
+    assert "alpha wombat" in run.stdout if command == "search" else "chunks:" in run.stdout
+    assert not stat.S_ISFIFO(os.lstat(planted).st_mode) if os.path.lexists(planted) else True

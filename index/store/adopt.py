@@ -47,7 +47,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .file import APPLICATION_ID, SIGNATURE, guard, is_damage, read_meta
-from .location import FILE_MODE, IndexLocation, _mkdirs_private, cache_root, companions, move_aside
+from .location import (
+    IndexLocation,
+    _mkdirs_private,
+    cache_root,
+    companions,
+    move_aside,
+    open_regular,
+)
 from .store import Store
 
 log = logging.getLogger(__name__)
@@ -85,7 +92,7 @@ def held_elsewhere(path: Path) -> bool:
     try:
         import fcntl
 
-        fd = os.open(str(path) + ".open", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        fd = open_regular(str(path) + ".open", os.O_RDONLY)
     except (ImportError, OSError):
         return False
     try:
@@ -119,8 +126,7 @@ def _record(path: Path, token: str) -> None:
         return
     try:
         _mkdirs_private(entry.parent)
-        fd = os.open(entry, os.O_CREAT | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0), FILE_MODE)
-        os.close(fd)
+        os.close(open_regular(entry, os.O_CREAT | os.O_WRONLY))
     except OSError as exc:  # the next open adopts it again: slower, never unsafe
         log.warning("cannot record that mdseek made %s: %s", path, exc)
 
@@ -139,8 +145,7 @@ class Claim:
         try:
             import fcntl  # noqa: F401 - POSIX only
 
-            flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-            self.fd = os.open(str(index) + ".open", flags, FILE_MODE)
+            self.fd = open_regular(str(index) + ".open", os.O_RDWR | os.O_CREAT)
         except (ImportError, OSError) as exc:
             log.debug("no hold on %s: %s", index, exc)
 

@@ -28,7 +28,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .location import IndexFileError, companions, create_private, make_private, move_aside
+from .location import (
+    IndexFileError,
+    companions,
+    create_private,
+    make_private,
+    move_aside,
+    odd_file,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -136,8 +143,9 @@ def guard(db: sqlite3.Connection, steps: int = GUARD_STEPS) -> None:
 
 def read_meta(path: Path, key: str) -> str | None:
     """A meta row of an index file, read only (None: no file, no row, unreadable,
-    or more work than a meta row takes); opens nothing for writing, creates nothing."""
-    if not path.is_file():
+    or more work than a meta row takes); opens nothing for writing, creates nothing,
+    and never waits on a FIFO planted beside it (None then)."""
+    if not path.is_file() or any(odd_file(c) for c in (path, *companions(path))):
         return None
     try:
         db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
