@@ -20,16 +20,28 @@ never used, and a wrong one for a real text can cost ranking, never show text.
 A team that ships an index therefore still saves the embedding; the reading
 pass is what it costs (seconds per thousand notes).
 
-"Made here": a random token in the index's meta, and an empty file in the user
+"Made here": a random token in the index's meta, and a record in the user
 cache (``<cache>/mdseek/vouched/``) named by a hash of the token and the index
-file's device and inode. A copy of the file, a file extracted over it or one
-carried to another machine fails the check; moving the folder within its file
-system does not. A file the user made empty to ask for a workspace index holds
-no rows: it is taken as it is. An index that another engine has open
-(:class:`Claim`: a shared lock every engine holds) is this user's: it is taken
-as it is, and remembered, never set aside under that engine, even when the two
-processes keep their records in different caches (an MCP client starts its
-servers without the shell's ``XDG_CACHE_HOME``).
+file's device and inode, holding what the index's files were when mdseek last
+let go of them: the inode, size and change time (``st_ctime``, which every
+write sets and nobody can set back) of the file, its ``-wal`` and its
+``-journal`` (:func:`state`). Trust rests on that record, never on a secret
+inside the file it protects: a copy of the file, a file extracted over it, one
+carried to another machine, and one overwritten in place (``cp`` over it,
+``rsync --inplace``, a planted ``-wal`` or ``-journal``: same inode, same
+token) all fail the check; moving the folder within its file system does not.
+Every engine that had the index open writes the record when it closes, if no
+other engine still holds it (:meth:`Claim.close`: the last one to let go), so
+the record is current whoever wrote last (the CLI, the language server and the
+MCP server at once); an engine that died without closing leaves it stale, and
+the next open reads the files again (slower, never unsafe). A file the user
+made empty to ask for a workspace index holds no rows: it is taken as it is.
+An index that another engine has open (:class:`Claim`: a shared lock every
+engine holds) is this user's: it is taken as it is, and remembered, never set
+aside under that engine, even when the two processes keep their records in
+different caches (an MCP client starts its servers without the shell's
+``XDG_CACHE_HOME``). Not guarded: a change made to the files while an mdseek
+process holds them open (it is taken as that process's own).
 
 The old file is read-only and guarded while the vectors are copied: only a
 plain ``vectors`` table is read, its rows by their types, with a bound on the
@@ -43,9 +55,12 @@ import logging
 import os
 import secrets
 import sqlite3
+import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from ..model.model import CACHE_ENV
 from .file import APPLICATION_ID, SIGNATURE, guard, is_damage, read_meta
 from .location import (
     IndexLocation,
@@ -60,11 +75,27 @@ from .store import Store
 log = logging.getLogger(__name__)
 
 TOKEN_KEY = "made_here"  # the meta row holding the index's token
+RECORD_MAX = 512  # bytes of a vouched record read
 
 
 def registry() -> Path:
-    """``<user cache>/mdseek/vouched``: one empty file per index made here."""
-    return cache_root().parent / "vouched"
+    """Where the vouched records are: ``$MDSEEK_CACHE_DIR/vouched`` when it is
+    set, else ``mdseek/vouched`` in the user's cache folder as the password
+    database places it (``~/.cache`` on Linux, ``~/Library/Caches`` on macOS),
+    not as ``$HOME`` or ``$XDG_CACHE_HOME`` say: processes of one user that do
+    not share those (an MCP client starts its servers with few variables) keep
+    one record, so the last to write an index records it for all."""
+    env = os.environ.get(CACHE_ENV)
+    if env:
+        return Path(env).expanduser() / "vouched"
+    try:
+        import pwd
+
+        home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except (ImportError, KeyError, AttributeError):  # Windows: the platform's cache
+        return cache_root().parent / "vouched"
+    under = ("Library", "Caches") if sys.platform == "darwin" else (".cache",)
+    return home.joinpath(*under, "mdseek", "vouched")
 
 
 def _entry(path: Path, token: str) -> Path | None:
@@ -76,14 +107,42 @@ def _entry(path: Path, token: str) -> Path | None:
     return registry() / digest
 
 
+def state(path: Path) -> str:
+    """What the index's files are now: inode, size and change time of the file,
+    its -wal and its -journal ("-" for one that is not there, or empty). Any write, a
+    copy over it or a planted -wal changes it; nobody can set a change time back."""
+    parts = []
+    for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-journal")):
+        try:
+            st = os.lstat(p)
+            # An empty -wal or -journal holds nothing (a read-only open makes one).
+            empty = p != path and st.st_size == 0 and stat.S_ISREG(st.st_mode)
+            parts.append("-" if empty else f"{st.st_ino}:{st.st_size}:{st.st_ctime_ns}")
+        except FileNotFoundError:
+            parts.append("-")
+        except OSError:
+            parts.append("?")
+    return " ".join(parts)
+
+
 def made_here(path: Path) -> bool:
     """Whether the index file at ``path`` was made (or adopted) by mdseek on this
-    machine, for this user, and is still that file."""
+    machine, for this user, and is still that file as mdseek left it."""
+    now = state(path)
     token = read_meta(path, TOKEN_KEY)
     entry = _entry(path, token) if token else None
     # The entry's name is unforgeable without the token (random, and only in
-    # the private index file), so who else can write the folder does not matter.
-    return entry is not None and entry.is_file()
+    # the private index file), and what it holds is in the user's private cache,
+    # so who else can write the folder does not matter.
+    if entry is None:
+        return False
+    try:
+        fd = open_regular(entry, os.O_RDONLY)
+        with os.fdopen(fd, "rb") as fh:
+            recorded = fh.read(RECORD_MAX).decode("ascii", "replace").strip()
+    except OSError:
+        return False
+    return recorded == now and now == state(path)
 
 
 def held_elsewhere(path: Path) -> bool:
@@ -121,14 +180,24 @@ def vouch(store: Store) -> None:
 
 
 def _record(path: Path, token: str) -> None:
+    """Write the record of ``path`` as its files are now (replaced whole, so a
+    reader never sees half of one)."""
     entry = _entry(path, token)
     if entry is None:
         return
+    tmp = entry.with_name(f"{entry.name}.{os.getpid()}.tmp")
     try:
         _mkdirs_private(entry.parent)
-        os.close(open_regular(entry, os.O_CREAT | os.O_WRONLY))
+        fd = open_regular(tmp, os.O_CREAT | os.O_WRONLY | os.O_TRUNC)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(state(path).encode("ascii") + b"\n")
+        os.replace(tmp, entry)
     except OSError as exc:  # the next open adopts it again: slower, never unsafe
         log.warning("cannot record that mdseek made %s: %s", path, exc)
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
 
 
 class Claim:
@@ -141,6 +210,8 @@ class Claim:
     alone."""
 
     def __init__(self, index: Path):
+        self.index = index
+        self.token: str | None = None  # set once the index is vouched for: recorded at close
         self.fd: int | None = None
         try:
             import fcntl  # noqa: F401 - POSIX only
@@ -177,6 +248,13 @@ class Claim:
         self._lock(fcntl.LOCK_SH)
 
     def close(self) -> None:
+        """Let go of the index (after the engine closed its connections): the
+        last engine to let go records the files as they are now; one that
+        another engine still holds leaves the record to that one."""
+        if self.token is not None:
+            if self.alone() or self.alone():  # twice: two engines closing at once
+                _record(self.index, self.token)
+            self.token = None
         if self.fd is not None:
             os.close(self.fd)  # releases the lock
             self.fd = None
@@ -204,6 +282,7 @@ def open_index(
             except BaseException:
                 store.close()
                 raise
+            claim.token = store.get_meta(TOKEN_KEY)
             claim.share()
             return store, _said(loc.path, old, kept), claim
         # Another engine of this user has it open: it made or adopted it. Ours too.
@@ -211,6 +290,7 @@ def open_index(
         token = read_meta(loc.path, TOKEN_KEY)
         if token:
             _record(loc.path, token)
+        claim.token = token
         return open_store(), None, claim
     except BaseException:
         claim.close()
