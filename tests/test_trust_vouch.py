@@ -38,9 +38,10 @@ def vouched_folder(tmp_path: Path) -> Path:
     return ws
 
 
-def search(ws: Path) -> str:
+def search(ws: Path, adopted: bool = False) -> str:
     run = _cli("search", str(ws), "wombat", "--mode", "lexical", "--json")
     assert run.returncode == 0, run.stderr
+    assert ("changed since mdseek last closed it" in run.stderr) == adopted, run.stderr
     return run.stdout
 
 
@@ -84,8 +85,9 @@ def test_an_index_overwritten_in_place_is_not_trusted(tmp_path):
         if os.path.exists(str(index) + side):
             os.truncate(str(index) + side, 0)
     os.utime(index, ns=(os.stat(theirs).st_atime_ns, os.stat(theirs).st_mtime_ns))
-    out = search(ws)
+    out = search(ws, adopted=True)
     assert "PLANTED" not in out and "nightly backup" in out, out
+    assert "nightly backup" in search(ws)  # its own again: not read a second time
 
 
 def test_a_planted_wal_is_not_trusted(tmp_path):
@@ -104,6 +106,7 @@ def test_a_planted_wal_is_not_trusted(tmp_path):
     else:
         shutil.copy(str(theirs) + "-wal", wal)
     db.close()
-    out = search(ws)
+    out = search(ws, adopted=True)
     assert "PLANTED" not in out and "nightly backup" in out, out
+    assert "nightly backup" in search(ws)  # its own again: not read a second time
     assert [r["path"] for r in json.loads(out)["results"]] == ["ops.md"]

@@ -330,8 +330,9 @@ def _said(path: Path, old: Path | None, kept: int) -> str | None:
         return None
     log.info("adopted %s: %d vectors kept for checking", path, kept)
     said = (
-        f"the index {path} was not made by mdseek on this machine: its sections are "
-        "read again from the files, and its vectors serve only texts the files hold"
+        f"the index {path} was not made by mdseek on this machine (or was changed since "
+        "mdseek last closed it): its sections are read again from the files, and its "
+        "vectors serve only texts the files hold"
     )
     if kept < 0:  # unreadable: kept, renamed, never deleted
         return f"{said} (none could be read; the old file is now {old.name})"
