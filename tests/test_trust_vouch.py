@@ -110,3 +110,24 @@ def test_a_planted_wal_is_not_trusted(tmp_path):
     assert "PLANTED" not in out and "nightly backup" in out, out
     assert "nightly backup" in search(ws)  # its own again: not read a second time
     assert [r["path"] for r in json.loads(out)["results"]] == ["ops.md"]
+
+
+def test_the_record_follows_our_own_writes_however_the_process_ends(tmp_path):
+    """Guards adopt._follow: the language and MCP servers end with os._exit
+    (no close, no atexit); what they wrote is still vouched for, so the next
+    open does not read every file again."""
+    ws = vouched_folder(tmp_path)
+    (ws / "ops.md").write_text(NOTE + "\n## Restores\n\nA restore of the wombat takes an hour.\n")
+    script = (
+        "import os, sys\n"
+        "from mdseek.index.engine.engine import Engine\n"
+        "eng = Engine(sys.argv[1])\n"
+        "assert eng.index_file('ops.md', embed=False).files == 1\n"
+        "os._exit(0)\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", script, str(ws)], capture_output=True, text=True, timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "restore of the wombat" in search(ws)  # adopted=False: trusted as it was left

@@ -23,18 +23,20 @@ pass is what it costs (seconds per thousand notes).
 "Made here": a random token in the index's meta, and a record in the user
 cache (``<cache>/mdseek/vouched/``) named by a hash of the token and the index
 file's device and inode, holding what the index's files were when mdseek last
-let go of them: the inode, size and change time (``st_ctime``, which every
-write sets and nobody can set back) of the file, its ``-wal`` and its
-``-journal`` (:func:`state`). Trust rests on that record, never on a secret
+wrote them: the inode, size and change time (``st_ctime``, which every
+write sets and nobody can set back) of the file, and a digest of its ``-wal``
+and ``-journal`` (:func:`state`). Trust rests on that record, never on a secret
 inside the file it protects: a copy of the file, a file extracted over it, one
 carried to another machine, and one overwritten in place (``cp`` over it,
 ``rsync --inplace``, a planted ``-wal`` or ``-journal``: same inode, same
 token) all fail the check; moving the folder within its file system does not.
-Every engine that had the index open writes the record when it closes, if no
-other engine still holds it (:meth:`Claim.close`: the last one to let go), so
-the record is current whoever wrote last (the CLI, the language server and the
-MCP server at once); an engine that died without closing leaves it stale, and
-the next open reads the files again (slower, never unsafe). A file the user
+Every engine writes the record after each of its commits (:func:`_follow`:
+the servers end with ``os._exit``) and when it closes, if no other engine
+still holds it (:meth:`Claim.close`: the last one to let go, after SQLite's
+last checkpoint), so the record is current whoever wrote last (the CLI, the
+language server and the MCP server at once); an engine killed in the middle
+of a write leaves it stale, and the next open reads the files again (slower,
+never unsafe). A file the user
 made empty to ask for a workspace index holds no rows: it is taken as it is.
 An index that another engine has open (:class:`Claim`: a shared lock every
 engine holds) is this user's: it is taken as it is, and remembered, never set
@@ -107,22 +109,43 @@ def _entry(path: Path, token: str) -> Path | None:
     return registry() / digest
 
 
+TAIL = 65536  # bytes of a -wal's end in its digest: the last frame's cumulative checksum
+
+
 def state(path: Path) -> str:
-    """What the index's files are now: inode, size and change time of the file,
-    its -wal and its -journal ("-" for one that is not there, or empty). Any write, a
-    copy over it or a planted -wal changes it; nobody can set a change time back."""
+    """What the index's files are now: the inode, size and change time of the
+    file (every write sets the change time; nobody can set it back); the inode,
+    size, mtime and a digest of the header and last 64 KB of its -wal and
+    -journal (SQLite, run as root, chowns them on every open, so their change
+    time moves without a write; each WAL frame's header carries a checksum of
+    all frames before it, so the tail stands for the whole). "-" for a
+    companion that is not there, or empty (a read-only open makes one)."""
     parts = []
     for p in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-journal")):
         try:
             st = os.lstat(p)
-            # An empty -wal or -journal holds nothing (a read-only open makes one).
-            empty = p != path and st.st_size == 0 and stat.S_ISREG(st.st_mode)
-            parts.append("-" if empty else f"{st.st_ino}:{st.st_size}:{st.st_ctime_ns}")
+            if p == path:
+                parts.append(f"{st.st_ino}:{st.st_size}:{st.st_ctime_ns}")
+            elif st.st_size == 0 and stat.S_ISREG(st.st_mode):
+                parts.append("-")
+            else:
+                parts.append(f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{_digest(p)}")
         except FileNotFoundError:
             parts.append("-")
         except OSError:
             parts.append("?")
     return " ".join(parts)
+
+
+def _digest(p: Path) -> str:
+    fd = open_regular(p, os.O_RDONLY)
+    try:
+        size = os.fstat(fd).st_size
+        h = hashlib.sha256(os.pread(fd, 32, 0))
+        h.update(os.pread(fd, TAIL, max(32, size - TAIL)))
+    finally:
+        os.close(fd)
+    return h.hexdigest()[:32]
 
 
 def made_here(path: Path) -> bool:
@@ -177,6 +200,16 @@ def vouch(store: Store) -> None:
     token = secrets.token_hex(16)
     store.set_meta(TOKEN_KEY, token)
     _record(store.path, token)
+
+
+def _follow(store: Store, token: str | None) -> None:
+    """Keep the record current after each of this engine's commits, so it holds
+    what mdseek last wrote however the process ends (a server exits with
+    ``os._exit``); a process killed between a commit and its record, or in the
+    middle of a write, leaves it stale (the next open reads the files again)."""
+    if token:
+        path = store.path
+        store.file.after_commit = lambda: _record(path, token)
 
 
 def remember(path: Path) -> None:
@@ -291,6 +324,7 @@ def open_index(
                 store.close()
                 raise
             claim.token = store.get_meta(TOKEN_KEY)
+            _follow(store, claim.token)
             claim.share()
             return store, _said(loc.path, old, kept), claim
         # Another engine of this user has it open: it made or adopted it. Ours too.
@@ -299,7 +333,9 @@ def open_index(
         if token:
             _record(loc.path, token)
         claim.token = token
-        return open_store(), None, claim
+        store = open_store()
+        _follow(store, token)
+        return store, None, claim
     except BaseException:
         claim.close()
         raise

@@ -283,6 +283,7 @@ class IndexFile:
         self._memo_lock = threading.Lock()
         self._version = 0  # the writer's data_version, as last read (see data_version())
         self._commits = 0  # transactions committed through the writer
+        self.after_commit: Callable[[], None] | None = None  # the vouch's record (adopt.py)
         self._idle: list[sqlite3.Connection] = []  # readers free to lend (see reading())
         self._lent: set[sqlite3.Connection] = set()  # readers in use
         self._readers_lock = threading.Lock()
@@ -481,6 +482,8 @@ class IndexFile:
                 self.db.execute("COMMIT")
                 self._commits += 1
                 self._read_version()  # another process's commit before ours shows now
+                if self.after_commit is not None:
+                    self.after_commit()  # never raises (adopt._record logs)
 
     def _read_version(self) -> None:
         """(Holding :attr:`lock`.)"""
