@@ -113,16 +113,20 @@ def test_a_planted_wal_is_not_trusted(tmp_path):
 
 
 def test_the_record_follows_our_own_writes_however_the_process_ends(tmp_path):
-    """Guards adopt._follow: the language and MCP servers end with os._exit
-    (no close, no atexit); what they wrote is still vouched for, so the next
-    open does not read every file again."""
+    """Guards adopt._follow and flush_records: the language and MCP servers
+    end with os._exit (no close, no atexit); what they wrote is still vouched
+    for, so the next open does not read every file again."""
     ws = vouched_folder(tmp_path)
     (ws / "ops.md").write_text(NOTE + "\n## Restores\n\nA restore of the wombat takes an hour.\n")
-    script = (
+    script = (  # as the servers end: Folder.close flushes the records, then os._exit
         "import os, sys\n"
         "from mdseek.index.engine.engine import Engine\n"
+        "from mdseek.index.store.adopt import flush_records\n"
         "eng = Engine(sys.argv[1])\n"
         "assert eng.index_file('ops.md', embed=False).files == 1\n"
+        "open(sys.argv[1] + '/more.md', 'w').write('# More\\n\\nmore wombat\\n')\n"
+        "assert eng.index_file('more.md', embed=False).files == 1  # within the second\n"
+        "flush_records()\n"
         "os._exit(0)\n"
     )
     run = subprocess.run(
@@ -130,4 +134,5 @@ def test_the_record_follows_our_own_writes_however_the_process_ends(tmp_path):
         env={**os.environ, "HF_HUB_OFFLINE": "1"},
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert "restore of the wombat" in search(ws)  # adopted=False: trusted as it was left
+    out = search(ws)  # adopted=False: trusted as it was left
+    assert "restore of the wombat" in out and "more wombat" in out, out

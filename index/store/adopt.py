@@ -30,8 +30,9 @@ inside the file it protects: a copy of the file, a file extracted over it, one
 carried to another machine, and one overwritten in place (``cp`` over it,
 ``rsync --inplace``, a planted ``-wal`` or ``-journal``: same inode, same
 token) all fail the check; moving the folder within its file system does not.
-Every engine writes the record after each of its commits (:func:`_follow`:
-the servers end with ``os._exit``) and when it closes, if no other engine
+Every engine writes the record after its commits (:func:`_follow`: at most
+once a second and at the end of a burst; :func:`flush_records` before the
+servers' ``os._exit``) and when it closes, if no other engine
 still holds it (:meth:`Claim.close`: the last one to let go, after SQLite's
 last checkpoint), so the record is current whoever wrote last (the CLI, the
 language server and the MCP server at once); an engine killed in the middle
@@ -59,6 +60,9 @@ import secrets
 import sqlite3
 import stat
 import sys
+import threading
+import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -202,14 +206,59 @@ def vouch(store: Store) -> None:
     _record(store.path, token)
 
 
+RECORD_EVERY = 1.0  # seconds: a burst of commits is recorded once, at its end
+_FOLLOWERS: weakref.WeakSet[_Follower] = weakref.WeakSet()
+
+
+class _Follower:
+    """The record of one index kept current after its engine's commits: at once
+    for the first in a second, else once when the burst is over (a reading pass
+    commits once per file, and a record costs a few stat calls and a rename)."""
+
+    def __init__(self, path: Path, token: str):
+        self.path, self.token = path, token
+        self.last = 0.0
+        self.timer: threading.Timer | None = None
+        self.lock = threading.Lock()
+        _FOLLOWERS.add(self)
+
+    def __call__(self) -> None:
+        with self.lock:
+            if self.timer is not None:
+                return  # a record is due already
+            if time.monotonic() - self.last < RECORD_EVERY:
+                self.timer = threading.Timer(RECORD_EVERY, self.flush)
+                self.timer.daemon = True
+                self.timer.start()
+                return
+            self.last = time.monotonic()
+        _record(self.path, self.token)
+
+    def flush(self) -> None:
+        with self.lock:
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+            self.last = time.monotonic()
+        _record(self.path, self.token)
+
+
+def flush_records() -> None:
+    """Record now every index whose record waits (before ``os._exit``: the
+    language and MCP servers end that way, without closing)."""
+    for f in list(_FOLLOWERS):
+        if f.timer is not None:
+            f.flush()
+
+
 def _follow(store: Store, token: str | None) -> None:
     """Keep the record current after each of this engine's commits, so it holds
-    what mdseek last wrote however the process ends (a server exits with
-    ``os._exit``); a process killed between a commit and its record, or in the
-    middle of a write, leaves it stale (the next open reads the files again)."""
+    what mdseek last wrote however the process ends (with :func:`flush_records`
+    before an ``os._exit``); a process killed in the middle of a write, or
+    within a second of its last commit, leaves it stale (the next open reads
+    the files again)."""
     if token:
-        path = store.path
-        store.file.after_commit = lambda: _record(path, token)
+        store.file.after_commit = _Follower(store.path, token)
 
 
 def remember(path: Path) -> None:
