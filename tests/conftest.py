@@ -136,12 +136,13 @@ def made_here(index: Path) -> None:
     """Record a workspace index copied by a test as made on this machine, as if
     mdseek had built it there: the tests then use it as a user's own (one made
     elsewhere is read again, its vectors checked: tests/test_trust.py)."""
-    from mdseek.index.store.adopt import vouch
+    from mdseek.index.store.adopt import remember, vouch
     from mdseek.index.store.store import Store
 
     store = Store(index, check=False)
     vouch(store)
     store.close()
+    remember(index)  # as closed: the record holds the files as mdseek left them
 
 
 @pytest.fixture(scope="session")

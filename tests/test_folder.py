@@ -176,6 +176,9 @@ def _add_other_model(index: Path, model: str) -> None:
         db.commit()
     finally:
         db.close()
+    from mdseek.index.store.adopt import remember
+
+    remember(index)  # as an older mdseek left it: its own write, vouched for
 
 
 def test_other_models_vectors_go_only_once_this_model_has_loaded(

@@ -341,8 +341,8 @@ def test_an_index_planted_in_an_archive_is_read_again_and_only_its_true_vectors_
     notice = [ln for ln in first.stderr.splitlines() if "not made by mdseek" in ln]
     assert notice == [
         f"mdseek: warning: the index {ws / '.mdseek' / 'index.sqlite'} was not made by mdseek"
-        " on this machine: its sections are read again from the files, and its vectors"
-        " serve only texts the files hold"
+        " on this machine (or was changed since mdseek last closed it): its sections are"
+        " read again from the files, and its vectors serve only texts the files hold"
     ], first.stderr
     run = _cli("search", str(ws), "wombat", "--json")
     assert run.returncode == 0, run.stderr

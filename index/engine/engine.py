@@ -21,9 +21,11 @@ engine's write lock and its cancel flag.
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import threading
+import weakref
 from pathlib import Path
 
 from ..model.embed import Embedder, EmbedSettings
@@ -52,6 +54,21 @@ from .searcher import Searcher, SearchResponse, SearchResult
 log = logging.getLogger(__name__)
 
 __all__ = ["Engine", "IndexReport", "Progress", "SearchResponse", "SearchResult"]
+
+
+# Engines holding a workspace index, closed at exit when their owner did not
+# (a CLI command returns without closing): the vouch records the files as the
+# last writer left them (adopt.Claim.close), after the connections' checkpoint.
+_HOLDING: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_holding() -> None:
+    for eng in list(_HOLDING):
+        try:
+            eng.close()
+        except Exception as exc:  # at exit: say it, never raise
+            log.debug("closing %s at exit: %s", eng.root, exc)
 
 
 class Engine:
@@ -88,6 +105,9 @@ class Engine:
         self.store, adopted, self._claim = open_index(
             loc, lambda: Store(self.index_path, recover=loc.owned, check=check_index)
         )
+        self._closed = False
+        if self._claim is not None:  # its vouch is recorded when it closes (adopt.Claim)
+            _HOLDING.add(self)
         # What the user should hear about opening the index (a file set aside, a migration).
         self.notices: list[str] = [n for n in (loc.notice, adopted, self.store.notice) if n]
         self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
@@ -183,11 +203,14 @@ class Engine:
         return self.models.chunker
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         self.cancel()
         self.searcher.close()
         self.store.close()
         if self._claim is not None:
-            self._claim.close()  # another process may adopt it now
+            self._claim.close()  # records the vouch; another process may adopt it now
 
     # -- reconcile (reconcile.py) ------------------------------------------------
 

@@ -26,7 +26,15 @@ from ..links.obsidian import is_media
 from ..search.requests import path_wanted
 from ..text.document import ParsedDocument, Section
 from ..text.encoding import NotText
-from ..text.files import BadGlob, FileFilter, check_glob, matches, scan
+from ..text.files import (
+    BadGlob,
+    FileFilter,
+    FoundFile,
+    check_file,
+    check_glob,
+    read_found,
+    scan,
+)
 from ..text.markdown import MAX_INLINE_HEADING, heading_text
 from ..text.parse import parse_bytes
 from .engine import Engine, SearchResponse, SearchResult
@@ -60,7 +68,9 @@ def confine_in(root: Path, flt: FileFilter, path: str, media: bool = False) -> t
     """:func:`confine` for a folder (resolved) and its filter, without an engine
     (the language server's links, before the folder's index is open). With
     ``media``, a picture, PDF, sound or video (:func:`obsidian.is_media`) the
-    filter does not exclude passes too, whatever its size: what a link may open."""
+    filter does not exclude passes too, whatever its size: what a link may open.
+    The rule is :func:`files.check_file`'s, the index's own (a symlink's target
+    passes the filter too)."""
     if not isinstance(path, str) or not path.strip() or "\0" in path:
         raise NotIndexed("give the path of a markdown file, relative to the folder")
     p = Path(path.strip())
@@ -72,16 +82,20 @@ def confine_in(root: Path, flt: FileFilter, path: str, media: bool = False) -> t
         raise NotIndexed(f"{path}: cannot be read ({exc})") from exc
     if not real.is_relative_to(root):
         raise OutsideRoot(f"{path}: outside the served folder")
-    rel = real.relative_to(root).as_posix()
-    attachment = media and is_media(rel) and not matches(rel, flt.exclude)
-    if not (attachment or flt.wants(rel)):
+    if not Path(os.path.normpath(p)).is_relative_to(root):  # the folder named another way
+        p = real
+    why: list[str] = []
+    found = check_file(
+        root, p, flt, lambda _r, w: why.append(w), attachment=is_media if media else None
+    )
+    missing = f"{path}: no such markdown file (or over the size limit)"
+    if found is None and why and (why[0].startswith("cannot stat") or "limit" in why[0]):
+        raise NotIndexed(missing)
+    if found is None and not why and real.exists() and not real.is_file():
+        raise NotIndexed(missing)
+    if found is None or found.source.resolve() != real:
         raise NotIndexed(f"{path}: not a markdown file this folder indexes")
-    try:
-        if not real.is_file() or (not attachment and real.stat().st_size > flt.max_file_size):
-            raise NotIndexed(f"{path}: no such markdown file (or over the size limit)")
-    except OSError as exc:
-        raise NotIndexed(f"{path}: cannot be read ({exc.strerror})") from exc
-    return rel, real
+    return real.relative_to(root).as_posix(), real
 
 
 def read_document(engine: Engine, path: str) -> ParsedDocument:
@@ -89,9 +103,8 @@ def read_document(engine: Engine, path: str) -> ParsedDocument:
     rel, real = confine(engine, path)
     try:
         # The resolved path has no symlink left; O_NOFOLLOW refuses one swapped in since.
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read(engine.filter.max_file_size + 1)
+        found = FoundFile(rel, real, 0, 0, 0, real)
+        data = read_found(found, engine.filter.max_file_size)
     except OSError as exc:
         raise NotIndexed(f"{path}: cannot be read ({exc.strerror})") from exc
     try:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model.demand import DEMAND
+from ..store.adopt import flush_records
 from . import facade
 from .engine import Engine, IndexReport, SearchResponse
 from .opening import EngineOptions, OpenError, open_engine
@@ -166,6 +167,7 @@ class Folder:
                 pass
         self.writer.shutdown(wait=False, cancel_futures=False)
         self.reader.shutdown(wait=False, cancel_futures=True)
+        flush_records()  # the servers exit at once after this (os._exit): the vouch is current
 
     # -- indexing ----------------------------------------------------------------------
 

@@ -21,7 +21,15 @@ from ..store.vectors_file import ImportReport
 from ..text.chunk import Chunk
 from ..text.document import ParsedDocument
 from ..text.encoding import NotText
-from ..text.files import FileFilter, FoundFile, check_file, display_path, relpath, scan
+from ..text.files import (
+    FileFilter,
+    FoundFile,
+    check_file,
+    display_path,
+    read_found,
+    relpath,
+    scan,
+)
 from ..text.parse import parse_bytes
 from .dense_side import DenseSide
 from .embed_queue import EmbedQueue
@@ -178,7 +186,7 @@ class Reconciler:
             return False
         try:
             if data is None:
-                data = f.path.read_bytes()
+                data = read_found(f, self._filter.max_file_size)
             digest = hashlib.sha1(data).hexdigest()
             if old is not None and old.hash == digest and old.chunker == chunker.signature:
                 self._store.documents.touch(old.id, f.size, f.mtime_ns)
@@ -305,7 +313,7 @@ class Reconciler:
             found = check_file(
                 self._root, p, self._filter, lambda r, why: rep.skipped.append((r, why))
             )
-            if found is None or not self._filter.wants(rel):
+            if found is None:
                 self._note_not_text({rel: None})
                 if old is not None:
                     self._delete([rel])

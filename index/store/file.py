@@ -28,7 +28,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .location import IndexFileError, companions, create_private, make_private, move_aside
+from .location import (
+    IndexFileError,
+    companions,
+    create_private,
+    make_private,
+    move_aside,
+    odd_file,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -136,8 +143,9 @@ def guard(db: sqlite3.Connection, steps: int = GUARD_STEPS) -> None:
 
 def read_meta(path: Path, key: str) -> str | None:
     """A meta row of an index file, read only (None: no file, no row, unreadable,
-    or more work than a meta row takes); opens nothing for writing, creates nothing."""
-    if not path.is_file():
+    or more work than a meta row takes); opens nothing for writing, creates nothing,
+    and never waits on a FIFO planted beside it (None then)."""
+    if not path.is_file() or any(odd_file(c) for c in (path, *companions(path))):
         return None
     try:
         db = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)
@@ -275,6 +283,7 @@ class IndexFile:
         self._memo_lock = threading.Lock()
         self._version = 0  # the writer's data_version, as last read (see data_version())
         self._commits = 0  # transactions committed through the writer
+        self.after_commit: Callable[[], None] | None = None  # the vouch's record (adopt.py)
         self._idle: list[sqlite3.Connection] = []  # readers free to lend (see reading())
         self._lent: set[sqlite3.Connection] = set()  # readers in use
         self._readers_lock = threading.Lock()
@@ -473,6 +482,8 @@ class IndexFile:
                 self.db.execute("COMMIT")
                 self._commits += 1
                 self._read_version()  # another process's commit before ours shows now
+                if self.after_commit is not None:
+                    self.after_commit()  # never raises (adopt._record logs)
 
     def _read_version(self) -> None:
         """(Holding :attr:`lock`.)"""

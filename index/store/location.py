@@ -25,12 +25,19 @@ is unless mdseek made it on this machine: :mod:`adopt` sets it aside and reads
 the files again. An explicit index file owned by another user or writable by
 others is refused.
 
+Plain files: a FIFO, socket or device planted where mdseek keeps the index or
+one of its companions is never opened to wait on: :func:`prepare` renames it
+out of the way (``<name>.not-a-file-<time>``, one log line), and every file
+mdseek opens beside an index goes through :func:`open_regular`
+(``O_NONBLOCK``, ``O_NOFOLLOW``, a regular file or an OSError).
+
 Private: the index holds the full text of the notes, so its folders are created
 0700 and its files 0600 (SQLite gives ``-wal``/``-shm`` the main file's mode).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import logging
 import os
@@ -164,13 +171,56 @@ def _mkdirs_private(folder: Path) -> None:
             pass
 
 
+def open_regular(path: Path | str, flags: int, mode: int = FILE_MODE) -> int:
+    """``os.open`` for a file mdseek keeps beside an index (a lock, a record):
+    never through a symlink, never waiting on a FIFO or a device put there
+    (opened non-blocking, then blocking again), a regular file or OSError."""
+    extra = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags | extra, mode)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def odd_file(p: Path) -> bool:
+    """Whether something that is neither a regular file nor a symlink (a FIFO,
+    a socket, a device, a folder) sits at ``p``."""
+    try:
+        m = os.lstat(p).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(m) or stat.S_ISLNK(m))
+
+
+def _set_aside_odd(p: Path, main: bool, owned: bool) -> None:
+    if not odd_file(p):
+        return
+    if main and not owned:
+        raise IndexLocationError(
+            f"{p} is not a regular file: choose another index file with --db / MDSEEK_INDEX"
+        )
+    if main:  # with its -wal and -shm, which belong to no index now
+        dest = move_aside(p, "not-a-file")
+    else:
+        dest = p.with_name(f"{p.name}.not-a-file-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.replace(p, dest)
+    log.warning("%s is not a regular file: moved aside to %s", p, dest.name)
+
+
 def prepare(loc: IndexLocation) -> None:
-    """Check the location (no symlinks) and create its folder, private.
-    Raises IndexLocationError, or OSError if the folder cannot be made."""
+    """Check the location (no symlinks; a FIFO or device at the index's paths
+    moved aside) and create its folder, private. Raises IndexLocationError, or
+    OSError if the folder cannot be made."""
     if loc.own_dir is not None:
         _refuse_link(loc.own_dir, "index folder")
     for p in (loc.path, *companions(loc.path)):
         _refuse_link(p, "index")
+        _set_aside_odd(p, p == loc.path, loc.owned)
     folder = loc.path.parent
     _mkdirs_private(folder)
     if loc.own_dir is not None:

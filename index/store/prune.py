@@ -22,7 +22,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .location import FILE_MODE, INDEX_FILENAME, IndexLocationError, _mkdirs_private, cache_root
+from .location import (
+    FILE_MODE,
+    INDEX_FILENAME,
+    IndexLocationError,
+    _mkdirs_private,
+    cache_root,
+    open_regular,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +52,9 @@ class CachedIndex:
     def missing_since(self) -> float | None:
         """When a prune first found its folder missing (None: never, or unreadable)."""
         try:
-            return float((self.folder / MISSING_SINCE).read_text().strip())
+            fd = open_regular(self.folder / MISSING_SINCE, os.O_RDONLY)
+            with os.fdopen(fd) as fh:
+                return float(fh.read(100).strip())
         except (OSError, ValueError):
             return None
 
@@ -133,7 +142,9 @@ def _forget(c: CachedIndex) -> None:
 
 def _record(c: CachedIndex, now: float) -> None:
     try:
-        (c.folder / MISSING_SINCE).write_text(f"{now}\n")
+        fd = open_regular(c.folder / MISSING_SINCE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(f"{now}\n")
     except OSError as exc:
         log.debug("cannot record %s as missing: %s", c.root, exc)
 

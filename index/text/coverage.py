@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..model.tokenizer import ModelTokenizer
 from .chunk import Chunk, Chunker
-from .files import FileFilter, display_path, scan
+from .files import FileFilter, display_path, read_found, scan
 
 log = logging.getLogger(__name__)
 
@@ -92,7 +92,7 @@ def coverage_of(root: Path, tok: ModelTokenizer, flt: FileFilter) -> dict:
     files = {}
     for f in scan(root, flt):
         try:
-            doc = parse_bytes(f.path.read_bytes(), f.rel)
+            doc = parse_bytes(read_found(f, flt.max_file_size), f.rel)
             chunks = chunker.chunk(doc)
         except Exception as exc:  # one bad file costs only itself
             log.warning("skipping %s: %s", display_path(f.rel), exc)

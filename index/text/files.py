@@ -5,8 +5,12 @@ any number of folders (``**/*.md`` matches ``a.md`` and ``x/y/a.md``), ``*`` and
 ``?`` stay inside one folder. Globs ignore case (``**/*.md`` also indexes
 ``NOTES.MD``; ``**/*.markdown`` indexes ``x.Markdown``), as on the file systems of
 macOS and Windows. A symlink is followed only when its target is inside the
-root (and symlinked folders are not descended, so there is no cycle and no file
-is seen twice).
+root and the target's own path (relative to the root) passes the include/exclude
+filter too: ``leak.md -> .env`` or ``notes.md -> .git/config`` is never read
+(and symlinked folders are not descended, so there is no cycle and no file is
+seen twice). :func:`check_file` is the one check every reader of a folder's
+files goes through (the index, the language server's features, the MCP tools),
+and :func:`read_found` reads what it admitted.
 
 Size limit (a policy, not a crutch: chunking is linear in any input): a file
 over ``max_file_size`` bytes (default 5 MB, ``--max-file-size`` or the
@@ -24,7 +28,7 @@ import errno
 import logging
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -170,6 +174,11 @@ class FoundFile:
     size: int
     mtime_ns: int
     ctime_ns: int = 0  # changes with permissions too (a file made readable again)
+    real: Path | None = None  # what is read: the symlink's checked target, else ``path``
+
+    @property
+    def source(self) -> Path:
+        return self.real or self.path
 
 
 def relpath(root: Path, path: Path) -> str:
@@ -217,8 +226,6 @@ def scan(
         dirnames[:] = keep
         for name in sorted(filenames):
             rel = prefix + name
-            if not flt.wants(rel):
-                continue
             found = _check(root, d / name, rel, flt, skip)
             if found is not None:
                 yield found
@@ -250,29 +257,62 @@ def other_files(root: Path, flt: FileFilter, limit: int = 200_000) -> list[str]:
     return out
 
 
-def check_file(root: Path, p: Path, flt: FileFilter, skip=None) -> FoundFile | None:
-    """A FoundFile for ``p`` if it may be indexed, else None (reason given to ``skip``)."""
+Attachment = Callable[[str], bool]  # a file a link may open that the filter does not include
+
+
+def check_file(
+    root: Path, p: Path, flt: FileFilter, skip=None, attachment: Attachment | None = None
+) -> FoundFile | None:
+    """A FoundFile for ``p`` if it may be read, else None (reason given to
+    ``skip``): the one check before any byte of a folder's file is read. ``p``
+    (absolute, or relative to ``root``) must lie inside the root through no
+    symlinked folder, and pass the filter; a symlink, its target must too
+    (inside the root, and its own relative path passing the filter), and be a
+    regular file within the size limit. ``attachment``: names (a picture, a
+    PDF) admitted although the filter does not include them, when it does not
+    exclude them, whatever their size."""
     root = root.resolve()
-    rel = relpath(root, p) if p.is_absolute() else p.as_posix()
+    say = skip or (lambda r, why: log.info("skipping %s: %s", display_path(r), why))
+    if p.is_absolute():
+        try:
+            rel = relpath(root, Path(os.path.normpath(p)))
+        except ValueError:
+            say(str(p), "outside the workspace")
+            return None
+    else:
+        rel = Path(os.path.normpath(p)).as_posix()
+    if rel == "." or rel == ".." or rel.startswith("../") or Path(rel).is_absolute():
+        say(rel, "outside the workspace")
+        return None
     # Every folder between the root and the file: the scan descends no symlinked
     # folder, so a file reached through one is not indexed either.
     folder = root
     for part in Path(rel).parts[:-1]:
         folder = folder / part
         if folder.is_symlink():
-            (skip or (lambda r, why: log.info("skipping %s: %s", display_path(r), why)))(
-                rel, "inside a symlinked folder (not followed)"
-            )
+            say(rel, "inside a symlinked folder (not followed)")
             return None
-    return _check(root, p, rel, flt, skip)
+    return _check(root, root / rel, rel, flt, skip, attachment)
 
 
-def _check(root: Path, p: Path, rel: str, flt: FileFilter, skip=None) -> FoundFile | None:
-    """check_file with ``root`` already resolved and ``rel`` known (the scan's hot path)."""
+def _wanted(rel: str, flt: FileFilter, attachment: Attachment | None) -> bool:
+    if flt.wants(rel):
+        return True
+    return attachment is not None and attachment(rel) and not matches(rel, flt.exclude)
+
+
+def _check(
+    root: Path, p: Path, rel: str, flt: FileFilter, skip=None, attachment: Attachment | None = None
+) -> FoundFile | None:
+    """check_file with ``root`` already resolved, ``p`` inside it through no
+    symlinked folder and ``rel`` known (the scan's hot path)."""
+    if not _wanted(rel, flt, attachment):
+        return None
     skip = skip or (lambda r, why: log.info("skipping %s: %s", display_path(r), why))
+    real = p
     if p.is_symlink():
         try:
-            target = p.resolve(strict=True)
+            real = p.resolve(strict=True)
         except RuntimeError:  # Python 3.11-3.12 say a loop this way
             skip(rel, "symlink loop")
             return None
@@ -280,17 +320,39 @@ def _check(root: Path, p: Path, rel: str, flt: FileFilter, skip=None) -> FoundFi
             why = "symlink loop" if exc.errno == errno.ELOOP else "broken symlink"
             skip(rel, f"{why} ({exc.strerror or exc})")
             return None
-        if not inside(root, target):
+        if not inside(root, real):
             skip(rel, "symlink to a target outside the workspace")
             return None
+        # The target's own path passes the filter too: `leak.md -> .env`, or a
+        # link into .git/ or an excluded folder, is never read through the link.
+        if not _wanted(relpath(root, real), flt, attachment):
+            skip(rel, "symlink to a file this folder does not index")
+            return None
     try:
-        st = p.stat()
+        st = real.stat()
     except OSError as exc:
         skip(rel, f"cannot stat ({exc.strerror or exc})")
         return None
     if not stat.S_ISREG(st.st_mode):
         return None
-    if st.st_size > flt.max_file_size:
+    limited = flt.wants(rel) or (real is not p and flt.wants(relpath(root, real)))
+    if limited and st.st_size > flt.max_file_size:
         skip(rel, f"{st.st_size:,} bytes is over the {flt.max_file_size:,}-byte limit")
         return None
-    return FoundFile(rel, p, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return FoundFile(rel, p, st.st_size, st.st_mtime_ns, st.st_ctime_ns, real)
+
+
+def read_found(found: FoundFile, limit: int) -> bytes:
+    """The bytes of a file :func:`check_file` admitted, read from its checked
+    real path: no symlink swapped in since (``O_NOFOLLOW``), nothing but a
+    regular file (a FIFO put there is not waited on), at most ``limit`` bytes
+    (OSError beyond)."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(found.source, flags)
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"over the {limit:,}-byte limit")
+    return data

@@ -96,6 +96,25 @@ const SERVER_SETTINGS = [
   'duplicateHeadings',
 ] as const;
 
+// Settings a workspace may not choose while it is untrusted (package.json's
+// restrictedConfigurations, minus server.*, which is user-only everywhere):
+// VS Code drops their workspace values in Restricted Mode; taken from the
+// user's settings here too, so nothing but the user's reaches the server.
+export const RESTRICTED_SETTINGS = [
+  'model',
+  'indexPath',
+  'rerank',
+  'rerankTop',
+  'backend',
+  'precision',
+  'queryPrompt',
+  'documentPrompt',
+  'threads',
+  'maxFileSize',
+  'searchLimit',
+  'hoverRelated',
+] as const;
+
 // ---------------------------------------------------------------- state
 
 let client: LanguageClient | undefined;
@@ -168,6 +187,9 @@ export function initializationOptions(): Record<string, unknown> {
   delete out.server;
   delete out.outline;
   for (const key of SERVER_SETTINGS) if (!(key in out)) out[key] = cfg.get(key);
+  if (!vscode.workspace.isTrusted) {
+    for (const key of RESTRICTED_SETTINGS) out[key] = userSetting(cfg, key);
+  }
   // One outline, not two: mdseek's documentSymbol stays off while VS Code's
   // built-in Markdown outline is there (mdseek.outline: auto | always | never).
   const outline = cfg.get<string>('outline', 'auto');
