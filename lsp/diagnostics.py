@@ -20,7 +20,8 @@ Pulled where the client pulls, pushed elsewhere, never both for one file:
 After an index update the server asks a client that supports it to re-pull
 (``workspace/diagnostic/refresh``).
 
-Checking runs off the event loop (``asyncio.to_thread``).
+Checking runs off the event loop (``asyncio.to_thread``; a request's in
+:func:`.worker.off_loop`, cancellable).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from . import features as F
 from .client import Tasks
 from .convert import uri_to_path
 from .roots import Root
+from .worker import off_loop
 from .workspace import Workspace
 
 Publish = Callable[[types.PublishDiagnosticsParams], None]
@@ -371,7 +373,7 @@ class Diagnostics:
         self, uri: str, previous: str | None
     ) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
         path = uri_to_path(uri)
-        diags = (await asyncio.to_thread(link_diagnostics, self.ws, path) if path else None) or []
+        diags = (await off_loop(self.ws, link_diagnostics, self.ws, path) if path else None) or []
         rid = result_id(diags)
         if previous == rid:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)

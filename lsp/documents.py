@@ -62,6 +62,7 @@ class Documents:
         self._parsed: dict[Path, list] = {}
         self._facts: dict[Path, tuple[tuple, LinkFacts]] = {}  # path -> (version key, facts)
         self._lock = threading.Lock()  # features may read from worker threads
+        self._parsing: dict[Path, threading.Lock] = {}  # held while a path is parsed
 
     # -- buffers ------------------------------------------------------------
 
@@ -73,6 +74,7 @@ class Documents:
         with self._lock:
             self._parsed.pop(path, None)
             self._facts.pop(path, None)
+            self._parsing.pop(path, None)
 
     def open_paths(self) -> list[Path]:
         return list(self._open)
@@ -84,10 +86,15 @@ class Documents:
     # -- reading --------------------------------------------------------------
 
     def _version(self, path: Path, roots: Iterable[Path]) -> tuple | None:
-        """What identifies the text :meth:`parsed` would read now: the buffer's
-        version, or the file's size and mtime; None if outside every root,
-        unreadable or too big."""
-        o = self._open.get(path)
+        return self._key(path, roots, self._open.get(path))
+
+    def _key(
+        self, path: Path, roots: Iterable[Path], o: tuple[str, int, str] | None
+    ) -> tuple | None:
+        """What identifies the text :meth:`parsed` would read now: the buffer
+        ``o``'s version (read once by the caller: a change may arrive from the
+        event loop meanwhile), or the file's size and mtime; None if outside
+        every root, unreadable or too big."""
         if o is not None:
             return ("buf", o[1], len(o[2]), hash(o[2]))
         if inside_any(path, roots) is None:
@@ -103,13 +110,24 @@ class Documents:
 
     def parsed(self, path: Path, rel: str, roots: Iterable[Path]) -> ParsedDocument | None:
         """The parsed buffer or file; None if it is outside every root or unreadable."""
-        key = self._version(path, roots)
+        o = self._open.get(path)  # once: the key and the text are of one version
+        key = self._key(path, roots, o)
         if key is None:
             return None
         hit = self._parsed.get(path)
         if hit and hit[0] == key:
             return hit[1]
-        o = self._open.get(path)
+        with self._lock:
+            parsing = self._parsing.setdefault(path, threading.Lock())
+        with parsing:  # one parse of a version: a second request waits for it, not beside it
+            hit = self._parsed.get(path)
+            if hit and hit[0] == key:
+                return hit[1]
+            return self._parse(path, rel, key, o)
+
+    def _parse(
+        self, path: Path, rel: str, key: tuple, o: tuple[str, int, str] | None
+    ) -> ParsedDocument | None:
         try:
             doc = parse_text(o[2], rel) if o is not None else parse_bytes(path.read_bytes(), rel)
         except OSError as exc:
@@ -120,6 +138,7 @@ class Documents:
             if len(self._parsed) > PARSED_KEPT:
                 for k in [k for k in self._parsed if k not in self._open][: PARSED_KEPT // 2]:
                     self._parsed.pop(k, None)
+                    self._parsing.pop(k, None)
         return doc
 
     def link_facts(self, path: Path, rel: str, roots: Iterable[Path]) -> LinkFacts | None:
@@ -149,13 +168,13 @@ class Documents:
         parsing when it is not cached: a search result's range needs only its
         heading line, and parsing each result's file cost a first search in a
         folder 50-90 ms. None if outside every root or unreadable."""
-        key = self._version(path, roots)
+        o = self._open.get(path)
+        key = self._key(path, roots, o)
         if key is None:
             return None
         hit = self._parsed.get(path)
         if hit and hit[0] == key:
             return hit[1].lines()
-        o = self._open.get(path)
         if o is not None:
             return normalise(o[2]).split("\n")
         try:

@@ -24,7 +24,7 @@ from pathlib import Path
 from ..links.links import find_heading
 from ..links.obsidian import is_media
 from ..search.requests import path_wanted
-from ..text.document import ParsedDocument, Section
+from ..text.document import ParsedDocument, Section, subtree_ends
 from ..text.files import BadGlob, FileFilter, check_glob, matches, scan
 from ..text.markdown import MAX_INLINE_HEADING, heading_text
 from ..text.parse import parse_bytes
@@ -117,8 +117,7 @@ def outline(doc: ParsedDocument) -> list[OutlineEntry]:
     hs = doc.headings
     lines = doc.lines()
     out = []
-    for i, h in enumerate(hs):
-        end = next((later.line for later in hs[i + 1 :] if later.level <= h.level), doc.line_count)
+    for h, end in zip(hs, subtree_ends(hs, doc.line_count), strict=True):
         out.append(
             OutlineEntry(
                 h.level,
@@ -127,7 +126,7 @@ def outline(doc: ParsedDocument) -> list[OutlineEntry]:
                 crumbs.get(h.line, h.text),
                 h.line,
                 h.end_line,
-                max(end, h.end_line),
+                end,
                 written_heading(lines, h.line, h.end_line, h.text),
             )
         )

@@ -37,7 +37,7 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ..text.aliases import NO_ALIASES, AliasMap
 from ..text.document import Heading, ParsedDocument
-from ..text.markdown import shared_parser, visible_text
+from ..text.markdown import shared_parser, too_wide, visible_text
 from ..text.parse import normalise
 from ..text.slug import github_slug
 
@@ -121,8 +121,7 @@ def _inline_where_links_can_be(state: StateCore) -> None:
                 state.md.inline.parse(tok.content, state.md, state.env, tok.children)
 
 
-@shared_parser
-def _parser() -> MarkdownIt:
+def _make_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
     md.core.ruler.at("inline", _inline_where_links_can_be)
     rules = {r.name: r for r in md.inline.ruler.__rules__}
@@ -136,6 +135,21 @@ def _parser() -> MarkdownIt:
         if name in rules:
             md.inline.ruler.at(name, _recording(rules[name].fn, tok))
     return md
+
+
+@shared_parser
+def _parser() -> MarkdownIt:
+    return _make_parser()
+
+
+@shared_parser
+def _parser_no_tables() -> MarkdownIt:
+    return _make_parser().disable("table")
+
+
+def _parser_for(text: str) -> MarkdownIt:
+    """The parser, without tables for a text :func:`.markdown.too_wide` (as every parser)."""
+    return _parser_no_tables() if too_wide(text) else _parser()
 
 
 class _LineMap:
@@ -189,7 +203,7 @@ def find_links(doc: ParsedDocument | str) -> list[Link]:
     """Every markdown and wiki link of a document, in source order."""
     text = doc.text if isinstance(doc, ParsedDocument) else normalise(doc)
     src_lines = text.split("\n")
-    tokens = _parser().parse(text)
+    tokens = _parser_for(text).parse(text)
     out: list[Link] = []
     for k, tok in enumerate(tokens):
         if tok.type != "inline" or tok.map is None or not tok.children:

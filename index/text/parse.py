@@ -33,7 +33,7 @@ if (
 
 from .document import Block, Heading, ParsedDocument, Section
 from .front_matter import front_matter_title, has_front_matter_title
-from .markdown import heading_text, markdown_parser, shared_parser
+from .markdown import heading_text, markdown_parser, markdown_parser_for, shared_parser, too_wide
 from .slug import Slugger
 
 log = logging.getLogger(__name__)
@@ -130,7 +130,7 @@ def _scan(text: str, path: str, env: dict, md: MarkdownIt, line0: int = 0) -> _S
 def parse_text(text: str, path: str = "untitled.md", decode_errors: int = 0) -> ParsedDocument:
     text = normalise(text)
     env: dict = {}
-    scan = _scan(text, path, env, markdown_parser())
+    scan = _scan(text, path, env, markdown_parser_for(text))
     return _assemble(text, path, scan, env.get("references", {}), decode_errors)
 
 
@@ -228,6 +228,8 @@ def reparse(old: ParsedDocument, text: str, decode_errors: int = 0) -> ParsedDoc
         return _full(text, path, decode_errors)
     region = "\n".join(new_lines[a:b_new]) + ("\n" if b_new < n_new else "")
     env: dict = {"references": dict(old._refs)} if old._refs else {}
+    if too_wide(text):  # parsed without tables: the whole of it, as parse_text would
+        return _full(text, path, decode_errors)
     md = markdown_parser() if a == 0 else _region_parser()
     scan = _scan(region, path, env, md, line0=a)
     if a == 0 and scan.body_start != old.body_start_line:
