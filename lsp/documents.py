@@ -19,7 +19,7 @@ from pathlib import Path
 from mdseek.index.links.links import Link, find_links, html_anchors
 from mdseek.index.links.sites import link_sites
 from mdseek.index.text.document import Heading, ParsedDocument
-from mdseek.index.text.parse import normalise, parse_bytes, parse_text
+from mdseek.index.text.parse import TooManyHeadings, normalise, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +130,7 @@ class Documents:
     ) -> ParsedDocument | None:
         try:
             doc = parse_text(o[2], rel) if o is not None else parse_bytes(path.read_bytes(), rel)
-        except OSError as exc:
+        except (OSError, TooManyHeadings) as exc:
             log.info("cannot read %s: %s", path, exc)
             return None
         with self._lock:
@@ -194,7 +194,10 @@ class Documents:
         buffer changed since is never written). None outside every root."""
         o = self._open.get(path)  # read once: a change may arrive meanwhile
         if o is not None:
-            return o[1], parse_text(o[2], rel)
+            try:
+                return o[1], parse_text(o[2], rel)
+            except TooManyHeadings:
+                return None
         doc = self.parsed(path, rel, roots)
         return (None, doc) if doc is not None else None
 

@@ -27,7 +27,7 @@ from ..search.requests import path_wanted
 from ..text.document import ParsedDocument, Section, subtree_ends
 from ..text.files import BadGlob, FileFilter, check_glob, matches, scan
 from ..text.markdown import MAX_INLINE_HEADING, heading_text
-from ..text.parse import parse_bytes
+from ..text.parse import TooManyHeadings, parse_bytes
 from .engine import Engine, SearchResponse, SearchResult
 from .stats import window_fraction
 
@@ -93,7 +93,10 @@ def read_document(engine: Engine, path: str) -> ParsedDocument:
             data = fh.read(engine.filter.max_file_size + 1)
     except OSError as exc:
         raise NotIndexed(f"{path}: cannot be read ({exc.strerror})") from exc
-    return parse_bytes(data, rel)
+    try:
+        return parse_bytes(data, rel)
+    except TooManyHeadings as exc:
+        raise NotIndexed(f"{path}: {exc}") from None
 
 
 # -- outline and sections -------------------------------------------------------------

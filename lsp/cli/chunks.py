@@ -18,7 +18,7 @@ from .common import CliError, file_filter, folder_arg, window_tokenizer
 
 def cmd_chunks(args: argparse.Namespace) -> int:
     from mdseek.index.text.chunk import Chunker
-    from mdseek.index.text.parse import parse_bytes
+    from mdseek.index.text.parse import TooManyHeadings, parse_bytes
 
     path = Path(args.file)
     if path.is_dir():
@@ -27,7 +27,10 @@ def cmd_chunks(args: argparse.Namespace) -> int:
         raise CliError(f"{args.file}: no such file")
     data = path.read_bytes()
     tok = window_tokenizer(args)
-    doc = parse_bytes(data, path.name)
+    try:
+        doc = parse_bytes(data, path.name)
+    except TooManyHeadings as exc:
+        raise CliError(f"{args.file}: {exc}") from None
     chunks = Chunker(tok).chunk(doc)
     if args.json:
         out = [
