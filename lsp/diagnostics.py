@@ -38,8 +38,8 @@ from lsprotocol import types
 
 from mdseek.index.links.links import (
     MARKDOWN_SUFFIXES,
+    HeadingIndex,
     Link,
-    find_heading,
     is_line_fragment,
 )
 from mdseek.index.links.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
@@ -70,6 +70,7 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         return None
     lines: list[str] = []
     out = []
+    heads: dict[str, HeadingIndex] = {}  # each target's headings, indexed once
 
     def report(link: Link, message: str, data: dict | None = None) -> None:
         if not lines:  # read only for a file with a broken link
@@ -101,9 +102,11 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             continue
         if target.anchor:
             tfacts = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)
+            if tfacts is not None and target.path not in heads:
+                heads[target.path] = HeadingIndex(tfacts)
             if (
                 tfacts is not None
-                and find_heading(tfacts, target.anchor, target.by_text) is None
+                and heads[target.path].find(target.anchor, target.by_text) is None
                 and not (
                     link.kind == "markdown"
                     and (is_line_fragment(target.anchor) or target.anchor in tfacts.html_anchors)

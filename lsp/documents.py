@@ -109,7 +109,8 @@ class Documents:
         return ("disk", st.st_size, st.st_mtime_ns)
 
     def parsed(self, path: Path, rel: str, roots: Iterable[Path]) -> ParsedDocument | None:
-        """The parsed buffer or file; None if it is outside every root or unreadable."""
+        """The parsed buffer or file; None if it is outside every root, unreadable
+        or over the heading limit (a refused version is remembered as such)."""
         o = self._open.get(path)  # once: the key and the text are of one version
         key = self._key(path, roots, o)
         if key is None:
@@ -128,11 +129,14 @@ class Documents:
     def _parse(
         self, path: Path, rel: str, key: tuple, o: tuple[str, int, str] | None
     ) -> ParsedDocument | None:
+        doc: ParsedDocument | None = None
         try:
             doc = parse_text(o[2], rel) if o is not None else parse_bytes(path.read_bytes(), rel)
-        except (OSError, TooManyHeadings) as exc:
+        except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
             return None
+        except TooManyHeadings as exc:  # kept as refused: the next request does not try again
+            log.info("not reading %s: %s", path, exc)
         with self._lock:
             self._parsed[path] = [key, doc, None]
             if len(self._parsed) > PARSED_KEPT:
@@ -173,7 +177,7 @@ class Documents:
         if key is None:
             return None
         hit = self._parsed.get(path)
-        if hit and hit[0] == key:
+        if hit and hit[0] == key and hit[1] is not None:
             return hit[1].lines()
         if o is not None:
             return normalise(o[2]).split("\n")
