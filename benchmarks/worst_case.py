@@ -6,7 +6,8 @@ as large as the limit allows, through the real language server and through
                                     [--timeout S] [--index-timeout S] [--out FILE]
 
 Shapes (each about ``--size`` bytes, default 5 MB, the default size limit):
-``headings`` (``# hN`` lines), ``table`` (a few rows of as many columns as fit),
+``headings`` (``# hN`` lines; past the heading limit, so refused),
+``headings_at_limit`` (10,000 of them, the most a file may hold), ``table`` (a few rows of as many columns as fit),
 ``links`` (lines of ten links to headings), ``nesting`` (list items nested 40
 deep, over and over), ``paragraph`` (one paragraph of prose lines), ``fence``
 (one fenced code block).
@@ -60,6 +61,13 @@ def headings(size: int) -> str:
     return _fill(lambda i: f"# h{i}\n", size)
 
 
+def headings_at_limit(size: int) -> str:
+    """As many headings as a file may hold (the size does not matter)."""
+    from mdseek.index.text.parse import MAX_HEADINGS
+
+    return "".join(f"# h{i}\n" for i in range(MAX_HEADINGS))
+
+
 def table(size: int) -> str:
     rows = 7
     cols = size // (rows * 14)
@@ -95,6 +103,7 @@ def fence(size: int) -> str:
 
 SHAPES: dict[str, Callable[[int], str]] = {
     "headings": headings,
+    "headings_at_limit": headings_at_limit,
     "table": table,
     "links": links,
     "nesting": nesting,
