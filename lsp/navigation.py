@@ -18,7 +18,6 @@ from mdseek.index.links.links import (
     anchor_context,
     anchor_link,
     find_heading,
-    find_links,
     link_at,
     resolve,
 )
@@ -151,7 +150,7 @@ def hover_sync(
         return None
     path, doc = cur.path, cur.doc
     root = ws.root_for(path)
-    link = link_at(find_links(doc), cur.line, cur.col)
+    link = link_at(ws.docs.links(path, doc), cur.line, cur.col)  # once per version
     if link is not None:
         found = ws.link_target(root, path, link)
         if found is None:
