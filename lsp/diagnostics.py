@@ -40,6 +40,7 @@ from mdseek.index.links.links import (
     MARKDOWN_SUFFIXES,
     HeadingIndex,
     Link,
+    Target,
     is_line_fragment,
 )
 from mdseek.index.links.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
@@ -71,6 +72,7 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
     lines: list[str] = []
     out = []
     heads: dict[str, HeadingIndex] = {}  # each target's headings, indexed once
+    resolved: dict[tuple, Target] = {}  # links to one place resolve once (files are stat'ed)
 
     def report(link: Link, message: str, data: dict | None = None) -> None:
         if not lines:  # read only for a file with a broken link
@@ -82,7 +84,8 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             if find_attachment(link.path, root.rel(path), root.exists, root.files_named) is None:
                 report(link, f"No such file: {link.path}")
             continue
-        target = ws.resolve_link(root, path, link)
+        key = (link.kind, link.href, link.path, link.anchor)
+        target = resolved.get(key) or resolved.setdefault(key, ws.resolve_link(root, path, link))
         if target.ambiguous:
             notes = " and ".join(target.ambiguous)
             report(link, f"Ambiguous link: {link.path!r} is an alias of {notes}")
