@@ -198,6 +198,11 @@ class Documents:
         buffer changed since is never written). None outside every root."""
         o = self._open.get(path)  # read once: a change may arrive meanwhile
         if o is not None:
+            key = self._key(path, roots, o)
+            hit = self._parsed.get(path)
+            if key is not None and hit and hit[0] == key and hit[1] is not None:
+                if hit[1].path == rel:  # this version, parsed already (a 5 MB buffer: seconds)
+                    return o[1], hit[1]
             try:
                 return o[1], parse_text(o[2], rel)
             except TooManyHeadings:
