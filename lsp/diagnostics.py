@@ -20,7 +20,8 @@ Pulled where the client pulls, pushed elsewhere, never both for one file:
 After an index update the server asks a client that supports it to re-pull
 (``workspace/diagnostic/refresh``).
 
-Checking runs off the event loop (``asyncio.to_thread``).
+Checking runs off the event loop (``asyncio.to_thread``; a request's in
+:func:`.worker.off_loop`, cancellable).
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from lsprotocol import types
 
 from mdseek.index.links.links import (
     MARKDOWN_SUFFIXES,
+    HeadingIndex,
     Link,
-    find_heading,
+    Target,
     is_line_fragment,
 )
 from mdseek.index.links.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
@@ -50,6 +52,7 @@ from . import features as F
 from .client import Tasks
 from .convert import uri_to_path
 from .roots import Root
+from .worker import off_loop
 from .workspace import Workspace
 
 Publish = Callable[[types.PublishDiagnosticsParams], None]
@@ -68,6 +71,8 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         return None
     lines: list[str] = []
     out = []
+    heads: dict[str, HeadingIndex] = {}  # each target's headings, indexed once
+    resolved: dict[tuple, Target] = {}  # links to one place resolve once (files are stat'ed)
 
     def report(link: Link, message: str, data: dict | None = None) -> None:
         if not lines:  # read only for a file with a broken link
@@ -79,7 +84,8 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             if find_attachment(link.path, root.rel(path), root.exists, root.files_named) is None:
                 report(link, f"No such file: {link.path}")
             continue
-        target = ws.resolve_link(root, path, link)
+        key = (link.kind, link.href, link.path, link.anchor)
+        target = resolved.get(key) or resolved.setdefault(key, ws.resolve_link(root, path, link))
         if target.ambiguous:
             notes = " and ".join(target.ambiguous)
             report(link, f"Ambiguous link: {link.path!r} is an alias of {notes}")
@@ -99,9 +105,11 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
             continue
         if target.anchor:
             tfacts = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)
+            if tfacts is not None and target.path not in heads:
+                heads[target.path] = HeadingIndex(tfacts)
             if (
                 tfacts is not None
-                and find_heading(tfacts, target.anchor, target.by_text) is None
+                and heads[target.path].find(target.anchor, target.by_text) is None
                 and not (
                     link.kind == "markdown"
                     and (is_line_fragment(target.anchor) or target.anchor in tfacts.html_anchors)
@@ -378,7 +386,7 @@ class Diagnostics:
         self, uri: str, previous: str | None
     ) -> types.RelatedFullDocumentDiagnosticReport | types.RelatedUnchangedDocumentDiagnosticReport:
         path = uri_to_path(uri)
-        diags = (await asyncio.to_thread(link_diagnostics, self.ws, path) if path else None) or []
+        diags = (await off_loop(self.ws, link_diagnostics, self.ws, path) if path else None) or []
         rid = result_id(diags)
         if previous == rid:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=rid)

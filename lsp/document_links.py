@@ -39,8 +39,12 @@ def document_links_sync(ws: Workspace, uri: str, tooltips: bool = True) -> list[
     path, doc = found
     lines = doc.lines()
     out = []
+    targets: dict[tuple, tuple[str, str] | None] = {}  # links to one place resolve once
     for lk in ws.written_links(path, doc):
-        target = _target(ws, path, lk)
+        key = (lk.kind, lk.href, lk.path, lk.anchor)
+        if key not in targets:
+            targets[key] = _target(ws, path, lk)
+        target = targets[key]
         if target is not None:
             out.append(
                 types.DocumentLink(

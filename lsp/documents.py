@@ -23,7 +23,7 @@ from mdseek.index.links.sites import link_sites
 from mdseek.index.text.document import Heading, ParsedDocument
 from mdseek.index.text.encoding import NotText, decode
 from mdseek.index.text.files import FoundFile, read_found
-from mdseek.index.text.parse import normalise, parse_bytes, parse_text
+from mdseek.index.text.parse import TooManyHeadings, normalise, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +70,7 @@ class Documents:
         self._parsed: dict[Path, list] = {}
         self._facts: dict[Path, tuple[tuple, LinkFacts]] = {}  # path -> (version key, facts)
         self._lock = threading.Lock()  # features may read from worker threads
+        self._parsing: dict[Path, threading.Lock] = {}  # held while a path is parsed
 
     # -- buffers ------------------------------------------------------------
 
@@ -81,6 +82,7 @@ class Documents:
         with self._lock:
             self._parsed.pop(path, None)
             self._facts.pop(path, None)
+            self._parsing.pop(path, None)
 
     def open_paths(self) -> list[Path]:
         return list(self._open)
@@ -92,10 +94,15 @@ class Documents:
     # -- reading --------------------------------------------------------------
 
     def _version(self, path: Path, roots: Iterable[Path]) -> tuple | None:
-        """What identifies the text :meth:`parsed` would read now: the buffer's
-        version, or the file's size and mtime; None if outside every root,
-        unreadable or too big."""
-        o = self._open.get(path)
+        return self._key(path, roots, self._open.get(path))
+
+    def _key(
+        self, path: Path, roots: Iterable[Path], o: tuple[str, int, str] | None
+    ) -> tuple | None:
+        """What identifies the text :meth:`parsed` would read now: the buffer
+        ``o``'s version (read once by the caller: a change may arrive from the
+        event loop meanwhile), or the file's size and mtime; None if outside
+        every root, unreadable or too big."""
         if o is not None:
             return ("buf", o[1], len(o[2]), hash(o[2]))
         found = self.on_disk(path, roots)
@@ -128,14 +135,32 @@ class Documents:
         return read_found(found, MAX_READ)
 
     def parsed(self, path: Path, rel: str, roots: Iterable[Path]) -> ParsedDocument | None:
-        """The parsed buffer or file; None if it is outside every root or unreadable."""
-        key = self._version(path, roots)
+        """The parsed buffer or file; None if it is outside every root, unreadable
+        or over the heading limit (a refused version is remembered as such)."""
+        o = self._open.get(path)  # once: the key and the text are of one version
+        key = self._key(path, roots, o)
         if key is None:
             return None
         hit = self._parsed.get(path)
         if hit and hit[0] == key:
             return hit[1]
-        o = self._open.get(path)
+        with self._lock:
+            parsing = self._parsing.setdefault(path, threading.Lock())
+        with parsing:  # one parse of a version: a second request waits for it, not beside it
+            hit = self._parsed.get(path)
+            if hit and hit[0] == key:
+                return hit[1]
+            return self._parse(path, rel, key, o, roots)
+
+    def _parse(
+        self,
+        path: Path,
+        rel: str,
+        key: tuple,
+        o: tuple[str, int, str] | None,
+        roots: Iterable[Path],
+    ) -> ParsedDocument | None:
+        doc: ParsedDocument | None = None
         try:
             doc = (
                 parse_text(o[2], rel)
@@ -145,13 +170,14 @@ class Documents:
         except OSError as exc:
             log.info("cannot read %s: %s", path, exc)
             return None
-        except NotText:  # skipped by the index too (and listed by status)
-            return None
+        except (NotText, TooManyHeadings) as exc:  # refused (the index skips it too); kept as such
+            log.info("not reading %s: %s", path, exc)
         with self._lock:
             self._parsed[path] = [key, doc, None]
             if len(self._parsed) > PARSED_KEPT:
                 for k in [k for k in self._parsed if k not in self._open][: PARSED_KEPT // 2]:
                     self._parsed.pop(k, None)
+                    self._parsing.pop(k, None)
         return doc
 
     def link_facts(self, path: Path, rel: str, roots: Iterable[Path]) -> LinkFacts | None:
@@ -181,13 +207,13 @@ class Documents:
         parsing when it is not cached: a search result's range needs only its
         heading line, and parsing each result's file cost a first search in a
         folder 50-90 ms. None if outside every root or unreadable."""
-        key = self._version(path, roots)
+        o = self._open.get(path)
+        key = self._key(path, roots, o)
         if key is None:
             return None
         hit = self._parsed.get(path)
-        if hit and hit[0] == key:
+        if hit and hit[0] == key and hit[1] is not None:
             return hit[1].lines()
-        o = self._open.get(path)
         if o is not None:
             return normalise(o[2]).split("\n")
         try:
@@ -209,7 +235,15 @@ class Documents:
         buffer changed since is never written). None outside every root."""
         o = self._open.get(path)  # read once: a change may arrive meanwhile
         if o is not None:
-            return o[1], parse_text(o[2], rel)
+            key = self._key(path, roots, o)
+            hit = self._parsed.get(path)
+            if key is not None and hit and hit[0] == key and hit[1] is not None:
+                if hit[1].path == rel:  # this version, parsed already (a 5 MB buffer: seconds)
+                    return o[1], hit[1]
+            try:
+                return o[1], parse_text(o[2], rel)
+            except TooManyHeadings:
+                return None
         doc = self.parsed(path, rel, roots)
         return (None, doc) if doc is not None else None
 

@@ -16,8 +16,10 @@ from mdseek.index.text.document import Heading, ParsedDocument
 from mdseek.index.text.files import display_path
 
 from .convert import Positions, markdown_link_target, uri_at_line
+from .worker import checkpoint
 
 HOVER_BODY_CHARS = 600
+CHECK_EVERY = 2048  # symbols made between two looks at the request's cancel flag
 
 
 def symbol_kind(level: int) -> types.SymbolKind:
@@ -59,7 +61,9 @@ def document_symbols(doc: ParsedDocument, pos: Positions) -> list[types.Document
     lines = doc.lines()
     roots: list[types.DocumentSymbol] = []
     stack: list[tuple[int, types.DocumentSymbol]] = []
-    for e in outline(doc):
+    for n, e in enumerate(outline(doc)):
+        if n % CHECK_EVERY == 0:
+            checkpoint()  # a cancelled request stops here
         line = lines[e.line] if e.line < len(lines) else ""
         sym = types.DocumentSymbol(
             name=shorten(e.text, SYMBOL_NAME_MAX) or "(untitled)",

@@ -12,15 +12,28 @@ position encoding does not matter.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from mdseek.index.text.document import ParsedDocument
+from mdseek.index.text.document import ParsedDocument, subtree_ends
 from mdseek.index.text.structure import nested_blocks
+
+from .worker import checkpoint
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 FOLDED_BLOCKS = ("bullet_list", "ordered_list", "list_item", "blockquote", "fence",
                  "code_block", "table")  # fmt: skip
 _REGION = re.compile(r"^\s*<!--\s*#?(end)?region\b.*-->\s*$", re.IGNORECASE)
+
+
+def folding_for(ws: Workspace, uri: str) -> list[types.FoldingRange]:
+    """:func:`folding_ranges` of the document at ``uri`` (in a worker thread)."""
+    found = ws.doc_for_uri(uri)
+    checkpoint()
+    return folding_ranges(found[1]) if found else []
 
 
 def folding_ranges(doc: ParsedDocument) -> list[types.FoldingRange]:
@@ -37,10 +50,10 @@ def folding_ranges(doc: ParsedDocument) -> list[types.FoldingRange]:
 
     if doc.front_matter or doc.body_start_line > 0:
         add(0, doc.body_start_line)
-    for i, h in enumerate(doc.headings):
-        nxt = next((g.line for g in doc.headings[i + 1 :] if g.level <= h.level), doc.line_count)
+    for h, nxt in zip(doc.headings, subtree_ends(doc.headings, doc.line_count), strict=True):
         add(h.line, nxt)
     regions: list[int] = []
+    checkpoint()
     for b in nested_blocks(doc):
         if b.kind in FOLDED_BLOCKS:
             add(b.start_line, b.end_line)

@@ -24,6 +24,7 @@ from lsprotocol import types
 
 from . import features as F
 from .navigation import references_sync
+from .worker import checkpoint
 from .workspace import Workspace
 
 SHOW_REFERENCES = "mdseek.showReferences"
@@ -35,6 +36,7 @@ def heading_lenses(ws: Workspace, uri: str) -> list[types.CodeLens]:
         return []
     doc = found[1]
     lines = doc.lines()
+    checkpoint()
     return [
         types.CodeLens(range=F.heading_range(ws.pos, lines, h), data={"uri": uri, "line": h.line})
         for h in doc.headings

@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from dataclasses import dataclass, field
 
@@ -26,6 +25,7 @@ from mdseek.index.text.aliases import AliasMap
 from mdseek.index.text.document import ParsedDocument
 
 from .roots import Root
+from .worker import off_loop
 from .workspace import Workspace
 
 KIND = types.CodeActionKind.RefactorRewrite
@@ -156,7 +156,7 @@ async def code_actions(ws: Workspace, params: types.CodeActionParams) -> list[ty
         return []
     if ctx.only and not any(KIND == k or KIND.startswith(f"{k}.") for k in ctx.only):
         return []
-    plan = await asyncio.to_thread(plan_action, ws, params.text_document.uri, params.range)
+    plan = await off_loop(ws, plan_action, ws, params.text_document.uri, params.range)
     if plan is None or not plan.query.strip():
         return []
     p = plan.passage
@@ -340,7 +340,7 @@ async def target_completion(
     ws: Workspace, uri: str, position: types.Position
 ) -> types.CompletionList | None:
     """Link targets after ``](`` or ``[[`` (None: not in such a place)."""
-    plan = await asyncio.to_thread(plan_completion, ws, uri, position)
+    plan = await off_loop(ws, plan_completion, ws, uri, position)
     if plan is None:
         return None
     p, ctx, rng, files = plan
@@ -351,5 +351,5 @@ async def target_completion(
     items = [_section_item(p, ctx, rng, files, r, n) for n, r in enumerate(sections)]
     items += _file_items(p, ctx, rng, files)
     if ctx.kind == "wiki":
-        items += _alias_items(p, ctx, rng, await asyncio.to_thread(ws.aliases, p.root))
+        items += _alias_items(p, ctx, rng, await off_loop(ws, ws.aliases, p.root))
     return types.CompletionList(is_incomplete=bool(sections), items=items)

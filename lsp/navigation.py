@@ -2,13 +2,12 @@
 references, hover, and anchor completion after ``#`` in a link.
 
 The ``*_sync`` functions parse files and run in a worker thread
-(``asyncio.to_thread``); :func:`hover` also asks the engine for related
+(:func:`.worker.off_loop`); :func:`hover` also asks the engine for related
 sections (on the folder's reader thread).
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from mdseek.index.links.links import (
     anchor_context,
     anchor_link,
     find_heading,
-    find_links,
     link_at,
     resolve,
 )
@@ -30,6 +28,7 @@ from mdseek.index.text.document import Heading
 from . import features as F
 from .convert import start_range
 from .roots import Root
+from .worker import checkpoint, off_loop
 from .workspace import Workspace
 
 
@@ -37,6 +36,7 @@ def outline(ws: Workspace, uri: str) -> list[types.DocumentSymbol]:
     if not ws.settings.document_symbols:
         return []  # the client has its own outline (VS Code's built-in markdown)
     found = ws.doc_for_uri(uri)
+    checkpoint()
     return F.document_symbols(found[1], ws.pos) if found else []
 
 
@@ -150,7 +150,7 @@ def hover_sync(
         return None
     path, doc = cur.path, cur.doc
     root = ws.root_for(path)
-    link = link_at(find_links(doc), cur.line, cur.col)
+    link = link_at(ws.docs.links(path, doc), cur.line, cur.col)  # once per version
     if link is not None:
         found = ws.link_target(root, path, link)
         if found is None:
@@ -171,7 +171,7 @@ def hover_sync(
 
 async def hover(ws: Workspace, uri: str, position: types.Position) -> types.Hover | None:
     """A link's target previewed; a heading's breadcrumb and related sections."""
-    res = await asyncio.to_thread(hover_sync, ws, uri, position)
+    res = await off_loop(ws, hover_sync, ws, uri, position)
     if not isinstance(res, HeadingHover):
         return res
     root, path, h = res.root, res.path, res.heading

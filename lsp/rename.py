@@ -15,7 +15,6 @@ lie inside a workspace folder (:func:`_confined`): a rename into ``out/`` where
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from mdseek.index.text.document import ParsedDocument
 
 from .convert import uri_to_path
 from .roots import Root
+from .worker import off_loop
 from .workspace import Workspace
 
 log = logging.getLogger("mdseek.lsp")
@@ -290,22 +290,21 @@ def _workspace_edit(ws: Workspace, corpus: _Corpus, out: Outcome, caps: Any) -> 
 
 
 async def prepare(ws: Workspace, params: types.PrepareRenameParams) -> Any:
-    return await asyncio.to_thread(prepare_sync, ws, params.text_document.uri, params.position)
+    return await off_loop(ws, prepare_sync, ws, params.text_document.uri, params.position)
 
 
 async def rename(
     ws: Workspace, params: types.RenameParams, caps: Any
 ) -> types.WorkspaceEdit | None:
     try:
-        return await asyncio.to_thread(
-            rename_sync, ws, params.text_document.uri, params.position, params.new_name, caps
-        )
+        uri, pos = params.text_document.uri, params.position
+        return await off_loop(ws, rename_sync, ws, uri, pos, params.new_name, caps)
     except RenameError as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc
 
 
 async def will_rename(ws: Workspace, params: types.RenameFilesParams, caps: Any) -> Any:
     try:
-        return await asyncio.to_thread(will_rename_sync, ws, params.files, caps)
+        return await off_loop(ws, will_rename_sync, ws, params.files, caps)
     except RenameError as exc:
         raise JsonRpcInvalidParams(str(exc)) from exc

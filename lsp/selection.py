@@ -8,20 +8,42 @@ appear once. Blocks come from markdown-it's tokens (:mod:`mdseek.index.text.stru
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from mdseek.index.links.links import Link
-from mdseek.index.text.document import ParsedDocument
-from mdseek.index.text.structure import Span
+from mdseek.index.text.document import ParsedDocument, subtree_ends
+from mdseek.index.text.structure import Span, nested_blocks
 
 from .convert import Positions
+from .worker import checkpoint
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 Spot = tuple[int, int, int, int]  # line, col, end line, end col (engine coordinates)
 _WORD = re.compile(r"\w+")
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+
+
+def selection_for(
+    ws: Workspace, uri: str, positions: Sequence[types.Position]
+) -> list[types.SelectionRange]:
+    """:func:`selection_ranges` at the client's positions in the document at ``uri``."""
+    found = ws.doc_for_uri(uri)
+    if found is None:
+        return []
+    path, doc = found
+    lines = doc.lines()
+    points = [ws.pos.from_client(lines, p) for p in positions]
+    checkpoint()
+    blocks = nested_blocks(doc)
+    checkpoint()
+    return selection_ranges(doc, blocks, ws.docs.links(path, doc), ws.pos, points)
 
 
 def selection_ranges(
@@ -62,11 +84,9 @@ def _chain(
     for b in sorted(around, key=lambda b: -b.depth):
         spots.append(_lines(lines, b.start_line, b.end_line))
     heads = doc.headings
-    for i in range(len(heads) - 1, -1, -1):  # the section holding the line, then its parents
-        h = heads[i]
-        if h.line > line:
-            continue
-        end = next((g.line for g in heads[i + 1 :] if g.level <= h.level), doc.line_count)
+    ends = subtree_ends(heads, doc.line_count)
+    for i in range(bisect.bisect_right([h.line for h in heads], line) - 1, -1, -1):
+        h, end = heads[i], ends[i]  # the section holding the line, then its parents
         if line < end:
             spots.append(_lines(lines, h.line, end))
     spots.append(_lines(lines, 0, max(doc.line_count, 1)))

@@ -17,7 +17,8 @@ requests) and calls the module that owns the feature:
 
 They share a :class:`.workspace.Workspace` (folders, buffers, position
 encoding, settings). Nothing here blocks the event loop: engine work runs in
-each folder's worker threads, parsing of other files in ``asyncio.to_thread``.
+each folder's worker threads; work that grows with a document in a worker
+thread, cancellable (:func:`.worker.off_loop`).
 Logging goes to stderr (stdout is the protocol).
 
 Custom requests (the VS Code client depends on these shapes):
@@ -32,7 +33,6 @@ Custom requests (the VS Code client depends on these shapes):
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import sys
@@ -46,7 +46,6 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from mdseek import __version__
-from mdseek.index.text.structure import nested_blocks
 
 from . import (
     document_links,
@@ -68,6 +67,7 @@ from .diagnostics import Diagnostics
 from .indexing import Indexing
 from .params import InvalidParams, SearchParams, structure
 from .transport import MdseekProtocol, serve_stdio
+from .worker import off_loop
 from .workspace import Workspace
 
 log = logging.getLogger("mdseek.lsp")
@@ -235,30 +235,31 @@ def build_server() -> MdseekServer:
         ls: MdseekServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation]:
         if params.query.startswith("#"):  # tags
-            return await asyncio.to_thread(tags.workspace_symbols_sync, ls.ws, params.query)
+            return await off_loop(ls.ws, tags.workspace_symbols_sync, ls.ws, params.query)
         return await search.workspace_symbols(ls.ws, params.query)
 
     @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    def document_symbol(
+    async def document_symbol(
         ls: MdseekServer, params: types.DocumentSymbolParams
     ) -> list[types.DocumentSymbol]:
-        return navigation.outline(ls.ws, params.text_document.uri)
+        return await off_loop(ls.ws, navigation.outline, ls.ws, params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DEFINITION)
     async def definition(
         ls: MdseekServer, params: types.DefinitionParams
     ) -> types.Location | list[types.Location] | None:
-        return await asyncio.to_thread(
-            navigation.definition_sync, ls.ws, params.text_document.uri, params.position
+        return await off_loop(
+            ls.ws, navigation.definition_sync, ls.ws, params.text_document.uri, params.position
         )
 
     @ls.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(ls: MdseekServer, params: types.ReferenceParams) -> list[types.Location]:
         uri, pos = params.text_document.uri, params.position
-        tagged = await asyncio.to_thread(tags.references_sync, ls.ws, uri, pos)
+        tagged = await off_loop(ls.ws, tags.references_sync, ls.ws, uri, pos)
         if tagged is not None:
             return tagged
-        return await asyncio.to_thread(
+        return await off_loop(
+            ls.ws,
             navigation.references_sync,
             ls.ws,
             params.text_document.uri,
@@ -271,9 +272,9 @@ def build_server() -> MdseekServer:
     )
     async def completion(ls: MdseekServer, params: types.CompletionParams) -> types.CompletionList:
         uri, pos = params.text_document.uri, params.position
-        items = await asyncio.to_thread(navigation.anchor_completion_sync, ls.ws, uri, pos)
+        items = await off_loop(ls.ws, navigation.anchor_completion_sync, ls.ws, uri, pos)
         if not items:
-            tagged = await asyncio.to_thread(tags.completion_sync, ls.ws, uri, pos)
+            tagged = await off_loop(ls.ws, tags.completion_sync, ls.ws, uri, pos)
             if tagged is not None:
                 return types.CompletionList(is_incomplete=False, items=tagged)
         if not items:
@@ -317,52 +318,44 @@ def build_server() -> MdseekServer:
         uri, only, diags = params.text_document.uri, params.context.only, params.context.diagnostics
         fixes: list[types.CodeAction] = []
         if _wanted(types.CodeActionKind.QuickFix, only):
-            fixes = await asyncio.to_thread(quick_fixes.anchor_fixes, ls.ws, uri, diags)
+            fixes = await off_loop(ls.ws, quick_fixes.anchor_fixes, ls.ws, uri, diags)
             if supports_create(ls):
-                fixes += await asyncio.to_thread(quick_fixes.create_file_fixes, ls.ws, uri, diags)
-        found = ls.ws.doc_for_uri(uri) if _wanted(toc.KIND, only) else None
-        contents = toc.code_actions(found[1], uri, ls.ws.pos) if found else []
+                fixes += await off_loop(ls.ws, quick_fixes.create_file_fixes, ls.ws, uri, diags)
+        wanted = _wanted(toc.KIND, only)
+        contents = await off_loop(ls.ws, toc.code_actions_for, ls.ws, uri) if wanted else []
         return fixes + await links.code_actions(ls.ws, params) + contents
 
     # -- structure: folding, document links, selection ranges ----------------------------
 
     @ls.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
-    def folding_range(
+    async def folding_range(
         ls: MdseekServer, params: types.FoldingRangeParams
     ) -> list[types.FoldingRange]:
-        found = ls.ws.doc_for_uri(params.text_document.uri)
-        return folding.folding_ranges(found[1]) if found else []
+        return await off_loop(ls.ws, folding.folding_for, ls.ws, params.text_document.uri)
 
     @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
     async def document_link(
         ls: MdseekServer, params: types.DocumentLinkParams
     ) -> list[types.DocumentLink]:
         tips = supports(ls, "text_document", "document_link", "tooltip_support")
-        return await asyncio.to_thread(
-            document_links.document_links_sync, ls.ws, params.text_document.uri, tips
+        return await off_loop(
+            ls.ws, document_links.document_links_sync, ls.ws, params.text_document.uri, tips
         )
 
     @ls.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
-    def selection_range(
+    async def selection_range(
         ls: MdseekServer, params: types.SelectionRangeParams
     ) -> list[types.SelectionRange]:
-        found = ls.ws.doc_for_uri(params.text_document.uri)
-        if found is None:
-            return []
-        path, doc = found
-        lines = doc.lines()
-        points = [ls.ws.pos.from_client(lines, p) for p in params.positions]
-        return selection.selection_ranges(
-            doc, nested_blocks(doc), ls.ws.docs.links(path, doc), ls.ws.pos, points
-        )
+        uri, positions = params.text_document.uri, params.positions
+        return await off_loop(ls.ws, selection.selection_for, ls.ws, uri, positions)
 
     @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
-    def code_lens(ls: MdseekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        return lenses.heading_lenses(ls.ws, params.text_document.uri)
+    async def code_lens(ls: MdseekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return await off_loop(ls.ws, lenses.heading_lenses, ls.ws, params.text_document.uri)
 
     @ls.feature(types.CODE_LENS_RESOLVE)
     async def code_lens_resolve(ls: MdseekServer, params: types.CodeLens) -> types.CodeLens:
-        return await asyncio.to_thread(lenses.resolve_lens, ls.ws, params)
+        return await off_loop(ls.ws, lenses.resolve_lens, ls.ws, params)
 
     @ls.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
     async def prepare_rename(ls: MdseekServer, params: types.PrepareRenameParams) -> Any:

@@ -22,12 +22,16 @@ offered only when the table differs from what it would be.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from mdseek.index.text.document import Heading, ParsedDocument
 
 from .convert import Positions
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
 
 KIND = f"{types.CodeActionKind.Source.value}.toc"
 START = "<!-- toc -->"
@@ -75,6 +79,12 @@ def find_toc(doc: ParsedDocument) -> tuple[int, int] | None:
             if body and all(_ITEM.match(t) for t in body):
                 return b.start_line, b.end_line
     return None
+
+
+def code_actions_for(ws: Workspace, uri: str) -> list[types.CodeAction]:
+    """:func:`code_actions` of the document at ``uri`` (in a worker thread)."""
+    found = ws.doc_for_uri(uri)
+    return code_actions(found[1], uri, ws.pos) if found else []
 
 
 def code_actions(doc: ParsedDocument, uri: str, pos: Positions) -> list[types.CodeAction]:

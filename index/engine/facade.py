@@ -24,7 +24,7 @@ from pathlib import Path
 from ..links.links import find_heading
 from ..links.obsidian import is_media
 from ..search.requests import path_wanted
-from ..text.document import ParsedDocument, Section
+from ..text.document import ParsedDocument, Section, subtree_ends
 from ..text.encoding import NotText
 from ..text.files import (
     BadGlob,
@@ -36,7 +36,7 @@ from ..text.files import (
     scan,
 )
 from ..text.markdown import MAX_INLINE_HEADING, heading_text
-from ..text.parse import parse_bytes
+from ..text.parse import TooManyHeadings, parse_bytes
 from .engine import Engine, SearchResponse, SearchResult
 from .stats import window_fraction
 
@@ -111,6 +111,8 @@ def read_document(engine: Engine, path: str) -> ParsedDocument:
         return parse_bytes(data, rel)
     except NotText as exc:
         raise NotIndexed(f"{path}: not indexed: {exc}") from None
+    except TooManyHeadings as exc:
+        raise NotIndexed(f"{path}: {exc}") from None
 
 
 # -- outline and sections -------------------------------------------------------------
@@ -134,8 +136,7 @@ def outline(doc: ParsedDocument) -> list[OutlineEntry]:
     hs = doc.headings
     lines = doc.lines()
     out = []
-    for i, h in enumerate(hs):
-        end = next((later.line for later in hs[i + 1 :] if later.level <= h.level), doc.line_count)
+    for h, end in zip(hs, subtree_ends(hs, doc.line_count), strict=True):
         out.append(
             OutlineEntry(
                 h.level,
@@ -144,7 +145,7 @@ def outline(doc: ParsedDocument) -> list[OutlineEntry]:
                 crumbs.get(h.line, h.text),
                 h.line,
                 h.end_line,
-                max(end, h.end_line),
+                end,
                 written_heading(lines, h.line, h.end_line, h.text),
             )
         )

@@ -18,6 +18,7 @@ from markdown_it.rules_block import StateBlock
 from markdown_it.rules_inline import StateInline
 from mdit_py_plugins.front_matter import front_matter_plugin
 
+from ..text.markdown import too_wide
 from ..text.parse import ParsedDocument, shared_parser
 from .links import _WIKI, Link, _inline_where_links_can_be, _LineMap, _split_href, find_links
 
@@ -114,8 +115,7 @@ def _def_recording(rule_fn: Callable) -> Callable:
     return rule
 
 
-@shared_parser
-def _site_parser() -> MarkdownIt:
+def _make_site_parser() -> MarkdownIt:
     md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
     md.core.ruler.at("inline", _inline_where_links_can_be)  # links and images hold a "["
     for name, tok in (("link", "link_open"), ("image", "image")):
@@ -126,6 +126,21 @@ def _site_parser() -> MarkdownIt:
     return md
 
 
+@shared_parser
+def _site_parser() -> MarkdownIt:
+    return _make_site_parser()
+
+
+@shared_parser
+def _site_parser_no_tables() -> MarkdownIt:
+    return _make_site_parser().disable("table")
+
+
+def _site_parser_for(text: str) -> MarkdownIt:
+    """The parser, without tables for a text :func:`.markdown.too_wide` (as every parser)."""
+    return _site_parser_no_tables() if too_wide(text) else _site_parser()
+
+
 def _md_link(href: str, line: int, col: int, end: int) -> Link:
     path, anchor = _split_href(href)
     return Link("markdown", href, path, anchor, "", line, col, line, end)
@@ -134,8 +149,8 @@ def _md_link(href: str, line: int, col: int, end: int) -> Link:
 def link_sites(doc: ParsedDocument, links: Sequence[Link] | None = None) -> list[Site]:
     """Every place in ``doc`` where a link's target is written, in source order
     (``links``: ``find_links(doc)`` when the caller keeps it already)."""
-    md = _site_parser()
     text, lines = doc.text, doc.lines()
+    md = _site_parser_for(text)
     env: dict = {}
     tokens = md.parse(text, env)
     out: list[Site] = []

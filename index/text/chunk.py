@@ -46,6 +46,8 @@ MAX_CHARS_PER_TOKEN = 128  # a chunk holds at most budget * this many characters
 CRUMB_CHARS_PER_TOKEN = 16  # a breadcrumb holds at most budget * this many characters
 COUNT_BATCH = 256  # embedded texts counted per tokenizer call
 CACHE_CHARS = 8_000_000  # characters of unit text whose pieces a chunker remembers
+WHOLE_CHARS = 4_000  # a unit up to this long (and this many per token of
+WHOLE_CHARS_PER_TOKEN = 3  # the budget) is first tried whole, counted in a batch
 
 
 @dataclass(frozen=True)
@@ -226,12 +228,16 @@ class _DocChunker:
 
     def run(self) -> list[Chunk]:
         units = self._merged_units()
+        keys = [
+            (self.text[a:b], tuple(self.embedded_path(i) for i in range(first, last + 1)))
+            for a, b, first, last in units
+        ]
+        cached = [self.c._units.get(key) for key in keys]
+        whole = self._whole([u for u, p in zip(units, cached, strict=True) if p is None])
         chunks: list[Chunk] = []
-        for a, b, first, last in units:
-            key = (self.text[a:b], tuple(self.embedded_path(i) for i in range(first, last + 1)))
-            pieces = self.c._units.get(key)
+        for (a, b, first, last), key, pieces in zip(units, keys, cached, strict=True):
             if pieces is None:
-                pieces = Unit(self, a, b, first, last).pieces()
+                pieces = whole.get(a) or Unit(self, a, b, first, last).pieces()
                 self.c._units.put(key, pieces, 2 * len(key[0]) + 64)
                 self.c.stats["units_split"] += 1
             else:
@@ -240,6 +246,46 @@ class _DocChunker:
                 chunks.append(self._make_chunk(len(chunks), a + x, a + y, t, k))
         self.c.stats["pieces"] += len(chunks)
         return chunks
+
+    def _whole(self, units: list[tuple[int, int, int, int]]) -> dict[int, list]:
+        """The pieces of the small one-section units that fit the window whole
+        (start -> [the one piece]), as :class:`.cuts.Unit` would find them, with
+        the breadcrumbs, bodies and embedded texts counted in batches: a Unit and
+        three tokenizer calls per section cost ~1 ms, minutes for a file of
+        200,000 headings. The others are left to :class:`.cuts.Unit`."""
+        most = min(WHOLE_CHARS, self.budget * WHOLE_CHARS_PER_TOKEN)
+        small = [(a, b, i) for a, b, i, last in units if i == last and b - a <= most]
+        if not small:
+            return {}
+        specials, counts = self.specials, self.c._counts
+        crumbs = {i: " > ".join(self.embedded_path(i)) for _, _, i in small}
+        todo = [i for i in crumbs if i not in self._prefix_cache]
+        chars, limit = self.budget * CRUMB_CHARS_PER_TOKEN, self.budget // 2
+        todo = [i for i in todo if len(crumbs[i]) <= chars]
+        for i, n in zip(todo, self._count([crumbs[i] for i in todo]), strict=True):
+            if n <= limit:  # as _short_breadcrumb keeps it
+                self._prefix_cache[i] = (crumbs[i] + "\n\n", n - specials)
+        bodies = [self.text[a:b] for a, b, _ in small]
+        known = [counts.get(t) for t in bodies]
+        new = [t for t, k in zip(bodies, known, strict=True) if k is None]
+        fresh = iter(self._count(new))
+        body_tokens = []
+        for t, k in zip(bodies, known, strict=True):
+            if k is None:
+                k = next(fresh) - specials
+                counts.put(t, k, len(t))
+            body_tokens.append(k)
+        fit = []  # (start, end, embedded text): priced to fit, as Unit's first cut prices it
+        for (a, b, _), n in zip(small, body_tokens, strict=True):
+            crumb, crumb_tokens = self.prefix(a)
+            if n + crumb_tokens <= self.budget - specials:
+                fit.append((a, b, crumb + self.text[a:b].strip("\n")))
+        out: dict[int, list] = {}
+        for (a, b, t), n in zip(fit, self._count([t for _, _, t in fit]), strict=True):
+            if n <= self.budget:
+                out[a] = [(0, b - a, t, n)]
+        self.c.stats["sections_tokenized"] += len(out)  # the others are tokenized by Unit
+        return out
 
     def _count(self, texts: list[str]) -> list[int]:
         out: list[int] = []

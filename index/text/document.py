@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 
@@ -21,6 +21,20 @@ class Heading:
     end_line: int  # exclusive: ATX = line + 1, setext = line + 2 (text + underline)
     # the rendered text GitHub slugs (untrimmed, soft breaks as newlines)
     rendered: str = field(default="", compare=False, repr=False)
+
+
+def subtree_ends(headings: Sequence[Heading], line_count: int) -> list[int]:
+    """Where each heading's subtree ends (exclusive): the line of the next heading
+    of the same or a higher level, else ``line_count``; never before the heading's
+    own end. One pass with a stack (outline, folding and selection ranges all
+    need it: a scan per heading was quadratic, 29 s at 100,000 headings)."""
+    ends = [line_count] * len(headings)
+    open_: list[int] = []  # indexes of headings whose subtree is still open
+    for i, h in enumerate(headings):
+        while open_ and headings[open_[-1]].level >= h.level:
+            ends[open_.pop()] = h.line
+        open_.append(i)
+    return [max(e, h.end_line) for e, h in zip(ends, headings, strict=True)]
 
 
 @dataclass(frozen=True)

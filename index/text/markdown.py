@@ -44,17 +44,45 @@ def shared_parser(make: Callable[[], MarkdownIt]) -> Callable[[], MarkdownIt]:
     return get
 
 
-@shared_parser
-def markdown_parser() -> MarkdownIt:
-    """Block structure only: inline markup is parsed for headings alone
-    (:func:`heading_text`), which keeps parsing linear and cheap on any input
-    (inline link parsing of a run of brackets costs ~50 µs per character)."""
+def _block_parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.front_matter import front_matter_plugin
 
     md = MarkdownIt("commonmark").use(front_matter_plugin).enable("table")
     md.disable("inline")
     return md
+
+
+@shared_parser
+def markdown_parser() -> MarkdownIt:
+    """Block structure only: inline markup is parsed for headings alone
+    (:func:`heading_text`), which keeps parsing linear and cheap on any input
+    (inline link parsing of a run of brackets costs ~50 µs per character)."""
+    return _block_parser()
+
+
+@shared_parser
+def _block_parser_no_tables() -> MarkdownIt:
+    return _block_parser().disable("table")
+
+
+MAX_TABLE_COLUMNS = 1_000  # a document with a wider table row reads its tables as paragraphs
+
+
+def too_wide(text: str) -> bool:
+    """Whether a line of ``text`` holds more than :data:`MAX_TABLE_COLUMNS` cells'
+    pipes: markdown-it makes three tokens of each cell of a table, and a table of
+    50,000 columns (4.2 MB) cost 38 s and 2 GB to parse and chunk. Such a
+    document is parsed without tables (every parser of the engine agrees): its
+    text is still read, as paragraphs."""
+    if text.count("|") <= MAX_TABLE_COLUMNS:
+        return False
+    return any(line.count("|") > MAX_TABLE_COLUMNS for line in text.split("\n"))
+
+
+def markdown_parser_for(text: str) -> MarkdownIt:
+    """:func:`markdown_parser`, or one without tables for a text :func:`too_wide`."""
+    return _block_parser_no_tables() if too_wide(text) else markdown_parser()
 
 
 @shared_parser
@@ -65,14 +93,19 @@ def _inline_parser() -> MarkdownIt:
 
 
 MAX_INLINE_HEADING = 2000  # characters; a longer heading is shown as written
+# No character any CommonMark inline rule starts at (escapes, code, emphasis, links,
+# images, autolinks, HTML, entities, line breaks): the text renders as itself.
+_PLAIN = re.compile(r"[^\\`*_\[\]<>&!\n~]*")
 
 
 def heading_text(content: str, env: dict) -> str:
     """The rendered text of a heading's inline content (what GitHub slugs;
     ``env`` holds the document's link reference definitions, so ``[x][ref]``
     reads as ``x``). Untrimmed, soft breaks as newlines: see :func:`inline_rendered_text`."""
-    if len(content) > MAX_INLINE_HEADING:
-        return content
+    if len(content) > MAX_INLINE_HEADING or (
+        _PLAIN.fullmatch(content) and content == content.strip()
+    ):
+        return content  # plain text reads as written: no inline parse
     tokens = _inline_parser().parseInline(content, env)
     return inline_rendered_text(tokens[0]) if tokens else content
 

@@ -59,7 +59,9 @@ def chunk_passages(
     while lo > 0 and doc.blocks[lo - 1].end_line > first:
         lo -= 1  # a block that starts above the chunk and runs into it
     spans: list[tuple[int, int]] = []
-    for blk in doc.blocks[lo:]:
+    blocks = doc.blocks
+    for k in range(lo, len(blocks)):  # not blocks[lo:], a copy of the rest for each chunk
+        blk = blocks[k]
         if blk.start_line >= last:
             break
         if blk.kind in PASSAGE_SKIP or blk.end_line <= first:

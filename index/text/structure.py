@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .document import ParsedDocument
-from .markdown import markdown_parser
+from .markdown import markdown_parser_for
 
 # Block token kinds (type without ``_open``) that are blocks a reader sees;
 # the rows and cells of a table are not.
@@ -48,7 +48,7 @@ def nested_blocks(doc: ParsedDocument) -> list[Span]:
     lines = doc.lines()
     out: list[Span] = []
     depth = 0
-    for tok in markdown_parser().parse(doc.text, {}):
+    for tok in markdown_parser_for(doc.text).parse(doc.text, {}):
         if tok.nesting == -1:
             depth -= 1
             continue

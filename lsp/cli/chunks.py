@@ -19,7 +19,7 @@ from .common import CliError, file_filter, folder_arg, window_tokenizer
 def cmd_chunks(args: argparse.Namespace) -> int:
     from mdseek.index.text.chunk import Chunker
     from mdseek.index.text.encoding import NotText
-    from mdseek.index.text.parse import parse_bytes
+    from mdseek.index.text.parse import TooManyHeadings, parse_bytes
 
     path = Path(args.file)
     if path.is_dir():
@@ -32,6 +32,8 @@ def cmd_chunks(args: argparse.Namespace) -> int:
         doc = parse_bytes(data, path.name)
     except NotText as exc:
         raise CliError(f"{args.file}: {exc}; mdseek does not index it") from None
+    except TooManyHeadings as exc:
+        raise CliError(f"{args.file}: {exc}") from None
     chunks = Chunker(tok).chunk(doc)
     if args.json:
         out = [
