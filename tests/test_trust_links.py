@@ -19,6 +19,7 @@ import pytest_lsp
 from lsp_support import config, initialize, open_doc, wait_ready
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from sandbox import server_env
 
 from mdseek.index.text.files import FileFilter, check_file, scan
 
@@ -82,7 +83,7 @@ def test_the_filter_is_applied_to_what_a_symlink_points_at(tmp_path):
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mdseek", *args],
-        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600,
+        capture_output=True, text=True, env=server_env(), timeout=600,
     )  # fmt: skip
 
 
@@ -128,7 +129,7 @@ async def test_mcp_tools_agree_that_a_symlinked_secret_is_not_there(tmp_path):
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "mdseek", "mcp", str(ws), "--exclude", USER_EXCLUDE],
-        env={"HF_HUB_OFFLINE": "1"},
+        env=server_env(),
     )
     async with Client(params, read_timeout_seconds=120) as client:
 
@@ -247,7 +248,7 @@ def test_a_fifo_beside_the_index_never_hangs_the_cli(workspace_index, tmp_path, 
     planted.unlink(missing_ok=True)
     os.mkfifo(planted, 0o600)
     args = [command, str(ws)] + (["wombat", "--mode", "lexical"] if command == "search" else [])
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env = server_env(XDG_CACHE_HOME=str(tmp_path / "cache"))
     run = subprocess.run(
         [sys.executable, "-m", "mdseek", *args], capture_output=True, text=True, env=env, timeout=60
     )

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox import server_env
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +24,7 @@ NOTE = "# Backups\n\nThe nightly backup of the wombat database runs at two.\n"
 def _cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "mdseek", *args],
-        capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"}, timeout=600,
+        capture_output=True, text=True, env=server_env(), timeout=600,
     )  # fmt: skip
 
 
@@ -131,7 +132,7 @@ def test_the_record_follows_our_own_writes_however_the_process_ends(tmp_path):
     )
     run = subprocess.run(
         [sys.executable, "-c", script, str(ws)], capture_output=True, text=True, timeout=300,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        env=server_env(),
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
     out = search(ws)  # adopted=False: trusted as it was left
