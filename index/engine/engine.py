@@ -136,7 +136,7 @@ class Engine:
         self.parse_query = self.searcher.parse_query
         self.candidates = self.searcher.candidates
         self.warm_up = self.searcher.warm_up
-        self.query_vector = self.dense_side.query_vector
+        self.query_vector = self.searcher.query_vector
         self.lexical_terms = self.lexical_side.terms
         self.build_lexical = self.lexical_side.build
 
