@@ -68,6 +68,8 @@ SPLITS = ("dev", "test")
 INDEXES: dict[str, dict] = {
     "default": {},
     "blocks": {"passage_words": 1},  # every block its own passage
+    # every block its own passage, a block of over 60 words cut into sentence runs of >= 30
+    "sentences": {"passage_words": 1, "passage_split": 60},
     "int8": {"precision": "int8"},
 }
 
@@ -398,11 +400,15 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "default": ("default", {}),
     "blocks": ("blocks", {}),
     "blocks-flat": ("blocks", {"dense_weight_matched": None}),
+    "sentences": ("sentences", {}),
     "flat": ("default", {"dense_weight_matched": None}),
     **{f"matched={w:g}": ("default", {"dense_weight_matched": w}) for w in (0.3, 0.5, 0.6, 0.7)},
     "dense-minmax": ("default", {"dense_norm": "minmax"}),
     **{f"discount={d:g}": ("default", {"passage_discount": d}) for d in (0.0, 0.01, 0.04)},
     "no-passages": ("default", {"passages": False}),
+    "ask=off": ("default", {"ask": "off"}),
+    "ask=max": ("default", {"ask": "max"}),
+    **{f"ask-weight={w:g}": ("default", {"ask_weight": w}) for w in (0.3, 0.7, 0.85)},
     "int8": ("int8", {}),
 }
 
