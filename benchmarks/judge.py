@@ -381,6 +381,18 @@ class Judge:
             self._baseline = out
         return self._baseline
 
+    def counts(self, index: str = "default") -> dict[str, dict]:
+        """Each corpus folder's chunks, passages and vectors per chunk on an index variant."""
+        out: dict[str, dict] = {}
+        for c in self.corpora:
+            folder = c.root.parent.name
+            if folder in out:
+                continue
+            n = self.engine(c, index).store.counts()  # type: ignore[attr-defined]
+            out[folder] = {"chunks": n["chunks"], "passages": n["passages"],
+                           "per_chunk": round((n["chunks"] + n["passages"]) / max(1, n["chunks"]), 3)}  # fmt: skip
+        return out
+
     def check(self) -> dict[str, dict[str, str]]:
         """The replay ranks exactly as ``Engine.search`` (first 25 queries)."""
         return {c.name: check_replay(self.replay(c), self.engine(c)) for c in self.corpora}  # type: ignore[arg-type]
@@ -411,6 +423,13 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     **{f"ask-weight={w:g}": ("default", {"ask_weight": w}) for w in (0.3, 0.7, 0.85)},
     "int8": ("int8", {}),
 }
+
+
+def on_base(variant: tuple[str, dict], b_index: str, b_change: dict) -> tuple[str, dict]:
+    """A variant built on a base variant: its index unless it keeps the default
+    one, and the base's changes with its own on top."""
+    index, change = variant
+    return (b_index if index == "default" else index), {**b_change, **change}
 
 
 def parse_set(items: Sequence[str]) -> dict:
@@ -504,7 +523,7 @@ def render(cmp: dict, a_label: str, b_label: str, base: dict | None = None) -> s
     L = [
         f"| corpus (questions) | {a_label} dev / test | {b_label} dev / test "
         f"| difference, dev [95%] | difference, test [95%] |"
-        + (" plain baseline dev / test | default - baseline, test [95%] |" if base else ""),
+        + (f" plain baseline dev / test | {a_label} - baseline, test [95%] |" if base else ""),
         "|---|---|---|---|---|" + ("---|---|" if base else ""),
     ]
 
@@ -554,6 +573,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--variant", action="append", default=[], help="a named variant (--list)")
     ap.add_argument("--set", action="append", default=[], help="a Config change, key=value")
     ap.add_argument("--index", default="default", choices=sorted(INDEXES), help="with --set")
+    ap.add_argument("--base", default="default",
+                    help="the named variant every other is compared with (and built on)")  # fmt: skip
     ap.add_argument("--corpora", default=",".join(EVERY), help="comma list")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--product", type=Path, help="write Engine.search's per-query nDCG@10 here")
@@ -587,20 +608,26 @@ def main(argv: list[str] | None = None) -> int:
         if args.check:
             out["replay_check"] = judge.check()
             print(json.dumps(out["replay_check"]))
-        base = judge.scores()
-        todo = [(v, *VARIANTS[v]) for v in args.variant]
+        b_index, b_change = VARIANTS[args.base]
+        base = judge.scores(DEFAULT.but(**b_change), b_index)
+        todo = [(v, *on_base(VARIANTS[v], b_index, b_change)) for v in args.variant]
         if args.set:
-            todo.append((" ".join(args.set) + f" (index {args.index})", args.index,
-                         parse_set(args.set)))  # fmt: skip
+            todo.append((" ".join(args.set) + f" (index {args.index})",
+                         *on_base((args.index, parse_set(args.set)), b_index, b_change)))  # fmt: skip
         bl = compare(judge.corpora, judge.baseline(), base)  # the default minus the baseline
         out["baseline"] = bl
         for name, index, change in todo:
             sc = judge.scores(DEFAULT.but(**change), index)
             cmp = compare(judge.corpora, base, sc)
             out.setdefault("variants", {})[name] = cmp
-            print(f"\n{name} against the default (nDCG@10; difference = variant - default,"
+            print(f"\n{name} against {args.base} (nDCG@10; difference = variant - {args.base},"
                   f" paired bootstrap 95%, {DRAWS} draws, seed {SEED})\n")  # fmt: skip
-            print(render(cmp, "default", name, bl), end="")
+            print(render(cmp, args.base, name, bl), end="")
+            counts = {i: judge.counts(i) for i in dict.fromkeys((b_index, index))}
+            out["variants"][name + " index"] = counts
+            print("\nvectors per chunk: " + "; ".join(
+                f"{i}: " + ", ".join(f"{f} {r['per_chunk']:.2f} ({r['chunks']} + {r['passages']})"
+                                     for f, r in cs.items()) for i, cs in counts.items()))  # fmt: skip
         if not todo:
             print(render(bl, "plain baseline", "default"), end="")
     finally:
