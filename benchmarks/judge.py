@@ -70,6 +70,9 @@ INDEXES: dict[str, dict] = {
     "blocks": {"passage_words": 1},  # every block its own passage
     # every block its own passage, a block of over 60 words cut into sentence runs of >= 30
     "sentences": {"passage_words": 1, "passage_split": 60},
+    "sentences-40": {"passage_words": 1, "passage_split": 40},
+    "sentences-100": {"passage_words": 1, "passage_split": 100},
+    "split-60": {"passage_split": 60},  # 30-word runs, long blocks cut first
     "int8": {"precision": "int8"},
 }
 
@@ -412,7 +415,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "default": ("default", {}),
     "blocks": ("blocks", {}),
     "blocks-flat": ("blocks", {"dense_weight_matched": None}),
-    "sentences": ("sentences", {}),
+    **{v: (v, {}) for v in ("sentences", "sentences-40", "sentences-100", "split-60")},
     "flat": ("default", {"dense_weight_matched": None}),
     **{f"matched={w:g}": ("default", {"dense_weight_matched": w}) for w in (0.3, 0.5, 0.6, 0.7)},
     "dense-minmax": ("default", {"dense_norm": "minmax"}),
