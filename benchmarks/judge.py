@@ -365,8 +365,9 @@ class Judge:
             out[c.name] = per_query(c, runs)
         return out
 
-    def baseline(self) -> Scores:
-        """The plain baseline (benchmarks/baseline.py), hybrid, per query."""
+    def baseline(self, index: str = "default") -> Scores:
+        """The plain baseline (benchmarks/baseline.py), hybrid, per query (its
+        model and query vectors taken from ``index``'s engine; the same model)."""
         if self._baseline is None:
             from mdseek.index.search.query import question_of
 
@@ -374,8 +375,8 @@ class Judge:
 
             out = {}
             for c in self.corpora:
-                eng = self.engine(c)
-                rp = self.replay(c)
+                eng = self.engine(c, index)
+                rp = self.replay(c, index)
                 bl = PlainBaseline(c.root, eng.embedder.encode,  # type: ignore[attr-defined]
                                    c.root.parent / "baseline-vectors.npz")  # fmt: skip
                 runs = {}
@@ -426,13 +427,20 @@ VARIANTS: dict[str, tuple[str, dict]] = {
         for w in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
     },
     "dense-minmax": ("default", {"dense_norm": "minmax"}),
-    **{f"discount={d:g}": ("default", {"passage_discount": d}) for d in (0.0, 0.01, 0.04)},
+    **{f"discount={d:g}": ("default", {"passage_discount": d}) for d in (0.0, 0.01, 0.02, 0.04)},
     "no-passages": ("default", {"passages": False}),
     "ask=off": ("default", {"ask": "off"}),
     "ask=max": ("default", {"ask": "max"}),
     **{f"ask-weight={w:g}": ("default", {"ask_weight": w}) for w in (0.3, 0.7, 0.85)},
     "int8": ("int8", {}),
     "sentences-int8": ("sentences-int8", {}),
+    # the defaults of each retrieval version, whatever the engine's are now
+    "retrieval-v3": ("v3", {"dense_weight_matched": 0.4, "passage_discount": 0.02}),
+    "retrieval-v4": ("sentences", {"dense_weight_matched": 0.15, "passage_discount": 0.0}),
+    "retrieval-v4-int8": (
+        "sentences-int8",
+        {"dense_weight_matched": 0.15, "passage_discount": 0.0},
+    ),
 }
 
 
@@ -625,7 +633,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.set:
             todo.append((" ".join(args.set) + f" (index {args.index})",
                          *on_base((args.index, parse_set(args.set)), b_index, b_change)))  # fmt: skip
-        bl = compare(judge.corpora, judge.baseline(), base)  # the default minus the baseline
+        bl = compare(judge.corpora, judge.baseline(b_index), base)  # the base minus the baseline
         out["baseline"] = bl
         for name, index, change in todo:
             sc = judge.scores(DEFAULT.but(**change), index)

@@ -92,7 +92,8 @@ def test_short_blocks_are_packed_and_list_items_read_one_by_one(chunker):
             words(5, "h") + ".",
         ]
     )
-    (chunk,) = chunker.chunk(parse_text(doc, "n.md"))
+    packed = Chunker(chunker.tok, passage_words=30, passage_split=0)  # retrieval v3's
+    (chunk,) = packed.chunk(parse_text(doc, "n.md"))
     firsts = [p.embedding_text.split("\n\n", 1)[1].split()[0] for p in chunk.passages]
     lasts = [p.embedding_text.split()[-1] for p in chunk.passages]
     # a+b+c reach 30 words; d alone; e+f+g (36 words) then h (5 words) joins them
@@ -101,6 +102,10 @@ def test_short_blocks_are_packed_and_list_items_read_one_by_one(chunker):
         ("d0", "d39."),
         ("-", "h4."),
     ]
+    # the default: every block its own passage, list items one by one (d, 40 words, whole)
+    (chunk,) = chunker.chunk(parse_text(doc, "n.md"))
+    firsts = [p.embedding_text.split("\n\n", 1)[1].split()[0] for p in chunk.passages]
+    assert firsts == ["a0", "b0", "c0", "d0", "-", "-", "-", "h0"]
     off = Chunker(chunker.tok, passage_words=0)
     assert off.chunk(parse_text(doc, "n.md"))[0].passages == ()
     assert off.signature != chunker.signature  # another chunking: documents are read again

@@ -19,10 +19,11 @@ import threading
 
 import numpy as np
 
-# Subtracted from a passage row's cosine before its chunk takes its best row: a
-# long section has many rows, and the max of many is biased upwards. Chosen on
-# the dev halves (benchmarks/README.md, "Passage vectors").
-PASSAGE_DISCOUNT = 0.02
+# Subtracted from a passage row's cosine before its chunk takes its best row (a
+# long section has many rows, and the max of many is biased upwards). 0.02 for
+# retrieval v3's 30-word passages; 0 for sentence-run passages, chosen on the
+# pooled human-question judge's dev half (benchmarks/README.md, "Retrieval v4").
+PASSAGE_DISCOUNT = 0.0
 
 
 def cosines(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
