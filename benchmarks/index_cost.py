@@ -7,9 +7,11 @@ Each corpus is indexed from nothing once per setting, side by side in one run,
 with the default model: by default without passages (``passage_words=0``,
 mdseek before) and with them (the default,
 :data:`mdseek.index.text.passages.PASSAGE_WORDS`). ``--settings`` names others:
-``N`` = passages of at least N words (1: every block its own), ``N/S`` = also
-a block of over S words cut into sentence runs (``passage_split``), ``int8``
-= the default passages at int8 precision. The first setting is the reference
+``N`` = passages of at least N words (1: every block its own; no block cut),
+``N/S`` = also a block of over S words cut into sentence runs
+(``passage_split``; the default since retrieval v4: ``1/60``), ``int8`` = the
+default passages at int8 precision. ``--count FOLDER...`` only counts vectors
+per chunk of each setting (the chunker alone, nothing embedded). The first setting is the reference
 of the ratios. The issue's bar: within 2x on every measure.
 """
 
@@ -45,10 +47,7 @@ def engine_kwargs(setting: str) -> dict:
 
         return {"embed": EmbedSettings(precision="int8")}
     words, _, split = setting.partition("/")
-    kw: dict = {"passage_words": int(words)}
-    if split:
-        kw["passage_split"] = int(split)
-    return kw
+    return {"passage_words": int(words), "passage_split": int(split or 0)}
 
 
 def measure(root: Path, passage_words: int | str, work: Path) -> dict:
@@ -78,7 +77,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--corpora", default=None, help="comma list (default: every one present)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--settings", default=None, help="comma list: N, N/S or int8 (see above)")
+    ap.add_argument("--count", nargs="+", type=Path, metavar="FOLDER",
+                    help="only count vectors per chunk of each setting in these folders (no embedding)")  # fmt: skip
     args = ap.parse_args(argv)
+    if args.count:
+        return count(args.count, (args.settings or "0,30,1,1/100,1/60,1/40").split(","))
     if args.settings:
         return compare_settings(args, roots())
     have = roots()
@@ -107,6 +110,30 @@ def main(argv: list[str] | None = None) -> int:
                 f" ({x.get('vectors')}x) | {a['seconds']} / {b['seconds']} ({x.get('seconds')}x)"
                 f" | {a['mb']} / {b['mb']} ({x.get('mb')}x) |"
             )
+    return 0
+
+
+def count(folders: list[Path], settings: list[str]) -> int:
+    """Vectors per chunk (chunks + passages over chunks) of each passage setting,
+    from the chunker alone: nothing is embedded."""
+    from mdseek.index.model.model import resolve_model
+    from mdseek.index.model.tokenizer import load_tokenizer
+    from mdseek.index.text.chunk import Chunker
+    from mdseek.index.text.files import FileFilter, scan
+    from mdseek.index.text.parse import parse_bytes
+
+    tok = load_tokenizer(resolve_model(None))
+    print("| folder | " + " | ".join(settings) + " |")
+    print("|---|" + "---|" * len(settings))
+    for root in folders:
+        docs = [parse_bytes(f.path.read_bytes(), f.rel) for f in scan(root, FileFilter())]
+        cells = []
+        for s in settings:
+            kw = engine_kwargs(s)
+            chunks = [c for d in docs for c in Chunker(tok, **kw).chunk(d)]
+            n, p = len(chunks), sum(len(c.passages) for c in chunks)
+            cells.append(f"{(n + p) / max(1, n):.2f} ({n} + {p})")
+        print(f"| {root} | " + " | ".join(cells) + " |", flush=True)
     return 0
 
 
