@@ -49,9 +49,7 @@ from .quality import (
     Corpus,
     Replay,
     check_replay,
-    doc_gains,
-    rank_metrics,
-    section_gains,
+    per_query,
 )
 
 Log = Callable[[str], None]
@@ -140,18 +138,6 @@ def paired_interval(
 # -- per-query scores -----------------------------------------------------------
 
 Scores = dict[str, dict[str, float]]  # corpus -> query id -> nDCG@10 at its level
-
-
-def ndcg_of(hits: list, c: Corpus, qid: str) -> float:
-    if c.sections:
-        sq = c.qrels.sections.get(qid, [])
-        return rank_metrics(section_gains(hits, sq), [1.0] * len(sq))["ndcg@10"]
-    rels = c.qrels.docs.get(qid, {})
-    return rank_metrics(doc_gains(hits, rels), list(rels.values()))["ndcg@10"]
-
-
-def per_query(c: Corpus, runs: dict[str, list]) -> dict[str, float]:
-    return {q: ndcg_of(hits, c, q) for q, hits in runs.items()}
 
 
 def halves(c: Corpus) -> dict[str, list[str]]:

@@ -129,6 +129,20 @@ def score_runs(runs: dict[str, list[Hit]], qrels: QrelSet, sections: bool) -> di
     return out
 
 
+def ndcg_of(hits: Sequence[Hit], c: Corpus, qid: str) -> float:
+    """One query's nDCG@10 at its corpus' level (sections, else documents)."""
+    if c.sections:
+        sq = c.qrels.sections.get(qid, [])
+        return rank_metrics(section_gains(hits, sq), [1.0] * len(sq))["ndcg@10"]
+    rels = c.qrels.docs.get(qid, {})
+    return rank_metrics(doc_gains(hits, rels), list(rels.values()))["ndcg@10"]
+
+
+def per_query(c: Corpus, runs: dict[str, list[Hit]]) -> dict[str, float]:
+    """query id -> nDCG@10 at the corpus' level (the judge's input)."""
+    return {q: ndcg_of(hits, c, q) for q, hits in runs.items()}
+
+
 def score_splits(runs: dict[str, list[Hit]], qrels: QrelSet, sections: bool) -> dict[str, dict]:
     """:func:`score_runs` on all queries and on each half."""
     out = {"all": score_runs(runs, qrels, sections)}
@@ -482,8 +496,6 @@ class Bench:
     def score(self, cfg: Config, mode: str = "hybrid") -> dict[str, dict]:
         """corpus -> split -> {"doc": {...}, "section": {...}}; each query's
         nDCG@10 is kept in :attr:`per_query`."""
-        from .judge import per_query
-
         out: dict[str, dict] = {}
         pq = self.per_query.setdefault((cfg, mode), {})
         for c in self.corpora:
@@ -680,10 +692,7 @@ def run(corpora: list[Corpus], log: Log) -> dict:
         out["ablations"] = ablations(bench, log)
         base = {c.name: out["corpora"][c.name]["baseline"]["hybrid"] for c in corpora}
         out["ablations"]["baseline"] = _row("plain baseline", base, bench)
-        from .judge import quality_section
-
-        log("quality: the judge (pooled human questions, paired bootstrap intervals)")
-        out["judge"] = quality_section(corpora, replays, bench, log)
+        out["_bench"] = bench  # for the judge's section (benchmarks/judge.py), then dropped
     for e in floor_engines.values():
         e.close()
     return out
