@@ -218,6 +218,12 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
         for c in quality.human_corpora(data, work, names, quick, log):
             corpora.append(c)
         res["quality"] = quality.run(corpora, log)
+        bench = res["quality"].pop("_bench", None)
+        if bench is not None:
+            from .judge import quality_section
+
+            log("quality: the judge (pooled human questions, paired bootstrap intervals)")
+            res["quality"]["judge"] = quality_section(corpora, {}, bench, log)
         sf_root = next((c.root for c in corpora if c.name == "scifact"), None)
 
     if "quality" in parts:

@@ -93,7 +93,8 @@ def test_short_blocks_are_packed_and_list_items_read_one_by_one(chunker):
             words(5, "h") + ".",
         ]
     )
-    (chunk,) = chunker.chunk(parse_text(doc, "n.md"))
+    packed = Chunker(chunker.tok, passage_words=30, passage_split=0)  # retrieval v3's
+    (chunk,) = packed.chunk(parse_text(doc, "n.md"))
     firsts = [p.embedding_text.split("\n\n", 1)[1].split()[0] for p in chunk.passages]
     lasts = [p.embedding_text.split()[-1] for p in chunk.passages]
     # a+b+c reach 30 words; d alone; e+f+g (36 words) then h (5 words) joins them
@@ -102,6 +103,10 @@ def test_short_blocks_are_packed_and_list_items_read_one_by_one(chunker):
         ("d0", "d39."),
         ("-", "h4."),
     ]
+    # the default: every block its own passage, list items one by one (d, 40 words, whole)
+    (chunk,) = chunker.chunk(parse_text(doc, "n.md"))
+    firsts = [p.embedding_text.split("\n\n", 1)[1].split()[0] for p in chunk.passages]
+    assert firsts == ["a0", "b0", "c0", "d0", "-", "-", "-", "h0"]
     off = Chunker(chunker.tok, passage_words=0)
     assert off.chunk(parse_text(doc, "n.md"))[0].passages == ()
     assert off.signature != chunker.signature  # another chunking: documents are read again
@@ -236,8 +241,8 @@ def _at(cos: float) -> np.ndarray:
 
 
 def test_a_passage_row_scores_its_chunk_at_its_cosine_less_the_discount():
-    """A chunk takes its best row, a passage row at its cosine minus
-    PASSAGE_DISCOUNT (0.02): a passage beats its chunk's own vector only by
+    """A chunk takes its best row, a passage row at its cosine minus the
+    passage discount (0.02 here; the default is 0 since retrieval v4): a passage beats its chunk's own vector only by
     more than that. Written by hand: chunk 1's own row 0.50 against its passage
     at 0.51 (0.49 after the discount: the own row wins); chunk 2's own 0.40
     against its passage at 0.60 (0.58 wins); chunk 3, no passage, 0.55.
@@ -247,9 +252,9 @@ def test_a_passage_row_scores_its_chunk_at_its_cosine_less_the_discount():
     ``search`` (``scores = scores - self.passage_discount`` -> ``+``)."""
     from mdseek.index.search.dense import PASSAGE_DISCOUNT, DenseIndex
 
-    assert PASSAGE_DISCOUNT == 0.02
+    assert PASSAGE_DISCOUNT == 0.0  # retrieval v4's default: a plain max
     q = np.array([1.0, 0.0, 0.0], dtype=np.float32)
-    d = DenseIndex()
+    d = DenseIndex(passage_discount=0.02)
     d.reset(
         np.array([1, 2, 3]),
         np.stack([_at(0.50), _at(0.40), _at(0.55)]),
@@ -271,3 +276,22 @@ def test_a_passage_row_scores_its_chunk_at_its_cosine_less_the_discount():
     plain = DenseIndex(passage_discount=0.0)  # 0: a plain max, the passage at its cosine
     plain.reset(np.array([1]), _at(0.50)[None], np.array([7]), np.array([1]), _at(0.51)[None])
     assert plain.best_rows(q, [1])[1] == (pytest.approx(0.51, abs=1e-6), -7)
+
+
+def test_a_long_paragraph_is_cut_into_sentence_runs_when_asked(chunker):
+    """``passage_split``: a block of more words is cut at its sentence ends into
+    runs of at least half as many; shorter blocks stay whole. By hand: the
+    kitchen's paragraphs hold sentences of 13 + 26, 7 + 30, 10 + 26 and 39 words."""
+    doc = parse_text(KITCHEN, "kitchen.md")
+
+    def passages(**kw):
+        chunks = Chunker(chunker.tok, **kw).chunk(doc)
+        (section,) = [c for c in chunks if c.heading == "Using the kitchen"]
+        return [p.embedding_text.split("\n\n", 1)[1] for p in section.passages]
+
+    assert len(passages(passage_words=1)) == 4  # one passage per paragraph
+    cut = passages(passage_words=1, passage_split=20)  # runs of >= 10 words
+    assert [len(t.split()) for t in cut] == [13, 26, 37, 10, 26, 39]  # 7 words join the 30
+    assert cut[0] == "Label everything you put in the fridge with your name and the date."
+    assert passages(passage_words=1, passage_split=40) == passages(passage_words=1)
+    assert Chunker(chunker.tok, passage_split=20).signature != chunker.signature

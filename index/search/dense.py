@@ -19,10 +19,18 @@ import threading
 
 import numpy as np
 
-# Subtracted from a passage row's cosine before its chunk takes its best row: a
-# long section has many rows, and the max of many is biased upwards. Chosen on
-# the dev halves (benchmarks/README.md, "Passage vectors").
-PASSAGE_DISCOUNT = 0.02
+# Subtracted from a passage row's cosine before its chunk takes its best row (a
+# long section has many rows, and the max of many is biased upwards). 0.02 for
+# retrieval v3's 30-word passages; 0 for sentence-run passages, chosen on the
+# pooled human-question judge's dev half (benchmarks/README.md, "Retrieval v4").
+PASSAGE_DISCOUNT = 0.0
+
+
+def cosines(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Each row's cosine with a unit query vector, or, for a query of several
+    vectors (rows of ``q``: a long query read in parts), its best cosine among them."""
+    sims = mat @ q.astype(np.float32).T
+    return sims if sims.ndim == 1 else sims.max(axis=1)
 
 
 class DenseIndex:
@@ -138,7 +146,7 @@ class DenseIndex:
             if not pairs:
                 return {}
             idx = np.fromiter((r for _, r in pairs), dtype=np.int64, count=len(pairs))
-            sims = self.mat[idx] @ q.astype(np.float32)
+            sims = cosines(self.mat[idx], q)
             if self.passage_discount:
                 sims = sims - self.passage_discount * (self.keys[idx] < 0)
             vals = sims.tolist()
@@ -154,11 +162,12 @@ class DenseIndex:
         return {i: v for i, (v, _) in self.best_rows(q, ids).items()}
 
     def search(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top-k (chunk id, cosine) for a unit query vector, a chunk scored by its best row."""
+        """Top-k (chunk id, cosine) for a unit query vector (or several, see
+        :func:`cosines`), a chunk scored by its best row."""
         with self._lock:
             if not self._row:
                 return []
-            scores = self.mat @ q.astype(np.float32)
+            scores = cosines(self.mat, q)
             if self.passage_discount:
                 scores = scores - self.passage_discount * (self.keys < 0)
             scores = np.where(self.alive, scores, -np.inf)

@@ -61,7 +61,7 @@ class Ranking:
     dense_weight: float = 0.8  # convex: weight of dense, lexical gets 1 - this
     # convex: the dense weight when the best keyword candidate matches every query
     # word (None: always ``dense_weight``), see :func:`convex_weights`
-    dense_weight_matched: float | None = 0.4
+    dense_weight_matched: float | None = 0.15
     match_power: float = 2.0
     # "max": x / best; "minmax": (x - min) / (best - min); "bm25": x / the most any row
     # could score for these words (so a weak lexical match stays weak); "raw": as is
@@ -79,6 +79,11 @@ class Ranking:
     # :func:`apply_floor`. Chosen on the dev halves for the default model
     # (``python -m benchmarks.floor``, benchmarks/README.md)
     similarity_floor: float = 0.22
+    # A long query's ask (query.ask_of) read beside its whole text on the dense
+    # side (engine.dense_side.join_ask): "mean" (weighted by ask_weight), "max"
+    # (a section takes its closer cosine) or "off" (the whole text alone)
+    ask: str = "mean"
+    ask_weight: float = 0.5
 
     def to_dict(self) -> dict:
         return asdict(self)
