@@ -296,7 +296,7 @@ class Replay:
                 " FROM sections s JOIN documents d ON d.id = s.doc_id"
             )
         }
-        self._lex: dict[Lexical, dict[str, tuple[list, float | None]]] = {}
+        self._lex: dict[Lexical, dict[str, tuple[list, float | None, int | None]]] = {}
         self._dense: dict[tuple, dict[str, list]] = {}
         self._plain: dict[str, np.ndarray] = {}
         self._prf: dict[tuple, np.ndarray] = {}
@@ -329,8 +329,8 @@ class Replay:
             stop_words=STOP_WORDS if lx.stop_words else frozenset(),
         )
 
-    def lexical(self, lx: Lexical) -> dict[str, tuple[list, float | None]]:
-        """query id -> (FTS hits, the query's BM25 upper bound)."""
+    def lexical(self, lx: Lexical) -> dict[str, tuple[list, float | None, int | None]]:
+        """query id -> (FTS hits, the query's BM25 upper bound, its rarest word's chunks)."""
         if lx not in self._lex:
             out = {}
             for qid, text in self.qrels.queries.items():
@@ -338,7 +338,7 @@ class Replay:
                 hits = self.engine.store.postings.fts_search(
                     terms.match(), self.MAX_CANDIDATES, lx.weights
                 )
-                out[qid] = (hits, terms.bm25_max)
+                out[qid] = (hits, terms.bm25_max, terms.rarest)
             self._lex[lx] = out
         return self._lex[lx]
 
@@ -393,9 +393,9 @@ class Replay:
         for qid in qids if qids is not None else list(self.qrels.queries):
             lists = {}
             extra = {}
-            bound = None
+            bound = rarest = None
             if lex is not None:
-                hits, bound = lex[qid]
+                hits, bound, rarest = lex[qid]
                 lists["lexical"] = hits[:k]
             if den is not None:
                 lists["dense"] = den[qid][:k]
@@ -405,7 +405,7 @@ class Replay:
                     extra["dense"] = self.index(cfg.passages, cfg.passage_discount).scores(
                         self.qvec(qid, question, cfg.prf), ids
                     )
-            ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
+            ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound, None, rarest)
             if mode == "hybrid":  # as Engine.search: the floor needs keyword evidence
                 ranked, _ = retrieve.apply_floor(ranked, rk.similarity_floor)
             runs[qid] = [self.sections[f.key] for f in ranked[:limit] if f.key in self.sections]

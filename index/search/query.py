@@ -83,6 +83,15 @@ class QueryTerms:
     dropped: dict[str, str] = field(default_factory=dict)  # word -> reason
     idf: dict[str, float] = field(default_factory=dict)  # word -> BM25 IDF, when known
     emphasis: list[str] = field(default_factory=list)  # words of the question, counted twice
+    df: dict[str, int] = field(default_factory=dict)  # word -> chunks holding it, when known
+
+    @property
+    def rarest(self) -> int | None:
+        """How many chunks hold the rarest word searched (the prefix as a whole
+        word), None when unknown: a word in few chunks is one the keyword side
+        can place and meaning may not (:func:`retrieve.convex_weights`)."""
+        counts = [self.df[w] for w in [*self.words, self.prefix or ""] if w in self.df]
+        return min(counts) if counts else None
 
     @property
     def phrases(self) -> list[str]:
@@ -238,9 +247,11 @@ class Query:
                 gone = set(common)
                 kept = [w for w in kept if w not in gone]
         idf = {}
+        df = {}
         if doc_freq is not None and rows > 0:
             idf = {w: bm25_idf(doc_freq.get(w, 0), rows) for w in kept}
+            df = {w: doc_freq[w] for w in [*kept, prefix or ""] if w in doc_freq}
         emphasis: list[str] = []
         if self.question and not prefix:
             emphasis = [w for w in kept if w in self.question_words]
-        return QueryTerms(kept, prefix, dropped, idf, emphasis)
+        return QueryTerms(kept, prefix, dropped, idf, emphasis, df)
