@@ -27,11 +27,26 @@ class DataMissing(RuntimeError):
     """A data set the benchmark needs is not on this machine (the message says where it looked)."""
 
 
-def data_dir() -> Path | None:
-    """``$MDSEEK_BENCH_DATA`` if set, else ``<checkout>/../shared/data``; None when absent."""
+def data_dirs() -> list[Path]:
+    """The data folders that exist: ``$MDSEEK_BENCH_DATA`` (one folder, or several
+    joined with ``os.pathsep``, e.g. the read-only shared data and a folder of
+    corpora built here), else ``<checkout>/../shared/data``."""
     env = os.environ.get("MDSEEK_BENCH_DATA")
-    p = Path(env).expanduser() if env else REPO.parent / "shared" / "data"
-    return p if p.is_dir() else None
+    ps = [Path(x).expanduser() for x in env.split(os.pathsep) if x] if env else []
+    ps = ps or [REPO.parent / "shared" / "data"]
+    return [p for p in ps if p.is_dir()]
+
+
+def data_dir() -> Path | None:
+    """The first data folder (:func:`data_dirs`); None when there is none."""
+    ds = data_dirs()
+    return ds[0] if ds else None
+
+
+def data_home(name: str) -> Path | None:
+    """The first data folder holding ``name`` (a corpus folder), else the first one."""
+    ds = data_dirs()
+    return next((d for d in ds if (d / name).exists()), ds[0] if ds else None)
 
 
 def where_data_should_be() -> str:
@@ -203,6 +218,20 @@ def load_emanual(data: Path) -> tuple[Path, QrelSet]:
     if not (d / "docs").is_dir() or not (d / "queries.jsonl").is_file():
         raise DataMissing(
             f"E-Manual not found in {d} (make it with python -m benchmarks.make_emanual)"
+        )
+    return _load_judged(d)
+
+
+# -- COVID-QA (expert questions on CORD-19 articles; benchmarks/make_covidqa.py) ----
+
+
+def load_covidqa(data: Path) -> tuple[Path, QrelSet]:
+    """92 scientific articles as markdown (abstract, then parts of >= 250 words) and
+    the questions biomedical experts wrote on them; split groups = judged section."""
+    d = data / "covidqa"
+    if not (d / "docs").is_dir() or not (d / "queries.jsonl").is_file():
+        raise DataMissing(
+            f"COVID-QA not found in {d} (make it with python -m benchmarks.make_covidqa)"
         )
     return _load_judged(d)
 

@@ -1,11 +1,16 @@
 """What passage vectors cost an index: texts embedded, seconds, file size.
 
     .venv/bin/python -m benchmarks.index_cost [--corpora fixtures,rhdh,emanual] [--json]
+        [--settings 0,30,1,1/60,int8]
 
-Each corpus is indexed twice from nothing, side by side in one run, with the
-default model: without passages (``passage_words=0``, mdseek before) and with
-them (the default, :data:`mdseek.index.text.passages.PASSAGE_WORDS`). The issue's bar:
-within 2x on every measure.
+Each corpus is indexed from nothing once per setting, side by side in one run,
+with the default model: by default without passages (``passage_words=0``,
+mdseek before) and with them (the default,
+:data:`mdseek.index.text.passages.PASSAGE_WORDS`). ``--settings`` names others:
+``N`` = passages of at least N words (1: every block its own), ``N/S`` = also
+a block of over S words cut into sentence runs (``passage_split``), ``int8``
+= the default passages at int8 precision. The first setting is the reference
+of the ratios. The issue's bar: within 2x on every measure.
 """
 
 from __future__ import annotations
@@ -21,25 +26,38 @@ from pathlib import Path
 from mdseek.index.engine.engine import Engine
 from mdseek.index.text.passages import PASSAGE_WORDS
 
-from .data import FIXTURES, data_dir
+from .data import FIXTURES, data_home
 
 
 def roots() -> dict[str, Path]:
     out = {"fixtures": FIXTURES}
-    d = data_dir()
-    if d is not None:
-        for name in ("rhdh", "emanual"):
-            if (d / name / "docs").is_dir():
-                out[name] = d / name / "docs"
+    for name in ("rhdh", "emanual", "covidqa"):
+        d = data_home(name)
+        if d is not None and (d / name / "docs").is_dir():
+            out[name] = d / name / "docs"
     return out
 
 
-def measure(root: Path, passage_words: int, work: Path) -> dict:
-    ws = work / f"ws-{passage_words}"
+def engine_kwargs(setting: str) -> dict:
+    """``N``, ``N/S`` or ``int8`` (see the module) as Engine keyword arguments."""
+    if setting == "int8":
+        from mdseek.index.model.embed import EmbedSettings
+
+        return {"embed": EmbedSettings(precision="int8")}
+    words, _, split = setting.partition("/")
+    kw: dict = {"passage_words": int(words)}
+    if split:
+        kw["passage_split"] = int(split)
+    return kw
+
+
+def measure(root: Path, passage_words: int | str, work: Path) -> dict:
+    tag = str(passage_words).replace("/", "s")
+    ws = work / f"ws-{tag}"
     shutil.copytree(root, ws, ignore=shutil.ignore_patterns(".mdseek"))
-    index = work / f"index-{passage_words}.sqlite"
+    index = work / f"index-{tag}.sqlite"
     t0 = time.perf_counter()
-    eng = Engine(ws, index_path=index, passage_words=passage_words)
+    eng = Engine(ws, index_path=index, **engine_kwargs(str(passage_words)))
     rep = eng.index()
     seconds = time.perf_counter() - t0
     counts = eng.store.counts()
@@ -59,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.index_cost")
     ap.add_argument("--corpora", default=None, help="comma list (default: every one present)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--settings", default=None, help="comma list: N, N/S or int8 (see above)")
     args = ap.parse_args(argv)
+    if args.settings:
+        return compare_settings(args, roots())
     have = roots()
     names = args.corpora.split(",") if args.corpora else list(have)
     out: dict = {}
@@ -86,6 +107,40 @@ def main(argv: list[str] | None = None) -> int:
                 f" ({x.get('vectors')}x) | {a['seconds']} / {b['seconds']} ({x.get('seconds')}x)"
                 f" | {a['mb']} / {b['mb']} ({x.get('mb')}x) |"
             )
+    return 0
+
+
+def compare_settings(args: argparse.Namespace, have: dict[str, Path]) -> int:
+    """Every corpus indexed once per setting, side by side; ratios to the first."""
+    import os
+
+    settings = args.settings.split(",")
+    names = args.corpora.split(",") if args.corpora else list(have)
+    out: dict = {"load_average_start": os.getloadavg()[0], "corpora": {}}
+    for name in names:
+        if name not in have:
+            print(f"skipped {name}: not found", file=sys.stderr)
+            continue
+        with tempfile.TemporaryDirectory(prefix="mdseek-cost-") as tmp:
+            rows = {s: measure(have[name], s, Path(tmp)) for s in settings}
+        out["corpora"][name] = rows
+        print(f"{name}: {json.dumps(rows)}", file=sys.stderr, flush=True)
+    out["load_average_end"] = os.getloadavg()[0]
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return 0
+    print("| corpus | setting | chunks | passages | vectors per chunk | first index s (x first)"
+          " | index MB (x first) |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    for name, rows in out["corpora"].items():
+        ref = rows[settings[0]]
+        for s, r in rows.items():
+            per = (r["chunks"] + r["passages"]) / max(1, r["chunks"])
+            print(f"| {name} | {s} | {r['chunks']} | {r['passages']} | {per:.2f} |"
+                  f" {r['seconds']} ({r['seconds'] / ref['seconds']:.2f}x) |"
+                  f" {r['mb']} ({r['mb'] / ref['mb']:.2f}x) |")  # fmt: skip
+    print(f"\nload average {out['load_average_start']:.1f} at the start,"
+          f" {out['load_average_end']:.1f} at the end")  # fmt: skip
     return 0
 
 

@@ -152,6 +152,7 @@ class Corpus:
     sections: bool  # section-level qrels exist
     engine: Engine | None = None
     qvecs: dict[str, np.ndarray] = field(default_factory=dict)
+    baseline_runs: dict[str, list] = field(default_factory=dict)  # the plain baseline, hybrid
 
     @property
     def primary(self) -> str:
@@ -209,6 +210,8 @@ def evaluate_baseline(c: Corpus, baseline, log: Log) -> dict:
     for mode in ("hybrid", "lexical", "dense"):
         runs = {q: baseline.search(t, plain[q], mode) for q, t in c.qrels.queries.items()}
         out[mode] = score_splits(runs, c.qrels, c.sections)
+        if mode == "hybrid":
+            c.baseline_runs = runs
     m = out["hybrid"]["all"][c.primary]
     log(f"    {c.name} plain baseline hybrid {c.primary} nDCG@10 {m['ndcg@10']:.3f}")
     return out
@@ -280,8 +283,17 @@ class Replay:
 
     MAX_CANDIDATES = 300
 
-    def __init__(self, engine: Engine, qrels: QrelSet, qvecs: dict[str, np.ndarray]):
+    def __init__(
+        self,
+        engine: Engine,
+        qrels: QrelSet,
+        qvecs: dict[str, np.ndarray],
+        embed: Callable[[str], np.ndarray] | None = None,
+    ):
+        """``qvecs``: each query's vector as ``Engine.search`` makes it; ``embed``:
+        a text's query vector (default the engine's ``encode_query``; a cache)."""
         self.engine = engine
+        self.embed = embed or engine.embedder.encode_query
         self.qrels = qrels
         self.qvecs = qvecs
         db = engine.store.db
@@ -298,7 +310,7 @@ class Replay:
         }
         self._lex: dict[Lexical, dict[str, tuple[list, float | None, int | None]]] = {}
         self._dense: dict[tuple, dict[str, list]] = {}
-        self._plain: dict[str, np.ndarray] = {}
+        self._plain: dict[str, np.ndarray] = {}  # text -> its own query vector
         self._prf: dict[tuple, np.ndarray] = {}
         self._chunks_only: DenseIndex | None = None
 
@@ -342,16 +354,24 @@ class Replay:
             self._lex[lx] = out
         return self._lex[lx]
 
-    def qvec(self, qid: str, question: bool, prf: tuple[int, float] | None = None) -> np.ndarray:
+    def qvec(
+        self,
+        qid: str,
+        question: bool,
+        prf: tuple[int, float] | None = None,
+        ask: tuple[str, float] = (retrieve.DEFAULT.ask, retrieve.DEFAULT.ask_weight),
+    ) -> np.ndarray:
         """The query vector (``question``: as the engine makes it, else the whole
-        text's only; ``prf``: moved towards its best dense chunks, see :class:`Config`)."""
+        text's only; ``ask``: a long query's ask read another way, see
+        ``dense_side.join_ask``; ``prf``: moved towards its best dense chunks, see
+        :class:`Config`)."""
         text = self.qrels.queries[qid]
-        if question or question_of(text) is None:
-            q = self.qvecs[qid]
+        if not question and question_of(text) is not None:
+            q = self.encode(text)
+        elif ask != (retrieve.DEFAULT.ask, retrieve.DEFAULT.ask_weight):
+            q = self.asked(qid, ask)
         else:
-            if qid not in self._plain:
-                self._plain[qid] = self.engine.embedder.encode_query(text)
-            q = self._plain[qid]
+            q = self.qvecs[qid]
         if prf is None:
             return q
         key = (qid, question, prf)
@@ -363,18 +383,36 @@ class Replay:
             self._prf[key] = (v / np.linalg.norm(v)).astype(np.float32)
         return self._prf[key]
 
+    def encode(self, text: str) -> np.ndarray:
+        """One text's query vector, embedded once (``self.embed``)."""
+        if text not in self._plain:
+            self._plain[text] = self.embed(text)
+        return self._plain[text]
+
+    def asked(self, qid: str, ask: tuple[str, float]) -> np.ndarray:
+        """The query vector with its ask joined as ``ask`` = (how, weight) says."""
+        from mdseek.index.engine.dense_side import join_ask
+
+        query = self.engine.parse_query(self.qrels.queries[qid])
+        whole = self.encode(query.text)
+        if not query.ask or ask[0] == "off":
+            return whole
+        rk = dataclasses.replace(retrieve.DEFAULT, ask=ask[0], ask_weight=ask[1])
+        return join_ask(whole, self.encode(query.ask), rk)
+
     def dense(
         self,
         question: bool = True,
         prf: tuple[int, float] | None = None,
         passages: bool = True,
         discount: float = PASSAGE_DISCOUNT,
+        ask: tuple[str, float] = (retrieve.DEFAULT.ask, retrieve.DEFAULT.ask_weight),
     ) -> dict[str, list]:
-        key = (question, prf, passages, discount)
+        key = (question, prf, passages, discount, ask)
         if key not in self._dense:
             index = self.index(passages, discount)
             self._dense[key] = {
-                qid: index.search(self.qvec(qid, question, prf), self.MAX_CANDIDATES)
+                qid: index.search(self.qvec(qid, question, prf, ask), self.MAX_CANDIDATES)
                 for qid in self.qrels.queries
             }
         return self._dense[key]
@@ -384,8 +422,9 @@ class Replay:
         k = rk.candidates
         lex = self.lexical(cfg.lexical) if mode in ("hybrid", "lexical") else None
         question = cfg.lexical.question
+        ask = (rk.ask, rk.ask_weight)
         den = (
-            self.dense(question, cfg.prf, cfg.passages, cfg.passage_discount)
+            self.dense(question, cfg.prf, cfg.passages, cfg.passage_discount, ask)
             if mode in ("hybrid", "dense")
             else None
         )
@@ -403,7 +442,7 @@ class Replay:
                     seen = {cid for cid, _ in lists["dense"]}
                     ids = [cid for cid, _ in lists["lexical"] if cid not in seen]
                     extra["dense"] = self.index(cfg.passages, cfg.passage_discount).scores(
-                        self.qvec(qid, question, cfg.prf), ids
+                        self.qvec(qid, question, cfg.prf, ask), ids
                     )
             ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound, None, rarest)
             if mode == "hybrid":  # as Engine.search: the floor needs keyword evidence
@@ -437,16 +476,23 @@ class Bench:
             c.name: {s: split_qids(c.qrels.queries, s, c.qrels.groups) for s in SPLITS}
             for c in corpora
         }
+        # (config, mode) -> corpus -> query id -> nDCG@10 at its level (the judge's input)
+        self.per_query: dict[tuple[Config, str], dict[str, dict[str, float]]] = {}
 
     def score(self, cfg: Config, mode: str = "hybrid") -> dict[str, dict]:
-        """corpus -> split -> {"doc": {...}, "section": {...}}."""
+        """corpus -> split -> {"doc": {...}, "section": {...}}; each query's
+        nDCG@10 is kept in :attr:`per_query`."""
+        from .judge import per_query
+
         out: dict[str, dict] = {}
+        pq = self.per_query.setdefault((cfg, mode), {})
         for c in self.corpora:
             rp = self.replays.get((c.name, cfg.floor)) or self.replays[(c.name, None)]
             out[c.name] = {}
             for split in SPLITS:
                 runs = rp.run(cfg, mode, self.splits[c.name][split])
                 out[c.name][split] = score_runs(runs, c.qrels, c.sections)
+                pq.setdefault(c.name, {}).update(per_query(c, runs))
         return out
 
     def objective(self, scores: dict[str, dict], split: str = "dev") -> float:
@@ -634,6 +680,10 @@ def run(corpora: list[Corpus], log: Log) -> dict:
         out["ablations"] = ablations(bench, log)
         base = {c.name: out["corpora"][c.name]["baseline"]["hybrid"] for c in corpora}
         out["ablations"]["baseline"] = _row("plain baseline", base, bench)
+        from .judge import quality_section
+
+        log("quality: the judge (pooled human questions, paired bootstrap intervals)")
+        out["judge"] = quality_section(corpora, replays, bench, log)
     for e in floor_engines.values():
         e.close()
     return out
@@ -774,7 +824,7 @@ def clean(path: Path) -> None:
 
 # Built from public data by benchmarks/make_emanual.py and make_condqa.py into
 # ../shared/data (README "Human-question corpora"); skipped with a line when absent.
-HUMAN = ("emanual", "emanual-long", "condqa", "condqa-long")
+HUMAN = ("emanual", "emanual-long", "covidqa", "covidqa-long", "condqa", "condqa-long")
 # ConditionalQA's dev split, sealed: the issue writer's held-out set. Never in the
 # default list ("all"); run only when named, once, at the end.
 SEALED = ("condqa-dev-sealed", "condqa-dev-sealed-long")
@@ -785,25 +835,28 @@ def human_corpora(data: Path | None, work: Path, names: set[str], quick: bool, l
     from . import data as D
 
     out: list[Corpus] = []
-    specs = [  # (short name, long name, label, loader, long form)
-        ("emanual", "emanual-long", "E-Manual", D.load_emanual, "scenario"),
-        ("condqa", "condqa-long", "ConditionalQA train", D.load_condqa, "own"),
+    specs = [  # (short name, long name, label, loader, long form, data folder)
+        ("emanual", "emanual-long", "E-Manual", D.load_emanual, "scenario", "emanual"),
+        ("covidqa", "covidqa-long", "COVID-QA", D.load_covidqa, "scenario", "covidqa"),
+        ("condqa", "condqa-long", "ConditionalQA train", D.load_condqa, "own", "condqa"),
         (
             "condqa-dev-sealed",
             "condqa-dev-sealed-long",
             "ConditionalQA dev (sealed)",
             D.load_condqa_dev_sealed,
             "own",
+            "condqa-dev",
         ),
     ]
-    for short, long, label, loader, long_kind in specs:
+    for short, long, label, loader, long_kind, folder in specs:
         if not names & {short, long}:
             continue
-        if data is None:
+        home = D.data_home(folder) if data is not None else None
+        if home is None:
             log(f"skipped: {short}: benchmark data not found at {D.where_data_should_be()}")
             continue
         try:
-            src, qrels, long_qrels = _load_pair(loader, data, long_kind)
+            src, qrels, long_qrels = _load_pair(loader, home, long_kind)
         except D.DataMissing as exc:
             log(f"skipped: {exc}")
             continue

@@ -234,6 +234,9 @@ def render(res: dict) -> str:
 
     q = res.get("quality", {})
     L += render_quality(q)
+    from .judge import render_section
+
+    L += render_section(q.get("judge", {}))
 
     cov = res.get("coverage")
     if cov:

@@ -227,3 +227,22 @@ def test_shared_folder_copy_keeps_passages(tmp_path):
         assert rep.embedded == 0 and again.store.counts()["passages"] == 4
     finally:
         again.close()
+
+
+def test_a_long_paragraph_is_cut_into_sentence_runs_when_asked(chunker):
+    """``passage_split``: a block of more words is cut at its sentence ends into
+    runs of at least half as many; shorter blocks stay whole. By hand: the
+    kitchen's paragraphs hold sentences of 13 + 26, 7 + 30, 10 + 26 and 39 words."""
+    doc = parse_text(KITCHEN, "kitchen.md")
+
+    def passages(**kw):
+        chunks = Chunker(chunker.tok, **kw).chunk(doc)
+        (section,) = [c for c in chunks if c.heading == "Using the kitchen"]
+        return [p.embedding_text.split("\n\n", 1)[1] for p in section.passages]
+
+    assert len(passages(passage_words=1)) == 4  # one passage per paragraph
+    cut = passages(passage_words=1, passage_split=20)  # runs of >= 10 words
+    assert [len(t.split()) for t in cut] == [13, 26, 37, 10, 26, 39]  # 7 words join the 30
+    assert cut[0] == "Label everything you put in the fridge with your name and the date."
+    assert passages(passage_words=1, passage_split=40) == passages(passage_words=1)
+    assert Chunker(chunker.tok, passage_split=20).signature != chunker.signature

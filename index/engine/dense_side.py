@@ -15,6 +15,7 @@ import numpy as np
 
 from ..search.dense import DenseIndex
 from ..search.query import Query
+from ..search.retrieve import DEFAULT, Ranking
 from ..store.vectors import VectorCache
 from .model_choice import ModelChoice
 
@@ -87,13 +88,26 @@ class DenseSide:
             if self._version is not None:
                 self.matrix.remove(chunk_ids)
 
-    def query_vector(self, query: Query) -> np.ndarray:
-        """The query's unit vector; for a long query with a question
-        (:attr:`Query.question`), the mean of the whole text's and the
-        question's vectors, so the context cannot drown what is asked."""
+    def query_vector(self, query: Query, ranking: Ranking = DEFAULT) -> np.ndarray:
+        """The query's unit vector; for a long query with an ask
+        (:attr:`Query.ask`), the whole text's and the ask's read together as
+        ``ranking.ask`` says (:func:`join_ask`), so the scenario cannot drown
+        what is asked. Nothing empty is embedded."""
         embedder = self._models.embedder
         qv = embedder.encode_query(query.text)
-        if query.question:
-            m = qv + embedder.encode_query(query.question)
-            qv = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
+        if query.ask and ranking.ask != "off":
+            qv = join_ask(qv, embedder.encode_query(query.ask), ranking)
         return qv
+
+
+def join_ask(whole: np.ndarray, ask: np.ndarray, ranking: Ranking = DEFAULT) -> np.ndarray:
+    """A long query's whole-text and ask vectors as its dense query: ``"mean"``,
+    one unit vector ``(1 - w) * whole + w * ask`` (``w = ranking.ask_weight``;
+    a section's cosine is then the weighted mean of its cosines with the two, up
+    to one factor per query); ``"max"``, both rows, a section scored by the
+    closer (:func:`dense.cosines`)."""
+    if ranking.ask == "max":
+        return np.stack([whole, ask]).astype(np.float32)
+    w = ranking.ask_weight
+    m = (1.0 - w) * whole + w * ask
+    return (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)

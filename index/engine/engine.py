@@ -69,6 +69,7 @@ class Engine:
         embed: EmbedSettings | None = None,
         check_index: bool = True,
         passage_words: int | None = None,
+        passage_split: int | None = None,
     ):
         """``check_index``: SQLite's quick_check on open (see :class:`Store`; ~9 ms
         at 2k chunks, 0.5-1.7 s at 100k). A one-shot search skips it and says
@@ -93,7 +94,9 @@ class Engine:
         self.cancelled = threading.Event()  # set by cancel(): embedding stops between batches
         write = threading.RLock()  # one write at a time (reconcile, vectors, the matrix)
         store = self.store
-        self.models = ModelChoice(model, asked, store, chunk_budget, chunk_floor, passage_words)
+        self.models = ModelChoice(
+            model, asked, store, chunk_budget, chunk_floor, passage_words, passage_split
+        )
         self.dense_side = DenseSide(store.vectors, store.data_version, self.models)
         self.lexical_side = LexicalSide(store)
         self.queue = EmbedQueue(
@@ -136,7 +139,7 @@ class Engine:
         self.parse_query = self.searcher.parse_query
         self.candidates = self.searcher.candidates
         self.warm_up = self.searcher.warm_up
-        self.query_vector = self.dense_side.query_vector
+        self.query_vector = self.searcher.query_vector
         self.lexical_terms = self.lexical_side.terms
         self.build_lexical = self.lexical_side.build
 

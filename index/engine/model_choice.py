@@ -37,6 +37,7 @@ class ModelChoice:
         chunk_budget: int | None = None,
         chunk_floor: int | None = None,
         passage_words: int | None = None,
+        passage_split: int | None = None,
     ):
         """``embedder``: the one asked for (``model``, its settings); ``store``:
         the precision it remembers, the vectors it holds."""
@@ -45,6 +46,7 @@ class ModelChoice:
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
         self._passage_words = passage_words  # None: passages.PASSAGE_WORDS; 0: no passages
+        self._passage_split = passage_split  # None: passages.PASSAGE_SPLIT
         self._chunker: Chunker | None = None
         self._choose_precision(model, store)
 
@@ -106,5 +108,7 @@ class ModelChoice:
             kw = {} if self._chunk_floor is None else {"floor": self._chunk_floor}
             if self._passage_words is not None:
                 kw["passage_words"] = self._passage_words
+            if self._passage_split is not None:
+                kw["passage_split"] = self._passage_split
             self._chunker = Chunker(self.tokenizer, budget=self._chunk_budget, **kw)
         return self._chunker

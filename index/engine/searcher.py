@@ -108,6 +108,10 @@ class Searcher:
                 self._threads = ThreadPoolExecutor(2, thread_name_prefix="mdseek-query")
             return self._threads
 
+    def query_vector(self, query: Query):
+        """The query's dense vector(s) as this searcher's ranking reads a long query."""
+        return self._dense.query_vector(query, self.ranking)
+
     def parse_query(self, text: str | None, prefix_last: bool = False) -> Query:
         """Read a query once (see :class:`query.Query`); a long query's question
         counts twice unless ``emphasise_question`` is off."""
@@ -201,7 +205,7 @@ class Searcher:
         if not use_dense:
             q = q.with_vector(None)
         elif not q.seeded:
-            q = q.with_vector(self._dense.query_vector(q))
+            q = q.with_vector(self.query_vector(q))
         lexical_mode = "hybrid" if mode == "hybrid" else mode
         if mode == "hybrid" and q.vector is None:
             lexical_mode = "lexical"

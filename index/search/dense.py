@@ -25,6 +25,13 @@ import numpy as np
 PASSAGE_DISCOUNT = 0.02
 
 
+def cosines(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Each row's cosine with a unit query vector, or, for a query of several
+    vectors (rows of ``q``: a long query read in parts), its best cosine among them."""
+    sims = mat @ q.astype(np.float32).T
+    return sims if sims.ndim == 1 else sims.max(axis=1)
+
+
 class DenseIndex:
     def __init__(self, passage_discount: float = PASSAGE_DISCOUNT) -> None:
         # subtracted from a passage row's cosine before a chunk takes its best row
@@ -138,7 +145,7 @@ class DenseIndex:
             if not pairs:
                 return {}
             idx = np.fromiter((r for _, r in pairs), dtype=np.int64, count=len(pairs))
-            sims = self.mat[idx] @ q.astype(np.float32)
+            sims = cosines(self.mat[idx], q)
             if self.passage_discount:
                 sims = sims - self.passage_discount * (self.keys[idx] < 0)
             vals = sims.tolist()
@@ -154,11 +161,12 @@ class DenseIndex:
         return {i: v for i, (v, _) in self.best_rows(q, ids).items()}
 
     def search(self, q: np.ndarray, k: int) -> list[tuple[int, float]]:
-        """Top-k (chunk id, cosine) for a unit query vector, a chunk scored by its best row."""
+        """Top-k (chunk id, cosine) for a unit query vector (or several, see
+        :func:`cosines`), a chunk scored by its best row."""
         with self._lock:
             if not self._row:
                 return []
-            scores = self.mat @ q.astype(np.float32)
+            scores = cosines(self.mat, q)
             if self.passage_discount:
                 scores = scores - self.passage_discount * (self.keys < 0)
             scores = np.where(self.alive, scores, -np.inf)

@@ -74,6 +74,28 @@ def question_of(text: str) -> str | None:
     return (asked or sentences)[-1].strip()
 
 
+def ask_of(text: str) -> str | None:
+    """What a long query asks, read apart from its scenario: its last sentence
+    ending in ``?``, with the questions right before it (``...? ...?``). None for
+    a query under :data:`QUESTION_MIN_WORDS` words, one with no sentence ending
+    in ``?`` (a scenario alone: the whole text is read), or one whose questions
+    are the whole text up to there (nothing to read apart)."""
+    text = text.strip()
+    if len(text.split()) < QUESTION_MIN_WORDS:
+        return None
+    sentences = [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    asked = [i for i, s in enumerate(sentences) if s.endswith("?")]
+    if not asked:
+        return None
+    first = last = asked[-1]
+    while first > 0 and sentences[first - 1].endswith("?"):
+        first -= 1
+    if first == 0:
+        return None
+    ask = " ".join(sentences[first : last + 1]).strip()
+    return ask or None
+
+
 @dataclass(frozen=True)
 class QueryTerms:
     """What the lexical side searches for, and what it left out and why."""
@@ -143,6 +165,7 @@ class Query:
     prefix_last: bool = False  # as you type: the last word may be a prefix
     question: str | None = None  # a long query's question (see :func:`question_of`)
     question_words: frozenset[str] = frozenset()
+    ask: str | None = None  # what a long query asks, for the dense side (see :func:`ask_of`)
     seeded: bool = False  # a section's own text (related): the vector comes with it
     terms: QueryTerms | None = None  # the lexical side's terms, once it has run
     vector: np.ndarray | None = field(default=None, compare=False)  # the dense side's
@@ -159,6 +182,7 @@ class Query:
             prefix_last,
             asked,
             frozenset(words_of(asked)) if asked else frozenset(),
+            ask_of(text) if question else None,
         )
 
     @classmethod

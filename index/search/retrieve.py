@@ -86,6 +86,11 @@ class Ranking:
     # :func:`apply_floor`. Chosen on the dev halves for the default model
     # (``python -m benchmarks.floor``, benchmarks/README.md)
     similarity_floor: float = 0.22
+    # A long query's ask (query.ask_of) read beside its whole text on the dense
+    # side (engine.dense_side.join_ask): "mean" (weighted by ask_weight), "max"
+    # (a section takes its closer cosine) or "off" (the whole text alone)
+    ask: str = "mean"
+    ask_weight: float = 0.5
 
     def to_dict(self) -> dict:
         return asdict(self)

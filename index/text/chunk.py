@@ -39,7 +39,7 @@ from .aliases import doc_aliases, search_title
 from .cuts import Unit
 from .document import ParsedDocument
 from .markdown import has_visible_text
-from .passages import PASSAGE_WORDS, Passage, chunk_passages
+from .passages import PASSAGE_SPLIT, PASSAGE_WORDS, Passage, chunk_passages
 
 DEFAULT_FLOOR = 0  # body tokens; smaller sections merge forward (0: none do)
 MAX_CHARS_PER_TOKEN = 128  # a chunk holds at most budget * this many characters
@@ -108,12 +108,14 @@ class Chunker:
         floor: int = DEFAULT_FLOOR,
         cache_chars: int = CACHE_CHARS,
         passage_words: int = PASSAGE_WORDS,
+        passage_split: int = PASSAGE_SPLIT,
     ):
         self.tok = tokenizer
         window = tokenizer.window
         self.budget = min(budget, window) if budget else window
         self.floor = max(0, int(floor))
         self.passage_words = max(0, int(passage_words))
+        self.passage_split = max(0, int(passage_split))
         self.max_chars = self.budget * MAX_CHARS_PER_TOKEN
         self._units = _LRU(cache_chars)  # (unit text, breadcrumbs) -> pieces
         self._counts = _LRU(cache_chars)  # section text -> body tokens
@@ -138,7 +140,8 @@ class Chunker:
     def signature(self) -> str:
         """Changes whenever the chunking of the same text could change."""
         # v4: aliases in breadcrumbs; v5: passages
-        return f"v5:{self.tok.name}:{self.budget}:{self.floor}:{self.passage_words}"
+        split = f":s{self.passage_split}" if self.passage_split else ""
+        return f"v5:{self.tok.name}:{self.budget}:{self.floor}:{self.passage_words}{split}"
 
     # -- public -------------------------------------------------------------
 
@@ -283,7 +286,14 @@ class _DocChunker:
         )
         return Chunk(
             passages=chunk_passages(
-                doc, self.block_lines, a, b, emb, self.c.passage_words, self.prefix
+                doc,
+                self.block_lines,
+                a,
+                b,
+                emb,
+                self.c.passage_words,
+                self.prefix,
+                self.c.passage_split,
             ),
             ordinal=ordinal,
             heading=sec.title,

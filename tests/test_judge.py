@@ -1,0 +1,104 @@
+"""The judge's paired bootstrap (benchmarks/judge.py) on inputs whose interval
+is known by hand, and the COVID-QA converter on a tiny hand-written article."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import data as D
+from benchmarks import judge as J
+from benchmarks import make_covidqa as M
+
+
+def test_identical_scores_give_a_zero_interval():
+    a = [0.0, 0.5, 1.0, 0.3]
+    iv = J.paired_interval(a, list(a))
+    assert (iv.diff, iv.lo, iv.hi, iv.n) == (0.0, 0.0, 0.0, 4)
+
+
+def test_a_constant_shift_is_its_own_interval():
+    a = [0.1, 0.2, 0.3, 0.4, 0.5]
+    iv = J.paired_interval(a, [x + 0.1 for x in a])
+    assert iv.diff == pytest.approx(0.1)
+    assert iv.lo == pytest.approx(0.1)
+    assert iv.hi == pytest.approx(0.1)
+
+
+def test_one_win_in_two_queries_spans_zero_to_one():
+    # differences (0, 1): a resample of two is (0,0), (0,1), (1,0) or (1,1), so
+    # its mean is 0, 0.5 or 1 with chances 1/4, 1/2, 1/4: the 95% interval is [0, 1].
+    iv = J.paired_interval([0.0, 0.0], [0.0, 1.0], draws=4000)
+    assert iv.diff == 0.5
+    assert (iv.lo, iv.hi) == (0.0, 1.0)
+
+
+def test_strata_weigh_each_corpus_the_same():
+    # corpus x: 3 queries each +0.3; corpus y: 1 query -0.1. Pooled by query the
+    # mean would be +0.2; by corpus it is (0.3 - 0.1) / 2 = 0.1, and with every
+    # difference constant inside its stratum the interval is that point.
+    a = [0.0, 0.0, 0.0, 0.5]
+    b = [0.3, 0.3, 0.3, 0.4]
+    iv = J.paired_interval(a, b, strata=["x", "x", "x", "y"])
+    assert iv.diff == pytest.approx(0.1)
+    assert (iv.lo, iv.hi) == (pytest.approx(0.1), pytest.approx(0.1))
+
+
+def test_seeded_and_paired():
+    a = [0.2, 0.9, 0.4, 0.0, 0.7, 0.1]
+    b = [0.3, 0.8, 0.6, 0.2, 0.7, 0.0]
+    assert J.paired_interval(a, b) == J.paired_interval(a, b)
+    with pytest.raises(ValueError):
+        J.paired_interval(a, b[:-1])
+
+
+def test_parse_set_values():
+    assert J.parse_set(["dense_weight=0.7", "dense_weight_matched=none", "candidates=50",
+                        "dense_norm=minmax", "passages=false"]) == {  # fmt: skip
+        "dense_weight": 0.7, "dense_weight_matched": None, "candidates": 50,
+        "dense_norm": "minmax", "passages": False,
+    }  # fmt: skip
+
+
+CONTEXT = (
+    "A Study of Things\n\nhttps://example.org/x\n\nAuthors: A, B\nDate: 2020\n\n"
+    "Abstract: Things matter.\n\n"
+    "Text: "
+    + " ".join(["alpha"] * 260)
+    + "\n\n"
+    + " ".join(["beta"] * 40)
+    + "\n\n"
+    + "The answer is gamma."
+    + " delta" * 300
+)
+
+
+def test_covidqa_article_parts_and_judged_sections(tmp_path):
+    start = CONTEXT.index("The answer is gamma")
+    src = {"data": [{"paragraphs": [{"context": CONTEXT, "qas": [
+        {"question": "What is the answer?", "id": 7,
+         "answers": [{"text": "The answer is gamma.", "answer_start": start}]},
+        {"question": "what is the  ANSWER?", "id": 8,
+         "answers": [{"text": "The answer is gamma.", "answer_start": start}]},
+        {"question": "Do things matter?", "id": 9,
+         "answers": [{"text": "Things matter.", "answer_start": CONTEXT.index("Things matter")}]},
+    ]}]}]}  # fmt: skip
+    repo = tmp_path / "repo"
+    (repo / M.SOURCE).parent.mkdir(parents=True)
+    (repo / M.SOURCE).write_text(json.dumps(src), encoding="utf-8")
+    st = M.build(repo, tmp_path / "covidqa")
+    assert (st["kept"], st["queries"], st["duplicates"]) == (1, 2, 1)
+    md = (tmp_path / "covidqa" / "docs" / "000-a-study-of-things.md").read_text()
+    # 260 alphas close part 1; 40 betas start part 2, which the 301-word paragraph closes
+    assert md.split("\n\n")[:4] == ["# A Study of Things", "## Abstract", "Things matter.",
+                                    "## Part 1"]  # fmt: skip
+    assert [ln for ln in md.split("\n") if ln.startswith("#")] == [
+        "# A Study of Things", "## Abstract", "## Part 1", "## Part 2"]  # fmt: skip
+    docs, qrels = D.load_covidqa(tmp_path)
+    got = {qrels.queries[q]: qrels.sections[q] for q in qrels.queries}
+    part2 = md.split("\n").index("## Part 2") + 1
+    assert got == {
+        "What is the answer?": [("000-a-study-of-things", part2)],
+        "Do things matter?": [("000-a-study-of-things", 3)],
+    }
