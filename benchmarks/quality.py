@@ -269,6 +269,7 @@ BEFORE = Config(
         merged="all",
         similarity_floor=0.0,
         dense_weight_matched=None,
+        dense_weight_decisive=None,
     ),
     lexical=Lexical(
         stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)
@@ -308,7 +309,7 @@ class Replay:
                 " FROM sections s JOIN documents d ON d.id = s.doc_id"
             )
         }
-        self._lex: dict[Lexical, dict[str, tuple[list, float | None, int | None]]] = {}
+        self._lex: dict[Lexical, dict[str, tuple[list, QueryTerms]]] = {}
         self._dense: dict[tuple, dict[str, list]] = {}
         self._plain: dict[str, np.ndarray] = {}  # text -> its own query vector
         self._prf: dict[tuple, np.ndarray] = {}
@@ -341,8 +342,8 @@ class Replay:
             stop_words=STOP_WORDS if lx.stop_words else frozenset(),
         )
 
-    def lexical(self, lx: Lexical) -> dict[str, tuple[list, float | None, int | None]]:
-        """query id -> (FTS hits, the query's BM25 upper bound, its rarest word's chunks)."""
+    def lexical(self, lx: Lexical) -> dict[str, tuple[list, QueryTerms]]:
+        """query id -> (FTS hits, the query's lexical terms)."""
         if lx not in self._lex:
             out = {}
             for qid, text in self.qrels.queries.items():
@@ -350,7 +351,7 @@ class Replay:
                 hits = self.engine.store.postings.fts_search(
                     terms.match(), self.MAX_CANDIDATES, lx.weights
                 )
-                out[qid] = (hits, terms.bm25_max, terms.rarest)
+                out[qid] = (hits, terms)
             self._lex[lx] = out
         return self._lex[lx]
 
@@ -434,7 +435,8 @@ class Replay:
             extra = {}
             bound = rarest = None
             if lex is not None:
-                hits, bound, rarest = lex[qid]
+                hits, terms = lex[qid]
+                bound, rarest = terms.bm25_max, terms.rarest
                 lists["lexical"] = hits[:k]
             if den is not None:
                 lists["dense"] = den[qid][:k]
@@ -545,6 +547,9 @@ CHAIN: list[tuple[str, dict]] = [
     ("+ keyword weight grows with the match", {
         "dense_weight_matched": _D.dense_weight_matched, "match_power": _D.match_power,
     }),
+    ("+ a rare word's lone keyword section has its say (issue 48)", {
+        "dense_weight_decisive": _D.dense_weight_decisive, "rare_df": _D.rare_df,
+    }),
 ]  # fmt: skip
 
 # Each knob around the default (the others at their defaults).
@@ -559,6 +564,11 @@ KNOBS: list[tuple[str, list]] = [
         *((f"{w:g}", {"dense_weight_matched": w}) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)),
     ]),
     ("match_power", [(f"{x:g}", {"match_power": x}) for x in (1.0, 2.0, 3.0)]),
+    ("dense_weight_decisive (a rare word's lone keyword section)", [
+        ("off", {"dense_weight_decisive": None}),
+        *((f"{w:g}", {"dense_weight_decisive": w}) for w in (0.3, 0.4, 0.5)),
+        ("0.4, any query (no rare word needed)", {"rare_df": None}),
+    ]),
     ("lexical_norm", [
         ("minmax", {}), ("max", {"lexical_norm": "max"}), ("bm25 bound", {"lexical_norm": "bm25"}),
         ("bm25 bound, dense weight 0.4", {"lexical_norm": "bm25", "dense_weight": 0.4}),

@@ -157,6 +157,17 @@ repositories and the deploy pipeline in their first week.
 
 Releases are signed off by Tomasz Zielinski after the release checklist is
 green.
+
+## Quarterly planning
+
+Each quarter the team reviews the roadmap against what shipped, moves the
+unfinished items to the next quarter or drops them, and agrees on one
+reliability goal and one developer-experience goal. Hiring plans are revised
+with the budget, training days are booked for the whole quarter at once, and
+the dates of the two release freezes are put in the shared calendar. Contracts
+with outside vendors are renewed through Szymanska in procurement, who needs
+the numbers a month before the quarter starts. The notes of the meeting go
+into the planning folder with the decisions listed first.
 """
 
 LINKING = """# Notes
