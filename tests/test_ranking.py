@@ -383,11 +383,12 @@ def test_a_rare_words_lone_keyword_section_outweighs_meaning_alone():
 
 def test_the_keyword_gap_scales_the_rare_words_say():
     """Two keyword sections, the second at 6 of the best's 8: gap 0.25, so the
-    dense weight moves a quarter of the way from 0.736 to 0.4."""
+    dense weight moves 0.25 ** 4 of the way from 0.736 to 0.4 (a near tie moves
+    it hardly at all; a lone section all the way)."""
     lists = {"lexical": [(1, 8.0), (3, 6.0)], "dense": [(4, 0.6)]}
     ranked = rank_sections(lists, SPANS, Ranking(), lexical_max=20.0, lexical_rarest=2)
     assert ranked[0].inputs["keyword_gap"] == pytest.approx(0.25)
-    assert ranked[0].weights["dense"] == pytest.approx(0.736 - 0.336 * 0.25)
+    assert ranked[0].weights["dense"] == pytest.approx(0.736 - 0.336 * 0.25**4)
     off = Ranking(dense_weight_decisive=None)
     same = rank_sections(lists, SPANS, off, lexical_max=20.0, lexical_rarest=2)
     assert same[0].weights["dense"] == pytest.approx(0.736)

@@ -238,6 +238,7 @@ def _rank(eng: Engine, query: str, heading: str, limit: int = 10) -> int | None:
         ("E1234", "Fuser too cold"),
         ("e1411", "Toner low"),
         ("Kowalczyk", "Who approves access requests"),
+        ("Szymanska", "Quarterly planning"),  # one sentence of a long section
     ],
 )
 def test_an_identifier_asked_alone_ranks_its_section_first(team, query, heading):
@@ -257,3 +258,13 @@ def test_a_question_without_a_rare_word_still_ranks_by_meaning(team):
         team, "how do I point a link at one part of another note", "Linking a note to a heading"
     )
     assert rank is not None and rank <= 2, rank
+
+
+def test_explain_shows_what_made_the_weights(team):
+    """E1234 is in one chunk and one keyword section: gap 1, so the dense weight
+    is the decisive 0.4, and explain says why."""
+    top = team.search("E1234", limit=1, explain=True).results[0]
+    inputs = top.explain["weight_inputs"]
+    assert inputs["keyword_gap"] == 1.0 and inputs["rarest_word_chunks"] == 1
+    assert inputs["keyword_best"] > 0 and inputs["keyword_bound"] > inputs["keyword_best"]
+    assert top.explain["weights"]["dense"] == pytest.approx(0.4)

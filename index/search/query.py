@@ -109,11 +109,12 @@ class QueryTerms:
 
     @property
     def rarest(self) -> int | None:
-        """How many chunks hold the rarest word searched (the prefix as a whole
-        word), None when unknown: a word in few chunks is one the keyword side
-        can place and meaning may not (:func:`retrieve.convex_weights`)."""
-        counts = [self.df[w] for w in [*self.words, self.prefix or ""] if w in self.df]
-        return min(counts) if counts else None
+        """How many chunks hold the rarest word searched that some chunk holds
+        (the prefix as a whole word), None when unknown or when none is held: a
+        word in few chunks is one the keyword side can place and meaning may not
+        (:func:`retrieve.convex_weights`)."""
+        counts = [self.df.get(w, 0) for w in [*self.words, self.prefix or ""]]
+        return min((n for n in counts if n > 0), default=None)
 
     @property
     def phrases(self) -> list[str]:

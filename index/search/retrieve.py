@@ -67,7 +67,7 @@ class Ranking:
     # keyword section comes near it) and the query has a word in at most ``rare_df``
     # chunks (None: off), see :func:`convex_weights`
     dense_weight_decisive: float | None = 0.4
-    gap_power: float = 1.0
+    gap_power: float = 4.0
     gap_at: int = 2  # the gap is between the best keyword section and this one
     rare_df: int | None = 3  # None: any query (no rare word needed)
     # "max": x / best; "minmax": (x - min) / (best - min); "bm25": x / the most any row
