@@ -9,7 +9,7 @@ bootstrap interval for every difference (issue "Retrieval v4").
 
 *Pool*: E-Manual (the people's questions, and the same after a scenario
 paragraph), SciFact's claims (document level) and COVID-QA (questions experts
-wrote on scientific articles), each split dev/test as :func:`data.split_qids`
+wrote on scientific articles, :mod:`benchmarks.make_covidqa`), each split dev/test as :func:`data.split_qids`
 does (E-Manual and COVID-QA by judged section). The pooled figure of a half is
 the mean of the pool corpora's means (each corpus weighs the same, whatever
 its number of questions), and its interval a stratified paired bootstrap: per
@@ -66,14 +66,16 @@ SPLITS = ("dev", "test")
 
 # Index variants: Engine keyword arguments of a copy of the default index.
 INDEXES: dict[str, dict] = {
-    "default": {},
-    "blocks": {"passage_words": 1},  # every block its own passage
+    "default": {},  # the engine's own passages, whatever they are
+    "v3": {"passage_words": 30, "passage_split": 0},  # retrieval v3: runs of >= 30 words
+    "blocks": {"passage_words": 1, "passage_split": 0},  # every block its own passage
     # every block its own passage, a block of over 60 words cut into sentence runs of >= 30
     "sentences": {"passage_words": 1, "passage_split": 60},
     "sentences-40": {"passage_words": 1, "passage_split": 40},
     "sentences-100": {"passage_words": 1, "passage_split": 100},
-    "split-60": {"passage_split": 60},  # 30-word runs, long blocks cut first
+    "split-60": {"passage_words": 30, "passage_split": 60},  # 30-word runs, long blocks cut first
     "int8": {"precision": "int8"},
+    "sentences-int8": {"passage_words": 1, "passage_split": 60, "precision": "int8"},
 }
 
 
@@ -214,8 +216,10 @@ def _engine(root: Path, index: str, log: Log):
 
     kw = dict(INDEXES[index])
     path = root.parent / ("index.sqlite" if index == "default" else f"index-{index}.sqlite")
-    if index != "default" and not path.exists() and "precision" not in kw:
-        _copy_index(root.parent / "index.sqlite", path)
+    # a variant starts from the index of its precision (its vectors are reused)
+    start = root.parent / ("index-int8.sqlite" if "precision" in kw else "index.sqlite")
+    if index != "default" and not path.exists() and start != path and start.exists():
+        _copy_index(start, path)
     precision = kw.pop("precision", None)
     embed = EmbedSettings(precision=precision) if precision else None
     eng = Engine(root, index_path=path, **({"embed": embed} if embed else {}), **kw)
@@ -415,9 +419,12 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "default": ("default", {}),
     "blocks": ("blocks", {}),
     "blocks-flat": ("blocks", {"dense_weight_matched": None}),
-    **{v: (v, {}) for v in ("sentences", "sentences-40", "sentences-100", "split-60")},
+    **{v: (v, {}) for v in ("v3", "sentences", "sentences-40", "sentences-100", "split-60")},
     "flat": ("default", {"dense_weight_matched": None}),
-    **{f"matched={w:g}": ("default", {"dense_weight_matched": w}) for w in (0.3, 0.5, 0.6, 0.7)},
+    **{
+        f"matched={w:g}": ("default", {"dense_weight_matched": w})
+        for w in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 0.7)
+    },
     "dense-minmax": ("default", {"dense_norm": "minmax"}),
     **{f"discount={d:g}": ("default", {"passage_discount": d}) for d in (0.0, 0.01, 0.04)},
     "no-passages": ("default", {"passages": False}),
@@ -425,6 +432,7 @@ VARIANTS: dict[str, tuple[str, dict]] = {
     "ask=max": ("default", {"ask": "max"}),
     **{f"ask-weight={w:g}": ("default", {"ask_weight": w}) for w in (0.3, 0.7, 0.85)},
     "int8": ("int8", {}),
+    "sentences-int8": ("sentences-int8", {}),
 }
 
 

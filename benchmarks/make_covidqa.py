@@ -107,13 +107,35 @@ def render(title: str, secs: list) -> tuple[str, list[tuple[str, int, int, int]]
     return "\n".join(lines), where
 
 
-def build(repo: Path, out: Path) -> dict:
+def build(repo: Path, out: Path, articles: int | None = None) -> dict:
+    """Write the corpus (see the module); ``articles``: keep only this many, the
+    shortest (fewest words in their context), so that a loaded machine can embed it."""
     data = json.loads((repo / SOURCE).read_text(encoding="utf-8"))["data"]
+    keep = set(range(len(data)))
+    if articles is not None:
+        size = {
+            n: sum(len(p["context"].split()) for p in a["paragraphs"]) for n, a in enumerate(data)
+        }
+        usable = [n for n in sorted(size, key=lambda n: (size[n], n))
+                  if all(layout(p["context"]) for p in data[n]["paragraphs"])]  # fmt: skip
+        keep = set(usable[:articles])
     docs = out / "docs"
+    if docs.is_dir():
+        for f in docs.glob("*.md"):
+            f.unlink()
     docs.mkdir(parents=True, exist_ok=True)
     queries, qdoc, qsec = [], [], []
-    st = {"articles": len(data), "kept": 0, "questions": 0, "in_metadata": 0, "duplicates": 0}
+    st = {
+        "articles": len(data),
+        "asked": articles,
+        "kept": 0,
+        "questions": 0,
+        "in_metadata": 0,
+        "duplicates": 0,
+    }
     for n, art in enumerate(data):
+        if n not in keep:
+            continue
         for para in art["paragraphs"]:
             ctx = para["context"]
             secs = layout(ctx)
@@ -178,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.make_covidqa", description=__doc__)
     ap.add_argument("repo", type=Path)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--articles", type=int, default=None, help="keep the N shortest articles")
     args = ap.parse_args(argv)
     out = args.out
     if out is None:
@@ -187,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         if not dirs:
             raise SystemExit("no data folder: set MDSEEK_BENCH_DATA or give --out")
         out = dirs[-1] / "covidqa"
-    st = build(args.repo, out)
+    st = build(args.repo, out, args.articles)
     print(json.dumps(st), file=sys.stderr)
     return 0
 

@@ -102,3 +102,50 @@ def test_covidqa_article_parts_and_judged_sections(tmp_path):
         "What is the answer?": [("000-a-study-of-things", part2)],
         "Do things matter?": [("000-a-study-of-things", 3)],
     }
+
+
+def _corpus(name: str, n: int) -> tuple:
+    """A corpus of ``n`` document-level queries, query i judged on document i."""
+    from benchmarks.quality import Corpus
+
+    qs = {f"{name}{i}": f"question {i}" for i in range(n)}
+    qrels = D.QrelSet(qs, {q: {f"d{i}": 1} for i, q in enumerate(qs)})
+    return Corpus(name, name, D.FIXTURES, qrels, False), list(qs)
+
+
+def test_the_quality_run_reports_the_pool_and_every_knob_with_intervals():
+    """quality_section on two hand-made corpora: the default finds every judged
+    document first, the baseline second (nDCG@10 1/log2(3) = 0.6309), a knob
+    finds none: differences by hand, pooled with each corpus weighing the same."""
+    from benchmarks.quality import DEFAULT, KNOBS
+
+    em, em_q = _corpus("emanual", 6)
+    cq, cq_q = _corpus("covidqa", 2)
+    first = {q: [(f"d{i}", 0, 1)] for i, q in enumerate(em_q)}
+    first.update({q: [(f"d{i}", 0, 1)] for i, q in enumerate(cq_q)})
+    second = {q: [("x", 0, 1), *hits] for q, hits in first.items()}
+    em.baseline_runs = {q: second[q] for q in em_q}
+    cq.baseline_runs = {q: second[q] for q in cq_q}
+    knob = DEFAULT.but(**KNOBS[0][1][0][1])  # the first knob's first value
+
+    class Bench:
+        per_query = {
+            (DEFAULT, "hybrid"): {c.name: {q: 1.0 for q in c.qrels.queries} for c in (em, cq)},
+            (knob, "hybrid"): {c.name: {q: 0.0 for q in c.qrels.queries} for c in (em, cq)},
+        }
+
+        def score(self, cfg):  # every other knob equals the default here
+            self.per_query[(cfg, "hybrid")] = self.per_query[(DEFAULT, "hybrid")]
+
+    out = J.quality_section([em, cq], {}, Bench(), lambda m: None)
+    assert out["pool"] == ["emanual", "covidqa"]
+    for half in ("dev", "test"):
+        if not out["baseline"]["pooled"].get(half):
+            continue
+        b = out["baseline"]["pooled"][half]
+        assert (b["a"], b["b"]) == (pytest.approx(0.6309, abs=1e-4), 1.0)
+        assert b["interval"]["lo"] == b["interval"]["hi"] == pytest.approx(1 - 0.63093, abs=1e-4)
+    row = next(r for r in out["knobs"] if r["knob"] == KNOBS[0][0])
+    assert row["pooled"]["dev"]["interval"]["diff"] == -1.0
+    text = "\n".join(J.render_section(out))
+    assert "| **pooled human questions** |" in text and f"| {KNOBS[0][0]} |" in text

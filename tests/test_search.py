@@ -53,10 +53,12 @@ def test_paraphrases_find_the_section_by_meaning(indexed_ws, fixture_queries):
 
 def test_tail_facts_of_long_documents_are_found(indexed_ws, fixture_queries):
     """Facts in the last 15% of 3,500+ word documents: a chunker that truncates
-    at the model's window would never embed them."""
+    at the model's window would never embed them. All four are found (one at
+    rank 11 since the keyword weight's matched end moved from 0.4 to 0.3 on the
+    pooled human-question judge, benchmarks/README.md), three in the top 3."""
     qs = by_kind(fixture_queries, "tail")
     ranks = [
-        rank_of(indexed_ws.search(q["query"], limit=10).results, q["path"], q["heading"])
+        rank_of(indexed_ws.search(q["query"], limit=20).results, q["path"], q["heading"])
         for q in qs
     ]
     assert all(r is not None for r in ranks), ranks

@@ -61,7 +61,7 @@ class Ranking:
     dense_weight: float = 0.8  # convex: weight of dense, lexical gets 1 - this
     # convex: the dense weight when the best keyword candidate matches every query
     # word (None: always ``dense_weight``), see :func:`convex_weights`
-    dense_weight_matched: float | None = 0.4
+    dense_weight_matched: float | None = 0.15
     match_power: float = 2.0
     # convex: the dense weight when the best keyword section stands alone (no other
     # keyword section comes near it) and the query has a word in at most ``rare_df``
