@@ -369,7 +369,7 @@ def test_a_rare_words_lone_keyword_section_outweighs_meaning_alone():
     (the same word in 50 chunks) meaning alone wins (0.736 against 0.632)."""
     lists = {"lexical": [(1, 8.0)], "dense": [(3, 0.6), (4, 0.58)]}
     extra = {"dense": {1: 0.3}}
-    r = Ranking(doc_weight=0.0)
+    r = Ranking(doc_weight=0.0, dense_weight_matched=0.4)
     rare = rank_sections(lists, SPANS, r, extra, lexical_max=20.0, lexical_rarest=1)
     assert rare[0].key == (1, 0)
     assert rare[0].weights["dense"] == pytest.approx(0.4)
@@ -386,9 +386,10 @@ def test_the_keyword_gap_scales_the_rare_words_say():
     dense weight moves 0.25 ** 4 of the way from 0.736 to 0.4 (a near tie moves
     it hardly at all; a lone section all the way)."""
     lists = {"lexical": [(1, 8.0), (3, 6.0)], "dense": [(4, 0.6)]}
-    ranked = rank_sections(lists, SPANS, Ranking(), lexical_max=20.0, lexical_rarest=2)
+    r = Ranking(dense_weight_matched=0.4)
+    ranked = rank_sections(lists, SPANS, r, lexical_max=20.0, lexical_rarest=2)
     assert ranked[0].inputs["keyword_gap"] == pytest.approx(0.25)
     assert ranked[0].weights["dense"] == pytest.approx(0.736 - 0.336 * 0.25**4)
-    off = Ranking(dense_weight_decisive=None)
+    off = Ranking(dense_weight_matched=0.4, dense_weight_decisive=None)
     same = rank_sections(lists, SPANS, off, lexical_max=20.0, lexical_rarest=2)
     assert same[0].weights["dense"] == pytest.approx(0.736)
