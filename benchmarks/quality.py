@@ -283,6 +283,7 @@ BEFORE = Config(
         merged="all",
         similarity_floor=0.0,
         dense_weight_matched=None,
+        dense_weight_decisive=None,
     ),
     lexical=Lexical(
         stop_words=False, max_df=1.0, first_words=32, question=False, weights=(2.0, 4.0, 1.0)
@@ -322,7 +323,7 @@ class Replay:
                 " FROM sections s JOIN documents d ON d.id = s.doc_id"
             )
         }
-        self._lex: dict[Lexical, dict[str, tuple[list, float | None]]] = {}
+        self._lex: dict[Lexical, dict[str, tuple[list, QueryTerms]]] = {}
         self._dense: dict[tuple, dict[str, list]] = {}
         self._plain: dict[str, np.ndarray] = {}  # text -> its own query vector
         self._prf: dict[tuple, np.ndarray] = {}
@@ -355,8 +356,8 @@ class Replay:
             stop_words=STOP_WORDS if lx.stop_words else frozenset(),
         )
 
-    def lexical(self, lx: Lexical) -> dict[str, tuple[list, float | None]]:
-        """query id -> (FTS hits, the query's BM25 upper bound)."""
+    def lexical(self, lx: Lexical) -> dict[str, tuple[list, QueryTerms]]:
+        """query id -> (FTS hits, the query's lexical terms)."""
         if lx not in self._lex:
             out = {}
             for qid, text in self.qrels.queries.items():
@@ -364,7 +365,7 @@ class Replay:
                 hits = self.engine.store.postings.fts_search(
                     terms.match(), self.MAX_CANDIDATES, lx.weights
                 )
-                out[qid] = (hits, terms.bm25_max)
+                out[qid] = (hits, terms)
             self._lex[lx] = out
         return self._lex[lx]
 
@@ -446,9 +447,10 @@ class Replay:
         for qid in qids if qids is not None else list(self.qrels.queries):
             lists = {}
             extra = {}
-            bound = None
+            bound = rarest = None
             if lex is not None:
-                hits, bound = lex[qid]
+                hits, terms = lex[qid]
+                bound, rarest = terms.bm25_max, terms.rarest
                 lists["lexical"] = hits[:k]
             if den is not None:
                 lists["dense"] = den[qid][:k]
@@ -458,7 +460,7 @@ class Replay:
                     extra["dense"] = self.index(cfg.passages, cfg.passage_discount).scores(
                         self.qvec(qid, question, cfg.prf, ask), ids
                     )
-            ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound)
+            ranked = retrieve.rank_sections(lists, self.info, rk, extra, bound, None, rarest)
             if mode == "hybrid":  # as Engine.search: the floor needs keyword evidence
                 ranked, _ = retrieve.apply_floor(ranked, rk.similarity_floor)
             runs[qid] = [self.sections[f.key] for f in ranked[:limit] if f.key in self.sections]
@@ -557,6 +559,9 @@ CHAIN: list[tuple[str, dict]] = [
     ("+ keyword weight grows with the match", {
         "dense_weight_matched": _D.dense_weight_matched, "match_power": _D.match_power,
     }),
+    ("+ a rare word's lone keyword section has its say (issue 48)", {
+        "dense_weight_decisive": _D.dense_weight_decisive, "rare_df": _D.rare_df,
+    }),
 ]  # fmt: skip
 
 # Each knob around the default (the others at their defaults).
@@ -571,6 +576,11 @@ KNOBS: list[tuple[str, list]] = [
         *((f"{w:g}", {"dense_weight_matched": w}) for w in (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)),
     ]),
     ("match_power", [(f"{x:g}", {"match_power": x}) for x in (1.0, 2.0, 3.0)]),
+    ("dense_weight_decisive (a rare word's lone keyword section)", [
+        ("off", {"dense_weight_decisive": None}),
+        *((f"{w:g}", {"dense_weight_decisive": w}) for w in (0.3, 0.4, 0.5)),
+        ("0.4, any query (no rare word needed)", {"rare_df": None}),
+    ]),
     ("lexical_norm", [
         ("minmax", {}), ("max", {"lexical_norm": "max"}), ("bm25 bound", {"lexical_norm": "bm25"}),
         ("bm25 bound, dense weight 0.4", {"lexical_norm": "bm25", "dense_weight": 0.4}),

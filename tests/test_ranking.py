@@ -361,3 +361,38 @@ def test_default_ranking_is_what_the_benchmark_measured():
     assert retrieve.FTS_WEIGHTS == quality.DEFAULT.lexical.weights == (2.0, 4.0, 1.0)
     readme = (Path(__file__).resolve().parent.parent / "benchmarks/README.md").read_text()
     assert "convex fusion, dense weight 0.8, lexical / dense normalisation minmax / max" in readme
+
+
+def test_a_rare_words_lone_keyword_section_outweighs_meaning_alone():
+    """Issue 48: a one-word query (an id, a code, a name) found in one section,
+    which the dense side scores at half the best cosine. The keyword gap is 1
+    (no other keyword section) and the word is in one chunk, so the dense
+    weight falls from 0.8 - 0.4 * (8 / 20) ** 2 = 0.736 to 0.4 and the section
+    leads (0.6 * 1 + 0.4 * 0.5 = 0.8 against 0.4 * 1); without the rare word
+    (the same word in 50 chunks) meaning alone wins (0.736 against 0.632)."""
+    lists = {"lexical": [(1, 8.0)], "dense": [(3, 0.6), (4, 0.58)]}
+    extra = {"dense": {1: 0.3}}
+    r = Ranking(doc_weight=0.0, dense_weight_matched=0.4)
+    rare = rank_sections(lists, SPANS, r, extra, lexical_max=20.0, lexical_rarest=1)
+    assert rare[0].key == (1, 0)
+    assert rare[0].weights["dense"] == pytest.approx(0.4)
+    assert rare[0].score == pytest.approx(0.8)
+    assert rare[0].inputs["keyword_gap"] == 1.0 and rare[0].inputs["rarest_word_chunks"] == 1
+    common = rank_sections(lists, SPANS, r, extra, lexical_max=20.0, lexical_rarest=50)
+    assert common[0].key == (2, 0)
+    assert common[0].weights["dense"] == pytest.approx(0.736)
+    assert {s.key: s.score for s in common}[(1, 0)] == pytest.approx(0.264 + 0.736 * 0.5)
+
+
+def test_the_keyword_gap_scales_the_rare_words_say():
+    """Two keyword sections, the second at 6 of the best's 8: gap 0.25, so the
+    dense weight moves 0.25 ** 4 of the way from 0.736 to 0.4 (a near tie moves
+    it hardly at all; a lone section all the way)."""
+    lists = {"lexical": [(1, 8.0), (3, 6.0)], "dense": [(4, 0.6)]}
+    r = Ranking(dense_weight_matched=0.4)
+    ranked = rank_sections(lists, SPANS, r, lexical_max=20.0, lexical_rarest=2)
+    assert ranked[0].inputs["keyword_gap"] == pytest.approx(0.25)
+    assert ranked[0].weights["dense"] == pytest.approx(0.736 - 0.336 * 0.25**4)
+    off = Ranking(dense_weight_matched=0.4, dense_weight_decisive=None)
+    same = rank_sections(lists, SPANS, off, lexical_max=20.0, lexical_rarest=2)
+    assert same[0].weights["dense"] == pytest.approx(0.736)

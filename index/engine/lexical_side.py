@@ -122,7 +122,7 @@ class LexicalSide:
         words = list(query.words)
         df: dict[str, int] | None = None
         rows = 0
-        if len(words) > 1:
+        if words:
             if word_terms is not None:
                 per = self.index.doc_freq({t for w in words for t in word_terms.get(w, [])})
                 df = {w: min((per[t] for t in word_terms.get(w, [])), default=0) for w in words}

@@ -226,7 +226,13 @@ class Searcher:
             have = {cid for cid, _ in lists["dense"]} | set(extra.get("dense", {}))
             unscored = {"dense": {cid for cid, _ in lists["lexical"] if cid not in have}}
         ranked = retrieve.rank_sections(
-            lists, chunk_info, self.ranking, extra, q.bm25_max, unscored
+            lists,
+            chunk_info,
+            self.ranking,
+            extra,
+            q.bm25_max,
+            unscored,
+            q.terms.rarest if q.terms is not None else None,
         )
         if not q.seeded and len(lists) == 2:
             # hybrid: what meaning alone found weakly is left out (lexical and dense

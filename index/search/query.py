@@ -105,6 +105,16 @@ class QueryTerms:
     dropped: dict[str, str] = field(default_factory=dict)  # word -> reason
     idf: dict[str, float] = field(default_factory=dict)  # word -> BM25 IDF, when known
     emphasis: list[str] = field(default_factory=list)  # words of the question, counted twice
+    df: dict[str, int] = field(default_factory=dict)  # word -> chunks holding it, when known
+
+    @property
+    def rarest(self) -> int | None:
+        """How many chunks hold the rarest word searched that some chunk holds
+        (the prefix as a whole word), None when unknown or when none is held: a
+        word in few chunks is one the keyword side can place and meaning may not
+        (:func:`retrieve.convex_weights`)."""
+        counts = [self.df.get(w, 0) for w in [*self.words, self.prefix or ""]]
+        return min((n for n in counts if n > 0), default=None)
 
     @property
     def phrases(self) -> list[str]:
@@ -262,9 +272,11 @@ class Query:
                 gone = set(common)
                 kept = [w for w in kept if w not in gone]
         idf = {}
+        df = {}
         if doc_freq is not None and rows > 0:
             idf = {w: bm25_idf(doc_freq.get(w, 0), rows) for w in kept}
+            df = {w: doc_freq[w] for w in [*kept, prefix or ""] if w in doc_freq}
         emphasis: list[str] = []
         if self.question and not prefix:
             emphasis = [w for w in kept if w in self.question_words]
-        return QueryTerms(kept, prefix, dropped, idf, emphasis)
+        return QueryTerms(kept, prefix, dropped, idf, emphasis, df)

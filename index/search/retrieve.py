@@ -63,6 +63,13 @@ class Ranking:
     # word (None: always ``dense_weight``), see :func:`convex_weights`
     dense_weight_matched: float | None = 0.15
     match_power: float = 2.0
+    # convex: the dense weight when the best keyword section stands alone (no other
+    # keyword section comes near it) and the query has a word in at most ``rare_df``
+    # chunks (None: off), see :func:`convex_weights`
+    dense_weight_decisive: float | None = 0.4
+    gap_power: float = 4.0
+    gap_at: int = 2  # the gap is between the best keyword section and this one
+    rare_df: int | None = 3  # None: any query (no rare word needed)
     # "max": x / best; "minmax": (x - min) / (best - min); "bm25": x / the most any row
     # could score for these words (so a weak lexical match stays weak); "raw": as is
     lexical_norm: str = "minmax"
@@ -105,6 +112,7 @@ class Scored:
     norm: dict[str, float] = field(default_factory=dict)  # retriever -> normalised score
     chunks: dict[str, int] = field(default_factory=dict)  # retriever -> best chunk id
     weights: dict[str, float] = field(default_factory=dict)  # the fusion's, for this query
+    inputs: dict[str, float | None] = field(default_factory=dict)  # what made the weights
 
     @property
     def best_chunk(self) -> int | None:
@@ -131,6 +139,9 @@ class Scored:
             "fusion": ranking.fusion,
             **parts,
             "weights": weights,
+            **(
+                {"weight_inputs": {k: _r(v) for k, v in self.inputs.items()}} if self.inputs else {}
+            ),
             "section": _r(self.section),
             "document": _r(self.document),
             "document_weight": ranking.doc_weight,
@@ -139,16 +150,36 @@ class Scored:
 
 
 def convex_weights(
-    ranking: Ranking, lexical_best: float | None = None, lexical_max: float | None = None
+    ranking: Ranking,
+    lexical_best: float | None = None,
+    lexical_max: float | None = None,
+    gap: float | None = None,
+    rarest: int | None = None,
 ) -> dict[str, float]:
     """The convex fusion's weights for one query (see the module, step 3):
     ``lexical_best`` is the best keyword candidate's BM25 and ``lexical_max``
-    the most any row could score for the query's words."""
+    the most any row could score for the query's words; ``gap``: how far the
+    best keyword section stands above the next (:func:`keyword_gap`);
+    ``rarest``: how many chunks hold the query's rarest word."""
     w = ranking.dense_weight
     if ranking.dense_weight_matched is not None and lexical_best and lexical_max:
         match = min(1.0, max(0.0, lexical_best / lexical_max)) ** ranking.match_power
         w += (ranking.dense_weight_matched - w) * match
+    decisive = ranking.dense_weight_decisive
+    rare = ranking.rare_df is None or (rarest is not None and 0 < rarest <= ranking.rare_df)
+    if decisive is not None and gap and rare and decisive < w:
+        w += (decisive - w) * min(1.0, gap) ** ranking.gap_power
     return {"dense": w, "lexical": 1.0 - w}
+
+
+def keyword_gap(pooled: Sequence[tuple[SectionKey, float, int]], at: int = 2) -> float | None:
+    """How far the best keyword section stands above the ``at``-th: 1 - its
+    BM25 / the best's (1 when fewer sections matched; None when none did)."""
+    if not pooled or pooled[0][1] <= 0:
+        return None
+    if len(pooled) < at:
+        return 1.0
+    return max(0.0, 1.0 - pooled[at - 1][1] / pooled[0][1])
 
 
 def _r(x: float | None) -> float | None:
@@ -218,6 +249,7 @@ def rank_sections(
     extra: Mapping[str, Mapping[int, float]] | None = None,
     lexical_max: float | None = None,
     unscored: Mapping[str, set[int]] | None = None,
+    lexical_rarest: int | None = None,
 ) -> list[Scored]:
     """Fuse per-retriever chunk lists ((chunk id, score), best first) into one
     ranking of sections.
@@ -231,8 +263,11 @@ def rank_sections(
     chunks is ranked by the other retrievers' weights alone, as if that
     retriever agreed, instead of as if it had scored the section 0."""
     out: dict[SectionKey, Scored] = {}
+    gap = None
     for name, ranked in lists.items():
         pooled = pool_to_sections(ranked[: ranking.candidates], chunk_sections, ranking.merged)
+        if name == "lexical":
+            gap = keyword_gap(pooled, ranking.gap_at)
         for rank, (key, score, cid) in enumerate(pooled, start=1):
             s = out.get(key)
             if s is None:
@@ -257,7 +292,13 @@ def rank_sections(
             s.section = sum(1.0 / (ranking.rrf_k + r) for r in s.ranks.values())
     elif ranking.fusion == "convex":
         best = max((sc for _, sc in lists.get("lexical", ())), default=None)
-        weights = convex_weights(ranking, best, lexical_max)
+        weights = convex_weights(ranking, best, lexical_max, gap, lexical_rarest)
+        inputs = {
+            "keyword_best": best,
+            "keyword_bound": lexical_max,
+            "keyword_gap": gap,
+            "rarest_word_chunks": lexical_rarest,
+        }
         if len(names) == 1:
             weights = {names[0]: 1.0}
         for name in names:
@@ -275,6 +316,7 @@ def rank_sections(
             total = sum(weights.get(n, 0.0) for n in known) or 1.0
             s.section = sum(weights.get(n, 0.0) * s.norm.get(n, 0.0) for n in known) / total
             s.weights = weights
+            s.inputs = inputs
     else:
         raise ValueError(f"unknown fusion {ranking.fusion!r}")
     best_in_doc: dict[int, float] = {}
