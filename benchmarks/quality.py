@@ -450,7 +450,11 @@ class Replay:
             bound = rarest = None
             if lex is not None:
                 hits, terms = lex[qid]
-                bound, rarest = terms.bm25_max, terms.rarest
+                bound = terms.bm25_max
+                # as Engine.search: no rare-word rule for a query read in parts
+                rarest = (
+                    None if self.engine.parse_query(self.qrels.queries[qid]).ask else terms.rarest
+                )
                 lists["lexical"] = hits[:k]
             if den is not None:
                 lists["dense"] = den[qid][:k]

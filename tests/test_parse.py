@@ -125,11 +125,20 @@ def test_line_endings_and_bom_keep_line_numbers():
 
 
 def test_invalid_utf8_is_replaced_and_logged(caplog):
+    """A few bad bytes in a UTF-8 file (it holds UTF-8's multibyte "é") are
+    replaced and logged; bytes that are all valid cp1252 and not UTF-8 are read
+    as cp1252 (a Latin-1 note), logged too."""
     with caplog.at_level(logging.WARNING):
-        doc = parse_bytes(b"# Caf\xe9\n\nbad \xff\xfe bytes\n", "bad.md")
-    assert doc.decode_errors > 0 and "\ufffd" in doc.text
-    assert doc.headings[0].text.startswith("Caf")
+        doc = parse_bytes(b"# Caf\xc3\xa9\n\nbad \xff\xfe bytes\n", "bad.md")
+    assert doc.decode_errors == 2 and doc.text.count("\ufffd") == 2
+    assert doc.headings[0].text == "Café"
     assert any("invalid UTF-8" in r.message for r in caplog.records)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        doc = parse_bytes(b"# Caf\xe9\n\nbad \xff\xfe bytes\n", "latin.md")
+    assert doc.decode_errors == 0 and doc.headings[0].text == "Café"
+    assert "bad \xff\xfe bytes" in doc.text
+    assert any("read as cp1252" in r.message for r in caplog.records)
 
 
 def test_empty_and_headingless_files():

@@ -134,7 +134,7 @@ def test_cli_index_with_vectors(tmp_path, exported):
         env=server_env(),
     )
     assert out.returncode == 0, out.stderr
-    assert "0 embedded" in out.stdout and "took" in out.stderr, (out.stdout, out.stderr)
+    assert "0 vectors made" in out.stdout and "took" in out.stderr, (out.stdout, out.stderr)
     bad = subprocess.run(
         [*cmd, "--vectors", str(tmp_path / "nope.npz")],
         capture_output=True,

@@ -232,7 +232,7 @@ class Searcher:
             extra,
             q.bm25_max,
             unscored,
-            q.terms.rarest if q.terms is not None else None,
+            q.rare_rule_input,
         )
         if not q.seeded and len(lists) == 2:
             # hybrid: what meaning alone found weakly is left out (lexical and dense

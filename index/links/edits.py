@@ -146,7 +146,7 @@ def _must_be_utf8(rel: str, doc: ParsedDocument, what: str) -> None:
     """The file a rename starts in must take its edit: one that is not valid
     UTF-8 would be saved with every bad byte turned into U+FFFD, and skipping
     only its edit would point the folder's links at a name it does not have."""
-    if doc.decode_errors:
+    if doc.decode_errors or doc.encoding != "utf-8":
         raise RenameError(
             f"{rel} is not valid UTF-8: mdseek does not edit it, so {what} is left as it is"
         )
@@ -160,7 +160,7 @@ def add_file_edits(
     for edit in edits:
         if edit is None:
             continue
-        if doc.decode_errors:
+        if doc.decode_errors or doc.encoding != "utf-8":
             out.skipped.append((src, "it is not valid UTF-8"))
             out.edits.pop(src, None)
             return

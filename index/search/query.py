@@ -171,6 +171,17 @@ class Query:
     terms: QueryTerms | None = None  # the lexical side's terms, once it has run
     vector: np.ndarray | None = field(default=None, compare=False)  # the dense side's
 
+    @property
+    def rare_rule_input(self) -> int | None:
+        """What the rare-word rule of fusion reads (``retrieve.convex_weights``'s
+        ``rarest``): how many chunks hold the rarest word searched; None for a
+        query read in parts (a scenario, then its ask), whose scenario's
+        incidental words must not take the keywords' say, and before the
+        lexical side has run."""
+        if self.ask or self.terms is None:
+            return None
+        return self.terms.rarest
+
     @classmethod
     def parse(cls, text: str | None, prefix_last: bool = False, question: bool = True) -> Query:
         """Read ``text`` once. ``question``: find a long query's question, whose

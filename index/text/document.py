@@ -84,6 +84,7 @@ class ParsedDocument:
     line_count: int
     front_matter: dict[str, object] = field(default_factory=dict)
     decode_errors: int = 0
+    encoding: str = "utf-8"  # as read from bytes: "utf-8", "utf-16" or "cp1252"
     _line_starts: list[int] = field(default_factory=list, repr=False)
     _refs: dict = field(default_factory=dict, repr=False)  # link reference definitions
 

@@ -28,18 +28,25 @@ class NotText(ValueError):
 
 
 def decode(data: bytes, path: str = "<bytes>", quiet: bool = False) -> tuple[str, int]:
-    """``data`` as text and the number of invalid sequences replaced with
-    U+FFFD (logged, as a cp1252 reading is, unless ``quiet``); raises
-    :class:`NotText` for a file that is not text."""
+    """:func:`decode_as` without the encoding: the text and its replaced sequences."""
+    text, errors, _ = decode_as(data, path, quiet)
+    return text, errors
+
+
+def decode_as(data: bytes, path: str = "<bytes>", quiet: bool = False) -> tuple[str, int, str]:
+    """``data`` as text, the number of invalid sequences replaced with U+FFFD
+    (logged, as a cp1252 reading is, unless ``quiet``) and the encoding read
+    ("utf-8", "utf-16" or "cp1252"); raises :class:`NotText` for a file that is
+    not text."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
-            return data.decode("utf-16"), 0
+            return data.decode("utf-16"), 0, "utf-16"
         except UnicodeDecodeError:
             raise NotText("a UTF-16 byte-order mark, but not valid UTF-16") from None
     if b"\0" in data:
         raise NotText("it holds NUL bytes (a binary file, not text)")
     try:
-        return data.decode("utf-8-sig"), 0
+        return data.decode("utf-8-sig"), 0, "utf-8"
     except UnicodeDecodeError:
         pass
     if not _MULTIBYTE.search(data):
@@ -50,7 +57,7 @@ def decode(data: bytes, path: str = "<bytes>", quiet: bool = False) -> tuple[str
         if text and len(_CONTROL.findall(text)) <= len(text) // 100:
             if not quiet:
                 log.warning("%s: not UTF-8; read as cp1252 (Windows-1252)", path)
-            return text, 0
+            return text, 0, "cp1252"
     text = data.decode("utf-8-sig", errors="replace")
     errors = text.count("\ufffd")
     if errors >= BAD_MIN and errors > BAD_SHARE * len(text):
@@ -59,4 +66,4 @@ def decode(data: bytes, path: str = "<bytes>", quiet: bool = False) -> tuple[str
         )
     if not quiet:
         log.warning("%s: invalid UTF-8, %d byte sequence(s) replaced with U+FFFD", path, errors)
-    return text, errors
+    return text, errors, "utf-8"

@@ -32,7 +32,7 @@ if (
     from markdown_it import MarkdownIt
 
 from .document import Block, Heading, ParsedDocument, Section
-from .encoding import decode
+from .encoding import decode_as
 from .front_matter import front_matter_title, has_front_matter_title
 from .markdown import heading_text, markdown_parser, markdown_parser_for, shared_parser, too_wide
 from .slug import Slugger
@@ -332,7 +332,10 @@ def _sections(
 def parse_bytes(data: bytes, path: str, previous: ParsedDocument | None = None) -> ParsedDocument:
     """Decode and parse; given the ``previous`` version of the same file, only
     the part around the edit is parsed again (:func:`reparse`)."""
-    text, errors = decode(data, path)
+    text, errors, encoding = decode_as(data, path)
     if previous is not None and previous.path == path:
-        return reparse(previous, text, decode_errors=errors)
-    return parse_text(text, path, decode_errors=errors)
+        doc = reparse(previous, text, decode_errors=errors)
+    else:
+        doc = parse_text(text, path, decode_errors=errors)
+    doc.encoding = encoding  # a rename never edits a file it did not read as UTF-8
+    return doc
