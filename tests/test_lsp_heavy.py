@@ -79,8 +79,11 @@ async def test_a_cancelled_outline_answers_cancelled(tmp_path: Path):
     try:
         await initialize(client, ws)
         await wait_ready(client)
-        huge = open_doc(client, ws / "huge.md", "".join(f"# h{i}\n" for i in range(HEADINGS)))
         before = (await status(client))["cancelled"]
+        # sent right after the buffer: the outline parses it first (10,000
+        # headings: a second or so), so the cancel below lands while it runs
+        # (with the parse done before, a quiet machine answered before the cancel)
+        huge = open_doc(client, ws / "huge.md", "".join(f"# h{i}\n" for i in range(HEADINGS)))
         fut = asyncio.wrap_future(
             client.protocol.send_request(
                 types.TEXT_DOCUMENT_DOCUMENT_SYMBOL,
