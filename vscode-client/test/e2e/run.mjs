@@ -1072,11 +1072,21 @@ async function main() {
       const line = headingLineOf(path.join(ws, r.path), r.heading);
       await openFile(r.path);
       await gotoLine(line + 1, 4);
-      await page.keyboard.press('Control+K');
-      await page.keyboard.press('Control+I');
-      const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'Related sections' }).first();
-      await hover.waitFor({ state: 'visible', timeout: 15000 });
-      const text = (await hover.innerText()).replace(/\s+/g, ' ');
+      // A hover shown can close as it is read (seen once: visible, then hidden
+      // before innerText, while the editor refreshed): show it again, 3 tries.
+      let text = null;
+      for (let attempt = 1; text === null; attempt++) {
+        await page.keyboard.press('Control+K');
+        await page.keyboard.press('Control+I');
+        const hover = page.locator('.monaco-hover:not(.hidden)', { hasText: 'Related sections' }).first();
+        try {
+          await hover.waitFor({ state: 'visible', timeout: 15000 });
+          text = (await hover.innerText({ timeout: 5000 })).replace(/\s+/g, ' ');
+        } catch (e) {
+          if (attempt >= 3) throw e;
+          log(`hover closed before it was read (try ${attempt}): showing it again`);
+        }
+      }
       if (r.related && !text.includes(r.related)) throw new Error(`"${r.related}" not among the related sections: ${text.slice(0, 400)}`);
       await page.waitForFunction(() => {
         const h = document.querySelector('.monaco-hover:not(.hidden)');
@@ -1102,13 +1112,13 @@ async function main() {
       const col = linkCharacter(path.join(ws, b.path), b.line, null);
       await gotoLine(b.line + 1, col + 1);
       await page.keyboard.press('Control+.');
-      const fix = page.locator('.action-widget .monaco-list-row', { hasText: b.fixTo }).first();
+      const fix = page.locator('.action-widget .monaco-list-row', { hasText: b.fixHeading || b.fixTo }).first(); // fixes are named by heading text
       await fix.waitFor({ state: 'visible', timeout: 15000 });
       await shot('quick-fix');
       await page.screenshot({ path: path.join(OUT, 'readme-quick-fix.png') });
       // the preferred fix is listed first and focused: Enter applies it
       const first = await page.evaluate(() => document.querySelector('.action-widget .monaco-list-row.focused')?.textContent || '');
-      if (!first.includes(b.fixTo)) throw new Error(`the focused quick fix is "${first}", not the nearest heading ${b.fixTo}`);
+      if (!first.includes(b.fixHeading || b.fixTo)) throw new Error(`the focused quick fix is "${first}", not the nearest heading ${b.fixHeading || b.fixTo}`);
       await page.keyboard.press('Enter');
       const after = await waitFor('the fixed link in the editor', async () => {
         const r = await selfTest({ diagnostics: true });
