@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import re
 import shutil
 import time
@@ -32,6 +31,7 @@ from mdseek.index.engine.engine import Engine
 from mdseek.index.search import retrieve
 from mdseek.index.search.dense import PASSAGE_DISCOUNT, DenseIndex
 from mdseek.index.search.query import MAX_DF, STOP_WORDS, Query, QueryTerms, question_of, words_of
+from mdseek.index.store import survey
 from mdseek.index.text.coverage import Coverage, window_coverage
 from mdseek.index.text.files import FileFilter, scan
 from mdseek.index.text.parse import parse_bytes
@@ -311,17 +311,10 @@ class Replay:
         self.embed = embed or engine.embedder.encode_query
         self.qrels = qrels
         self.qvecs = qvecs
-        db = engine.store.db
-        self.info = {
-            int(r[0]): (int(r[1]), int(r[2]), int(r[3]))
-            for r in db.execute("SELECT id, doc_id, section_first, section_last FROM chunks")
-        }
+        self.info = survey.chunk_sections(engine.index_path)
         self.sections = {
-            (int(r[0]), int(r[1])): (doc_id(os.fsdecode(r[2])), int(r[3]), int(r[4]))
-            for r in db.execute(
-                "SELECT s.doc_id, s.ordinal, d.path, s.start_line, s.end_line"
-                " FROM sections s JOIN documents d ON d.id = s.doc_id"
-            )
+            k: (doc_id(path), a, b)
+            for k, (path, a, b) in survey.section_spans(engine.index_path).items()
         }
         self._lex: dict[Lexical, dict[str, tuple[list, QueryTerms]]] = {}
         self._dense: dict[tuple, dict[str, list]] = {}
@@ -630,16 +623,8 @@ def ablations(bench: Bench, log: Log) -> dict:
 
 
 def _copy_index(src: Path, dest: Path) -> None:
-    """Copy an SQLite index consistently (WAL included)."""
-    import sqlite3
-
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    s = sqlite3.connect(str(src))
-    d = sqlite3.connect(str(dest))
-    with d:
-        s.backup(d)
-    s.close()
-    d.close()
+    """Copy an index consistently (WAL included)."""
+    survey.copy(src, dest)
 
 
 def floor_engine(c: Corpus, floor: int, log: Log) -> Engine:

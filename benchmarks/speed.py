@@ -31,7 +31,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -43,6 +42,7 @@ import numpy as np
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.search import retrieve
+from mdseek.index.store import survey
 
 from .data import REPO, make_scale_docs
 
@@ -66,16 +66,8 @@ def ms_stats(xs: list[float]) -> dict:
 
 
 def backup(src: Path, dest: Path) -> None:
-    """Copy an SQLite index consistently (WAL included)."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    for f in dest.parent.glob(dest.name + "*"):
-        f.unlink()
-    s = sqlite3.connect(str(src))
-    d = sqlite3.connect(str(dest))
-    with d:
-        s.backup(d)
-    s.close()
-    d.close()
+    """Copy an index consistently (WAL included)."""
+    survey.copy(src, dest)
 
 
 # -- index throughput ---------------------------------------------------------
@@ -94,10 +86,7 @@ def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
     rep = eng.index()
     if rep.lexical_only_reason:
         raise RuntimeError(rep.lexical_only_reason)
-    texts = [
-        r[0]
-        for r in eng.store.db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash")
-    ]
+    texts = survey.embedding_texts(index)
     t0 = time.perf_counter()
     st.encode(texts, eng.embedder.batch_size)
     bare = time.perf_counter() - t0
@@ -196,12 +185,7 @@ def backends(
     base = Engine(root, index_path=index)
     resolved, base_id = base.embedder.resolved, base.model_id
     built_with = base.embedder.settings.backend  # the backend that embedded ``index``
-    texts = [
-        r[0]
-        for r in base.store.db.execute(
-            "SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1"
-        )
-    ]
+    texts = survey.embedding_texts(index)
     from mdseek.index.model.tokenizer import load_tokenizer
 
     tok = load_tokenizer(resolved)
@@ -275,12 +259,10 @@ def backends(
             ):  # the engine serves the fused graph; same vectors (cosine above)
                 continue
             copy = work / "backends" / f"{name.replace(' ', '-')}.sqlite"
-            backup(index, copy)
             settings = EmbedSettings(backend="torch" if name.startswith("torch") else "onnx")
+            # the index's own vectors serve its backend; another backend embeds anew
+            survey.copy(index, copy, vectors=settings.backend == built_with)
             eng = Engine(root, index_path=copy, embed=settings)
-            if settings.backend != built_with:  # the index's own vectors serve its backend
-                eng.store.db.execute("DELETE FROM vectors WHERE model = ?", (eng.model_id,))
-                eng.store.db.commit()
             t0 = time.perf_counter()
             rep = eng.index()
             out = {"embed_seconds": round(time.perf_counter() - t0, 1), "embedded": rep.embedded}
@@ -320,12 +302,7 @@ def int8_study(index: Path, work: Path, log: Log, max_texts: int = 200) -> dict:
 
     resolved = resolve_model(None)
     src = onnx_export.ensure_fp32(resolved, model_id_of(resolved))
-    db = sqlite3.connect(str(index))
-    texts = [
-        r[0]
-        for r in db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")
-    ]
-    db.close()
+    texts = survey.embedding_texts(index)
     texts = texts[:: max(1, len(texts) // max_texts)][:max_texts]
     graph = onnx.load(str(src / "model.onnx"), load_external_data=False).graph
     # The fused graph: every MatMul has a weight; Attention ops hold the QKV weights.
@@ -412,10 +389,11 @@ def byte_compile() -> str:
 
 
 def cold_cli(root: Path, index: Path, query: str, log: Log, n: int = 7) -> dict:
-    """Wall time of fresh processes, interleaved: ``python -c pass``, an SQLite open
-    and count, and ``mdseek search`` (lexical, hybrid) on the existing index."""
+    """Wall time of fresh processes, interleaved: ``python -c pass``, an index
+    open and count (``store.survey``), and ``mdseek search`` (lexical, hybrid)
+    on the existing index."""
     py = sys.executable
-    sql = f"import sqlite3; sqlite3.connect({str(index)!r}).execute('select count(*) from chunks').fetchone()"
+    sql = f"from mdseek.index.store import survey; survey.vector_count({str(index)!r})"
     search = [py, "-m", "mdseek", "search", str(root), query, "--db", str(index), "--limit", "10"]
     cmds = {
         "python -c pass": [py, "-c", "pass"],
@@ -482,11 +460,8 @@ def incremental(src_root: Path, src_index: Path, work: Path, log: Log) -> dict:
     try:
         eng.embedder.load()
         rep0 = eng.index()  # nothing changed: the reconcile cost at startup
-        docs = eng.store.db.execute(
-            "SELECT d.path, count(*) n FROM chunks c JOIN documents d ON d.id = c.doc_id"
-            " GROUP BY d.id ORDER BY n DESC, d.path LIMIT 1"
-        ).fetchone()
-        rel, n_chunks = docs[0], int(docs[1])
+        # the document with the most chunks (the first by path among equals)
+        rel, n_chunks = min(survey.chunks_per_document(index), key=lambda d: (-d[1], d[0]))
         chunks = eng.store.chunks.document_chunks(rel)
         mid = chunks[len(chunks) // 2]
         path = root / rel
@@ -549,15 +524,9 @@ def build_tiers(
     """Index folders of about ``sizes`` chunks: real docs first (with their real vectors),
     then generated docs (synthetic unit vectors). Each tier contains the previous one."""
     work.mkdir(parents=True, exist_ok=True)
-    src = sqlite3.connect(str(real_index))
-    model = src.execute("SELECT model FROM vectors LIMIT 1").fetchone()[0]
-    real_vecs = {
-        h: v for h, v in src.execute("SELECT text_hash, vec FROM vectors WHERE model=?", (model,))
-    }
-    per_doc = src.execute(
-        "SELECT d.path, count(*) FROM chunks c JOIN documents d ON d.id = c.doc_id GROUP BY d.id ORDER BY d.path"
-    ).fetchall()
-    src.close()
+    model = survey.models(real_index)[0]
+    real_vecs = survey.vectors_by_hash(real_index, model)
+    per_doc = [(p, n) for p, n in survey.chunks_per_document(real_index) if n]
     rng = np.random.default_rng(seed)
     gen = work / "generated"
     shutil.rmtree(gen, ignore_errors=True)
@@ -598,15 +567,15 @@ def build_tiers(
             if model_id != model:
                 raise RuntimeError(f"model id changed: {model_id} != {model}")
             pending = eng.store.vectors.pending_chunks(model_id)
-            dim = len(next(iter(real_vecs.values()))) // 4
+            dim = len(next(iter(real_vecs.values())))
             n_real = n_syn = 0
             for i in range(0, len(pending), 5000):
                 part = pending[i : i + 5000]
                 vecs = np.empty((len(part), dim), dtype=np.float32)
                 for j, (h, _) in enumerate(part):
-                    raw = real_vecs.get(h)
-                    if raw is not None:
-                        vecs[j] = np.frombuffer(raw, dtype=np.float32)
+                    real = real_vecs.get(h)
+                    if real is not None:
+                        vecs[j] = real
                         n_real += 1
                     else:
                         v = rng.standard_normal(dim).astype(np.float32)
@@ -614,9 +583,7 @@ def build_tiers(
                         n_syn += 1
                 eng.store.vectors.put_vectors(model_id, [h for h, _ in part], vecs)
             counts = eng.store.counts()
-            real_total = eng.store.db.execute(
-                "SELECT count(*) FROM chunks WHERE text_hash IN (SELECT text_hash FROM vectors)"
-            ).fetchone()[0]
+            real_total = survey.chunks_with_vectors(index)
         finally:
             eng.close()
         prev = tiers[-1] if tiers else {"real_vectors": 0, "synthetic_vectors": 0}
@@ -715,26 +682,19 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
     out["backend"] = eng.embedder.backend
     rss_index = proc.memory_info().rss
     # Brute force: embed the query, re-read every vector from SQLite, numpy over all.
-    db = sqlite3.connect(str(index))
     model = eng.model_id
     times = []
     for q in qs[:n_brute]:
         fresh()
         t = time.perf_counter()
         qv = eng.embedder.encode_query(q)
-        rows = db.execute(
-            "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.model = ? AND v.text_hash = c.text_hash",
-            (model,),
-        ).fetchall()
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
+        ids, mat = eng.store.vectors.chunk_vectors(model)  # every vector re-read from SQLite
         scores = mat @ qv
         k = min(10, len(ids))
         top = np.argpartition(-scores, k - 1)[:k]
         _ = ids[top[np.argsort(-scores[top])]]
         times.append(time.perf_counter() - t)
-        del rows, mat
-    db.close()
+        del ids, mat
     out["brute_force"] = ms_stats(times)
     out["rss_mb"] = {
         "model_loaded": round(rss_model / 2**20, 1),
