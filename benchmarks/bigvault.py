@@ -46,7 +46,8 @@ from pathlib import Path
 from mdseek.index.store import survey
 
 from .data import DataMissing, _read_jsonl, data_dir, rhdh_dir, scifact_dir, where_data_should_be
-from .lsp_speed import LspProcess, _common_handlers, _initialize, mdseek_server
+from .lsp_client import LspProcess, _common_handlers, mdseek_server
+from .lsp_speed import _initialize
 from .output import emit
 
 SEED = 0

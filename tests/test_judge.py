@@ -1,4 +1,4 @@
-"""The judge's paired bootstrap (benchmarks/judge.py) on inputs whose interval
+"""The judge's paired bootstrap (benchmarks/pooled.py) on inputs whose interval
 is known by hand, and the COVID-QA converter on a tiny hand-written article."""
 
 from __future__ import annotations
