@@ -1077,6 +1077,8 @@ interface SelfTestArgs {
   hoverLine?: number;
   hoverChar?: number;
   symbolQuery?: string;
+  /** Ask mdseek/search for the score parts too (where the matched passage is). */
+  explain?: boolean;
   /** Also return every diagnostic the mdseek server reported (pulled or pushed). */
   diagnostics?: boolean;
   /** Save every editor (after a rename left changed files open). */
@@ -1126,7 +1128,7 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
     }
     if (args?.query) {
       try {
-        out.search = await c.sendRequest<SearchResponse>(SEARCH, { query: args.query, limit: 20 });
+        out.search = await c.sendRequest<SearchResponse>(SEARCH, { query: args.query, limit: 20, explain: !!args.explain });
       } catch (e) {
         out.search = { error: err(e) };
       }

@@ -859,7 +859,8 @@ async function main() {
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws], {
     detached: true, // own process group (setsid): killed as a whole in cleanup()
     stdio: ['ignore', csLog, csLog],
-    env: { ...process.env, MDSEEK_E2E: '1' },
+    // the index (and any other mdseek cache) in the run's temp dir, never the user's cache
+    env: { ...process.env, MDSEEK_E2E: '1', MDSEEK_CACHE_DIR: path.join(tmpRoot, 'mdseek-cache') },
   });
   csProc.on('exit', (code, sig) => { if (!csProc.__killed) log(`code-server exited early (${code ?? sig}); see ${OUT}/code-server.log`); });
 
@@ -1092,7 +1093,7 @@ async function main() {
       }, 5000).catch(async () => { throw new Error(`cursor is at ${JSON.stringify(await editorCursor())}, expected Ln ${expectedLine + 1}`); });
       await sleep(300);
       await shot(`search-${i + 1}-opened`);
-      const st = await selfTest({ query: c.query });
+      const st = await selfTest({ query: c.query, explain: true });
       const ae = st.activeEditor;
       if (!ae || !ae.path.endsWith(path.sep + c.path)) throw new Error(`active editor is ${ae && ae.path}, expected …/${c.path}`);
       if (ae.line !== expectedLine) throw new Error(`self-test cursor line ${ae.line}, expected ${expectedLine}`);
@@ -1103,10 +1104,24 @@ async function main() {
       const hits = (st.search && st.search.results) || [];
       const srvIdx = hits.findIndex((h) => h.heading === c.heading && h.path.replace(/\\/g, '/').endsWith(c.path));
       if (srvIdx < 0) throw new Error(`mdseek/search (self-test) does not return ${c.path} # ${c.heading}: ${JSON.stringify(hits.map((h) => `${h.path}#${h.heading}`))}`);
+      // the row's snippet comes from the passage that matched (when meaning found it through one)
+      const found = hits[srvIdx];
+      let passageNote = 'no passage';
+      const dp = found.explain && found.explain.dense_passage;
+      if (dp) {
+        const plain = (t) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+        const srcLines = fs.readFileSync(path.join(ws, c.path), 'utf8').split('\n');
+        const passage = plain(srcLines.slice(dp.lines[0] - 1, dp.lines[1]).join(' '));
+        const words = plain(found.snippet.replace(/^… /, '').replace(/ …$/, '')).split(' ').slice(0, 4).join(' ');
+        if (!passage.includes(words)) throw new Error(`the snippet "${found.snippet}" is not from the matched passage (lines ${dp.lines.join('-')}): ${passage.slice(0, 200)}`);
+        const head = found.snippet.slice(0, 24);
+        if (!(rows[idx].detail + rows[idx].aria).includes(head)) throw new Error(`the row's snippet is not the server's "${head}…": ${JSON.stringify(rows[idx])}`);
+        passageNote = `snippet from the matched passage, lines ${dp.lines.join('-')}`;
+      }
       const ui = rows.map((r) => r.label);
       const srv = hits.slice(0, ui.length).map((h) => h.heading);
       const orderNote = JSON.stringify(ui) === JSON.stringify(srv) ? 'UI order = server order' : `UI order differs from server order: ui=${JSON.stringify(ui.slice(0, 5))} server=${JSON.stringify(srv.slice(0, 5))}`;
-      return `UI rank #${idx + 1}, server rank #${srvIdx + 1} (mode ${st.search.mode}); ${cur.text}; ${orderNote}${title.includes('keyword') ? '; title: ' + title : ''}`;
+      return `UI rank #${idx + 1}, server rank #${srvIdx + 1} (mode ${st.search.mode}); ${passageNote}; ${cur.text}; ${orderNote}${title.includes('keyword') ? '; title: ' + title : ''}`;
     });
     await closeQuickInput();
   }
