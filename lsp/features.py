@@ -18,7 +18,7 @@ from mdseek.index.text.files import display_path
 from .convert import Positions, markdown_link_target, uri_at_line
 from .worker import checkpoint
 
-HOVER_BODY_CHARS = 600
+HOVER_BODY_CHARS = 400  # with the lines below: a hover that fits without scrolling
 CHECK_EVERY = 2048  # symbols made between two looks at the request's cancel flag
 
 
@@ -154,7 +154,7 @@ def _escape_inline(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<|])", r"\\\1", text)
 
 
-HOVER_BODY_LINES = 14  # a hover that fits without scrolling
+HOVER_BODY_LINES = 10
 FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
 
 

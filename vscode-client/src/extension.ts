@@ -896,12 +896,13 @@ async function searchSections(): Promise<void> {
   let partial = false; // the last answer came before the index was ready
   let lastRows = 0;
   let accepted = false;
-  // The focus VS Code puts on the first row of every new list is not the
-  // user's: a preview follows the arrow keys only, never the typing.
-  let autoFocus: ResultItem | undefined;
+  // The focus VS Code puts on the first row of every new or re-filtered list
+  // is not the user's: a preview follows the arrow keys only, never the
+  // typing. The first row is previewed when the focus comes back to it from
+  // another row of the same list (arrow up), never when a list arrives.
+  let lastActive: ResultItem | undefined;
   lastPicker = { value: '', rows: 0, waiting: false, settled: true, previews: [] };
   const setItems = (items: ResultItem[]): void => {
-    autoFocus = items[0];
     qp.items = items;
   };
 
@@ -961,14 +962,17 @@ async function searchSections(): Promise<void> {
       qp.busy = value.trim().length > 0;
       lastPicker = { value, rows: 0, waiting: false, settled: false, previews: peek.shown };
       peek.drop(); // typing: a preview asked for and not opened yet is dropped
+      lastActive = undefined; // the next focus on the first row is VS Code's
       timer = setTimeout(() => void run(value), 150);
     }),
     qp.onDidChangeActive((items) => {
       const item = items[0];
-      const auto = item !== undefined && item === autoFocus;
-      autoFocus = undefined;
-      if (auto) return; // the new list's first row, focused by VS Code
-      if (item?.result) void peek.show(item.result, queryTerms(qp.value));
+      const prev = lastActive;
+      lastActive = item;
+      const list = qp.items;
+      if (!item?.result || !list.includes(item)) return; // a note row, or a list gone by
+      if (item === list[0] && !(prev !== undefined && prev !== item && list.includes(prev))) return;
+      void peek.show(item.result, queryTerms(qp.value));
     }),
     qp.onDidAccept(async () => {
       const item = qp.selectedItems[0] ?? qp.activeItems[0];

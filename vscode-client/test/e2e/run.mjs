@@ -860,7 +860,15 @@ async function main() {
     detached: true, // own process group (setsid): killed as a whole in cleanup()
     stdio: ['ignore', csLog, csLog],
     // the index (and any other mdseek cache) in the run's temp dir, never the user's cache
-    env: { ...process.env, MDSEEK_E2E: '1', MDSEEK_CACHE_DIR: path.join(tmpRoot, 'mdseek-cache') },
+    // (the indexes' folder is the platform's cache dir: XDG_CACHE_HOME; the model
+    // is looked up where it always is)
+    env: {
+      ...process.env,
+      MDSEEK_E2E: '1',
+      MDSEEK_CACHE_DIR: path.join(tmpRoot, 'cache', 'mdseek'),
+      XDG_CACHE_HOME: path.join(tmpRoot, 'cache'),
+      HF_HOME: process.env.HF_HOME || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'huggingface'),
+    },
   });
   csProc.on('exit', (code, sig) => { if (!csProc.__killed) log(`code-server exited early (${code ?? sig}); see ${OUT}/code-server.log`); });
 
@@ -1278,7 +1286,8 @@ async function main() {
         }
       }
       await page.keyboard.press('Escape');
-      return `${text.slice(0, 120)}; ${blocks.length} whole fenced blocks; scrolls ${fit && fit.scrolls}, links ${fit && fit.links}`;
+      if (fit && fit.scrolls) throw new Error('the hover needs scrolling');
+      return `${text.slice(0, 120)}; ${blocks.length} whole fenced blocks; ${fit ? `fits without scrolling; ${fit.links} link(s)` : 'size not measured'}`;
     });
   }
 
