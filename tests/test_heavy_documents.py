@@ -137,7 +137,7 @@ def test_client_columns_match_the_codec_in_every_encoding():
     from lsprotocol import types
     from pygls.workspace.position_codec import PositionCodec
 
-    from mdseek.lsp.convert import STRIDE
+    from mdseek.lsp.server.convert import STRIDE
 
     rnd = random.Random(40)
     alphabet = "ab [](#x)é—中😀\U0001f600"

@@ -117,9 +117,9 @@ def test_a_files_diagnostics_read_each_link_target_once(tmp_path, monkeypatch):
     built and a file stat'ed: 200,000 times for one 5 MB file)."""
     import asyncio
 
-    from mdseek.lsp.diagnostics import link_diagnostics
-    from mdseek.lsp.roots import Root
-    from mdseek.lsp.workspace import Workspace
+    from mdseek.lsp.server.diagnostics import link_diagnostics
+    from mdseek.lsp.server.roots import Root
+    from mdseek.lsp.server.workspace import Workspace
 
     (tmp_path / "b.md").write_text("# B\n\n## One\n\n## Two\n")
     text = "# A\n\n" + "".join(
