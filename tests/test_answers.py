@@ -67,7 +67,7 @@ def test_request_checks_are_one_plain_line():
 
 
 def test_lsp_search_params_fail_in_the_same_words():
-    from mdseek.lsp.params import InvalidParams, SearchParams, structure
+    from mdseek.lsp.server.params import InvalidParams, SearchParams, structure
 
     for raw, words in [
         ({"query": ""}, "query is empty: say what you are looking for, in words"),
@@ -84,7 +84,7 @@ def test_lsp_search_params_fail_in_the_same_words():
 
 
 def test_lsp_search_result_has_1_based_inclusive_lines():
-    from mdseek.lsp.features import search_result_json
+    from mdseek.lsp.server.features import search_result_json
 
     # engine: a section on lines 3..5 of the file (0-based 2, end exclusive 5)
     r = SearchResult("a.md", "Feeding", "A > Feeding", 2, "feeding", 2, 5, 2, 3, 0.5, 1, None, "x")

@@ -9,10 +9,10 @@ import time
 from mdseek.index.engine.facade import outline
 from mdseek.index.text.document import Heading, ParsedDocument, subtree_ends
 from mdseek.index.text.parse import parse_text
-from mdseek.lsp.convert import Positions
-from mdseek.lsp.features import document_symbols
-from mdseek.lsp.folding import folding_ranges
-from mdseek.lsp.selection import selection_ranges
+from mdseek.lsp.server.convert import Positions
+from mdseek.lsp.server.features import document_symbols
+from mdseek.lsp.server.folding import folding_ranges
+from mdseek.lsp.server.selection import selection_ranges
 
 
 def _headings_doc(n: int) -> ParsedDocument:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from lsprotocol import types
 
 from mdseek.index.text.parse import parse_text
-from mdseek.lsp.convert import Positions, path_to_uri, uri_to_path
-from mdseek.lsp.documents import Documents
-from mdseek.lsp.features import document_symbols, hover_section
+from mdseek.lsp.server.convert import Positions, path_to_uri, uri_to_path
+from mdseek.lsp.server.documents import Documents
+from mdseek.lsp.server.features import document_symbols, hover_section
 
 
 def test_positions_utf16_utf8_utf32():
@@ -69,7 +69,7 @@ def test_lines_without_parsing_number_lines_as_the_parsed_document(tmp_path, mon
     """A search result's range reads the file's lines only: the same lines as the
     parsed document (BOM, CRLF, lone CR, invalid UTF-8), the buffer over the
     disk, nothing outside the workspace, and no markdown parse."""
-    from mdseek.lsp import documents as documents_mod
+    from mdseek.lsp.server import documents as documents_mod
 
     f = tmp_path / "w" / "a.md"
     f.parent.mkdir()
@@ -95,7 +95,7 @@ def test_lines_without_parsing_number_lines_as_the_parsed_document(tmp_path, mon
 def test_link_facts_are_kept_for_more_files_than_parsed_documents(tmp_path, monkeypatch):
     """A folder-wide link check reads only what changed, however many files
     (parsed documents are kept for the last PARSED_KEPT only)."""
-    from mdseek.lsp import documents as documents_mod
+    from mdseek.lsp.server import documents as documents_mod
 
     monkeypatch.setattr(documents_mod, "PARSED_KEPT", 4)
     files = []
