@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ..settings import BACKENDS, PRECISIONS
 from .demand import BULK_STEP, DEMAND, in_background
 from .model import (
     ModelUnavailable,
@@ -52,8 +53,6 @@ from .torch_loader import load_sentence_transformer
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("onnx", "torch")
-PRECISIONS = ("fp32", "int8")
 _said: set[str] = set()  # fallback reasons already logged in this process
 # One ONNX session per (export folder, threads) in a process: the engines of a
 # multi-root workspace share it (sessions are thread-safe).
