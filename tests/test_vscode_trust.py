@@ -54,9 +54,7 @@ def test_the_server_bounds_threads_whatever_the_client_sends():
     assert s.threads == cpus and problems == []
     s, problems = parse_settings({"threads": 100_000})
     assert s.threads == Settings().threads == 0  # the default: by demand
-    assert problems == [
-        f"threads must be an integer <= {cpus} (got 100000); using the default 0"
-    ]
+    assert problems == [f"threads must be an integer <= {cpus} (got 100000); using the default 0"]
 
 
 def test_the_extension_takes_restricted_settings_from_the_user_only():
