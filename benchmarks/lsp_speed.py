@@ -307,8 +307,8 @@ def vscode_server(log: Log, install: bool = True) -> tuple[list[str] | None, str
 
 
 def mdseek_server() -> tuple[list[str] | None, str]:
-    if importlib.util.find_spec("mdseek.lsp.server") is None:
-        return None, "skipped: server not available (mdseek.lsp.server does not exist yet)"
+    if importlib.util.find_spec("mdseek.lsp.server.app") is None:
+        return None, "skipped: server not available (mdseek.lsp.server.app does not exist yet)"
     return [sys.executable, "-m", "mdseek", "serve"], "python -m mdseek serve"
 
 

@@ -4,7 +4,7 @@ it applies, its command-line flag, its environment variable and a line of help.
 Pure data (it imports nothing of mdseek), read by the front ends and checked
 against what is written by hand elsewhere:
 
-- the language server's settings parser (``lsp/config.py``) takes its keys,
+- the language server's settings parser (``lsp/server/config.py``) takes its keys,
   defaults, bounds and choices from :data:`SETTINGS`;
 - the command line adds a command's options from it (``lsp/cli/options.py``:
   each command shows only the settings whose :attr:`Setting.commands` name it);
@@ -190,6 +190,12 @@ SETTINGS: tuple[Setting, ...] = (
         "outline", "choice", "auto",
         "mdseek's outline (documentSymbols): auto = only while VS Code's own is off",
         server=False, choices=("auto", "always", "never"), vscode_default=SAME,
+    ),
+    Setting(
+        "codeLens", "choice", "nonzero",
+        '"N references" above headings: nonzero = where links point, all, off (the client '
+        "filters the server's lenses)",
+        server=False, choices=("nonzero", "all", "off"), vscode_default=SAME,
     ),
     Setting(
         "suggestLinksWhileTyping", "boolean", True,

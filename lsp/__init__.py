@@ -1,1 +1,2 @@
-"""mdseek language server and command line (thin protocol layer over mdseek.index)."""
+"""mdseek's three front ends over :mod:`mdseek.index`, siblings: the language
+server (:mod:`.server`), the MCP server (:mod:`.mcp`) and the command line (:mod:`.cli`)."""

@@ -85,7 +85,7 @@ MUTANTS = [
     ),
     Mutant(
         "mcp-keeps-the-sdk-prefix",
-        "lsp/mcp_args.py",
+        "lsp/mcp/args.py",
         "raise ToolError(str(exc.__cause__)) from exc.__cause__",
         "raise",
         (MCP_ERROR,),
@@ -137,7 +137,7 @@ MUTANTS = [
     ),
     Mutant(
         "rename-out-of-the-workspace",
-        "lsp/rename.py",
+        "lsp/server/rename.py",
         "if ws.root_for(real) is None:",
         "if False:",
         (

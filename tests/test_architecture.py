@@ -289,7 +289,7 @@ def named(sect: str) -> set[str]:
 
 def test_every_module_is_named_in_its_section_of_architecture_md():
     """Each module of index/ by its path there (`store/file.py`), each of lsp/
-    by its path there (`server.py`, `cli/search.py`), in its section of the code map."""
+    by its path there (`server/app.py`, `cli/search.py`), in its section of the code map."""
     text = (REPO / "ARCHITECTURE.md").read_text()
     sections = {
         "index": section(text, "### `index/`", "### `lsp/`"),

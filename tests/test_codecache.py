@@ -1,4 +1,4 @@
-"""lsp/codecache.py: the server's start reuses the code attrs generates for
+"""lsp/server/codecache.py: the server's start reuses the code attrs generates for
 lsprotocol's classes; the classes behave the same whether their code was
 compiled or read back, and a bad cache file only means compiling."""
 
@@ -13,7 +13,7 @@ from sandbox import server_env
 PROBE = """
 import json, sys
 from pathlib import Path
-from mdseek.lsp import codecache
+from mdseek.lsp.server import codecache
 cache = codecache.install(Path(sys.argv[1])) if len(sys.argv) < 3 else None
 from lsprotocol import types
 new = cache.new if cache else 0

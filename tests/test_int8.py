@@ -86,7 +86,7 @@ def test_switching_precision_moves_and_never_mixes(tmp_path, golden_index, int8_
 
 
 def test_precision_settings(monkeypatch):
-    from mdseek.lsp.config import parse_settings
+    from mdseek.lsp.server.config import parse_settings
 
     monkeypatch.delenv("MDSEEK_BACKEND", raising=False)
     monkeypatch.setenv("MDSEEK_PRECISION", "int8")

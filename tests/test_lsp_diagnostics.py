@@ -213,7 +213,7 @@ async def test_workspace_pull_reports_every_indexed_file(
 
 def test_nearest_heading_of_a_broken_anchor():
     from mdseek.index.text.parse import parse_text
-    from mdseek.lsp.quick_fixes import nearest_headings
+    from mdseek.lsp.server.quick_fixes import nearest_headings
 
     doc = parse_text(
         "# Guide\n\n## Renaming things\n\n## Rollback — step 1: stop the deploy\n\n## Testing a migration\n\n"

@@ -85,7 +85,7 @@ async def test_no_folder_then_the_opened_files_folder(client: LanguageClient, no
 
 
 def test_fallback_root_bounds(tmp_path: Path, monkeypatch):
-    from mdseek.lsp.indexing import fallback_root
+    from mdseek.lsp.server.indexing import fallback_root
 
     home = tmp_path / "home"
     vault = home / "vault"

@@ -13,7 +13,7 @@ from lsprotocol import types
 from pytest_lsp import LanguageClient
 from waiting import until
 
-from mdseek.lsp.config import Settings, parse_settings
+from mdseek.lsp.server.config import Settings, parse_settings
 
 pytestmark = pytest.mark.slow
 

@@ -267,7 +267,7 @@ async def test_a_tools_own_error_is_exactly_mdseeks_line(ws: Path):
     mdseek's one line, the words the CLI and the language server use, without
     the SDK's "Error executing tool NAME: " before it.
 
-    Mutant caught: ``CheckedServer.call_tool`` (lsp/mcp_args.py) keeping the
+    Mutant caught: ``CheckedServer.call_tool`` (lsp/mcp/args.py) keeping the
     SDK's prefix, ``raise ToolError(str(exc.__cause__)) from exc.__cause__``
     -> ``raise``."""
     lines = len((ws / FILE).read_text().splitlines())

@@ -216,7 +216,7 @@ def test_pickle_weights_need_an_opt_in(tiny, tmp_path):
 
 
 def test_server_settings_keep_a_prompt_verbatim(tiny):
-    from mdseek.lsp.config import parse_settings
+    from mdseek.lsp.server.config import parse_settings
 
     s, problems = parse_settings({"mdseek": {"queryPrompt": "query: ", "documentPrompt": ""}})
     assert problems == []
@@ -235,7 +235,7 @@ def test_the_bundled_default_model_passes_the_checks(monkeypatch):
 
 
 def test_a_workspace_setting_cannot_allow_pickle(monkeypatch):
-    from mdseek.lsp.config import parse_settings
+    from mdseek.lsp.server.config import parse_settings
 
     monkeypatch.delenv("MDSEEK_ALLOW_PICKLE", raising=False)
     s, _ = parse_settings({"mdseek": {"allowPickle": True, "allow_pickle": True}})

@@ -203,7 +203,7 @@ def test_thread_setting(monkeypatch):
 
 
 def test_server_settings_choose_backend_and_threads(monkeypatch):
-    from mdseek.lsp.config import parse_settings
+    from mdseek.lsp.server.config import parse_settings
 
     monkeypatch.delenv("MDSEEK_THREADS", raising=False)
     monkeypatch.delenv("MDSEEK_BACKEND", raising=False)

@@ -22,7 +22,7 @@ from waiting import until
 
 from mdseek.index import settings as table
 from mdseek.lsp.cli import build_parser, main
-from mdseek.lsp.config import Settings, parse_settings
+from mdseek.lsp.server.config import Settings, parse_settings
 
 REPO = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("settings_doc", REPO / "scripts/settings_doc.py")

@@ -25,7 +25,7 @@ from mdseek.index.text.files import MAX_GLOB_LENGTH, BadGlob, FileFilter, check_
 # an async one that raises, and one whose result cannot be written as JSON.
 FAILING_SERVER = """
 import sys
-from mdseek.lsp.server import build_server
+from mdseek.lsp.server.app import build_server
 server = build_server()
 
 @server.feature("test/raiseSync")

@@ -14,7 +14,7 @@ import pytest
 from raw_lsp import RawServer
 
 from mdseek.index.search import requests
-from mdseek.lsp import mcp_args
+from mdseek.lsp.mcp import args as mcp_args
 
 BAD_GLOB = (
     "bad path glob '[bad': globs here know *, ** and ? but no [...] "

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from mdseek.lsp.config import _FIELDS, Settings, parse_settings
+from mdseek.lsp.server.config import _FIELDS, Settings, parse_settings
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = json.loads((REPO / "vscode-client" / "package.json").read_text())
@@ -47,7 +47,7 @@ def test_every_setting_that_runs_loads_or_costs_is_restricted_in_untrusted_works
 
 
 def test_the_server_bounds_threads_whatever_the_client_sends():
-    """Guards lsp/config.py: threads is 0..cpu count; more is a one-line problem
+    """Guards lsp/server/config.py: threads is 0..cpu count; more is a one-line problem
     and the default, never thousands of threads."""
     cpus = os.cpu_count() or 1
     s, problems = parse_settings({"threads": cpus})

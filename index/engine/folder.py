@@ -2,8 +2,8 @@
 :mod:`.opening`), the threads that keep its index in line with the files, its
 state, its status and its answers (several folders as one: :mod:`.folders`).
 
-The language server (``lsp/roots.py``), the MCP server (``lsp/mcp_server.py``)
-and the command line (``lsp/cli.py``) all hold a :class:`Folder`; they only
+The language server (``lsp/server/roots.py``), the MCP server (``lsp/mcp/server.py``)
+and the command line (``lsp/cli/``) all hold a :class:`Folder`; they only
 translate its answers into their protocol.
 
 Threads: writes (reconcile, a changed file, a slice of vectors) go to one

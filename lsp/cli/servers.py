@@ -1,5 +1,5 @@
 """``mdseek serve`` and ``mdseek mcp``: start the language server or the MCP
-server on stdio (:mod:`mdseek.lsp.server`, :mod:`mdseek.lsp.mcp_server`,
+server on stdio (:mod:`mdseek.lsp.server.app`, :mod:`mdseek.lsp.mcp.server`,
 imported only when asked for).
 
 Owns: starting them from the command line. Imports :mod:`.common`.
@@ -16,13 +16,12 @@ from .common import CliError, embed_settings, file_filter, index_filter, load_re
 def cmd_serve(args: argparse.Namespace) -> int:
     from mdseek.index.model.embed import warm_default_session
     from mdseek.index.model.model import cache_dir
-
-    from .. import codecache
+    from mdseek.lsp.server import codecache
 
     warm_default_session()  # overlaps the protocol imports below
     codecache.install(cache_dir())  # lsprotocol's attrs classes, compiled once per machine
     try:
-        from mdseek.lsp.server import run
+        from mdseek.lsp.server.app import run
     finally:
         codecache.finish()
     return run()
@@ -33,7 +32,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
     warm = None if args.model else warm_default_session()  # overlaps the SDK imports below
     try:
-        from mdseek.lsp.mcp_server import open_folders, serve
+        from mdseek.lsp.mcp.server import open_folders, serve
 
         dirs = [Path(d) for d in args.dirs] or [Path.cwd()]
         flt = file_filter(args)

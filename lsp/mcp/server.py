@@ -48,7 +48,7 @@ from mdseek.index.text.document import ParsedDocument, Section
 from mdseek.index.text.files import FileFilter
 from mdseek.index.text.snippet import mark
 
-from .mcp_args import CheckedServer, flag, globs
+from .args import CheckedServer, flag, globs
 
 log = logging.getLogger("mdseek.mcp")
 
@@ -316,7 +316,7 @@ LimitArg = Annotated[
     int, Field(ge=1, le=MAX_LIMIT, description=f"results to return (1 to {MAX_LIMIT})")
 ]
 LineArg = Annotated[int | None, Field(ge=1, description="any line of the section (1-based)")]
-# Each tool's argument checks (mcp_args: a mistake is answered in mdseek's words).
+# Each tool's argument checks (args.py: a mistake is answered in mdseek's words).
 SECTION_CHECKS = {
     "path": requests.check_file,
     "heading": requests.check_heading,
@@ -358,7 +358,7 @@ def build_server(folders: Folders) -> CheckedServer:
         by meaning and keywords. Each result names a section: path, heading, anchor,
         breadcrumb, line range, score and a snippet. complete is false (and note
         says why) while the folder is still being read or vectors are pending."""
-        wanted = tuple(path or ())  # a list by now (mcp_args.globs)
+        wanted = tuple(path or ())  # a list by now (args.globs)
         asked = [(f, g) for f in folders.all if (g := folders.globs_for(f, wanted)) is not None]
         for f, _ in asked:
             f.catch_up()
