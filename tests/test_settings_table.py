@@ -155,6 +155,37 @@ def test_environment_fills_what_no_setting_gives(monkeypatch):
                                            "using the default 0"]  # fmt: skip
 
 
+POSITIONALS = {"index": ["d"], "search": ["d", "q"], "chunks": ["f"], "coverage": ["d"],
+               "status": ["d"], "mcp": []}  # fmt: skip
+VALUES = {"string": "/from/env", "prompt": "from env: ", "choice": None, "integer": "3",
+          "boolean": "1"}  # fmt: skip
+
+
+def test_every_command_reads_its_variables_and_a_flag_wins(monkeypatch):
+    from mdseek.lsp.cli.options import from_environment
+
+    checked = 0
+    for cmd, positionals in POSITIONALS.items():
+        for s in table.for_command(cmd):
+            if not s.env:
+                continue
+            raw = VALUES[s.type] or s.choices[-1]
+            monkeypatch.setenv(s.env, raw)
+            args = build_parser().parse_args([cmd, *positionals])
+            from_environment(args, cmd)
+            dest = s.flag.lstrip("-").replace("-", "_")
+            want = {"3": 3, "1": True}.get(raw, raw)
+            assert getattr(args, dest) == want, (cmd, s.name)
+            if s.type != "boolean":
+                given = s.choices[0] if s.choices else "4" if s.type == "integer" else "/flag"
+                args = build_parser().parse_args([cmd, *positionals, s.flag, given])
+                from_environment(args, cmd)
+                assert str(getattr(args, dest)) == given, (cmd, s.name)
+            monkeypatch.delenv(s.env)
+            checked += 1
+    assert checked >= 30
+
+
 def test_the_command_line_says_a_bad_variable_in_the_same_words(monkeypatch, capsys, tmp_path):
     monkeypatch.setenv("MDSEEK_THREADS", "many")
     assert main(["status", str(tmp_path)]) == 2

@@ -35,17 +35,28 @@ from .options import add_index_opts, add_progress, add_settings, from_environmen
 from .search import cmd_search
 from .servers import cmd_mcp, cmd_serve
 
-EPILOG = (
-    "environment (a flag wins over its variable; docs/settings.md):\n"
-    + "".join(
-        f"  {s.env:<24}{'default for ' + s.flag if s.flag else s.help}\n"
-        for s in table.SETTINGS
-        if s.env
+
+def epilog(command: str | None = None) -> str:
+    """The environment variables a command reads (all of them for ``mdseek``)."""
+    lines = []
+    for s in table.SETTINGS:
+        if not s.env:
+            continue
+        if command is None or command in s.commands:
+            said = f"default for {s.flag}" if s.flag else s.help
+        elif command == "serve":  # the language server reads them all
+            said = f"default of the {s.name} setting" if s.server else s.help
+        elif not s.flag and not s.server:
+            said = s.help
+        else:
+            continue
+        lines.append(f"  {s.env:<24}{said}\n")
+    return (
+        "environment (a flag or setting wins over its variable; docs/settings.md):\n"
+        + "".join(lines)
+        + "\nNothing is downloaded at run time (HF_HUB_OFFLINE=1). Run `mdseek COMMAND --help`\n"
+        "for a command's options."
     )
-    + """
-Nothing is downloaded at run time (HF_HUB_OFFLINE=1). Run `mdseek COMMAND --help`
-for a command's options."""
-)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="mdseek",
         description="Find markdown sections by meaning: a language server and a command line.",
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--version", action="version", version=f"mdseek {__version__}")
@@ -65,7 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
             name,
             help=help,
             description=help[0].upper() + help[1:] + ".",
-            epilog=EPILOG,
+            epilog=epilog(name),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
@@ -169,7 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_settings(p, "serve")
 
-    p = sub.add_parser("mcp", help="run the MCP server (search tools for AI agents) on stdio")
+    p = command("mcp", "run the MCP server (search tools for AI agents) on stdio")
     p.add_argument(
         "dirs", nargs="*", metavar="DIR", help="folders to serve (default: the current folder)"
     )

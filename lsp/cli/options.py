@@ -22,8 +22,10 @@ SHAPING = ("include", "exclude", "maxFileSize")
 def _help(s: table.Setting, command: str) -> str:
     shown = s.shown_default or (", ".join(s.default) if isinstance(s.default, tuple) else s.default)
     bits = [s.help]
-    if s.minimum is not None or s.maximum is not None:
-        bits.append(f"{s.minimum if s.minimum is not None else 0} to {s.maximum or 'any'}")
+    if s.type == "globs":
+        bits[0] += " (repeatable)"
+    if s.maximum is not None:
+        bits.append(f"{s.minimum} to {s.maximum}")
     if s.type not in ("boolean", "globs") or s.default:
         bits.append(f"default: {'$' + s.env + ', else ' if s.env else ''}{shown}")
     elif s.env:
