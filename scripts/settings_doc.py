@@ -1,6 +1,6 @@
 """The places the settings table is written out: docs/settings.md's table
 (made from it) and vscode-client/package.json's configuration (checked
-against it), from :mod:`mdseek.index.settings`.
+against it), and the defaults the editors' files state, from :mod:`mdseek.index.settings`.
 
     python scripts/settings_doc.py            say what disagrees with the table (exit 1 if any)
     python scripts/settings_doc.py --write    write the table into docs/settings.md and the
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -159,6 +160,22 @@ def package_written(package: dict) -> dict:
     return package
 
 
+def editor_problems() -> list[str]:
+    """The defaults the editors' configuration files (lsp/editors/) state in
+    words ("searchLimit ... (default 20)") against the table's."""
+    found = []
+    for path in sorted((REPO / "lsp" / "editors").rglob("*")):
+        if not path.is_file():
+            continue
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for s in table.SERVER_SETTINGS:
+                said = re.search(rf"\b{s.name}\b[^(\n]*\(default ([^,;)\s]+)", line)
+                if said and s.default is not None and said[1] != str(s.default):
+                    rel = path.relative_to(REPO)
+                    found.append(f"{rel}:{n}: {s.name} default {said[1]}, the table's {s.default}")
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--write", action="store_true", help="write docs/settings.md, package.json")
@@ -169,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         text = json.dumps(package_written(package), indent=2, ensure_ascii=False) + "\n"
         PACKAGE.write_text(text)
         return 0
-    found = package_problems(package)
+    found = package_problems(package) + editor_problems()
     if doc_with_table(doc) != doc:
         found.append("docs/settings.md: its table differs from the settings table (--write)")
     for line in found:

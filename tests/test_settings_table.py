@@ -101,6 +101,18 @@ def test_package_json_agrees_with_the_table():
     assert doc.package_problems(package()) == []
 
 
+def test_the_editors_files_state_the_tables_defaults(monkeypatch):
+    assert doc.editor_problems() == []
+    rows = tuple(
+        dataclasses.replace(s, default=7) if s.name == "hoverRelated" else s
+        for s in table.SERVER_SETTINGS
+    )
+    monkeypatch.setattr(table, "SERVER_SETTINGS", rows)
+    assert doc.editor_problems() == [
+        "lsp/editors/nvim/lsp/mdseek.lua:55: hoverRelated default 5, the table's 7"
+    ]
+
+
 def test_each_command_takes_the_flags_of_its_settings_only():
     assert cli_problems() == []
     prune = set(options(subparsers()["prune"]))
