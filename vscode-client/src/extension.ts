@@ -901,9 +901,16 @@ async function searchSections(): Promise<void> {
   // typing. The first row is previewed when the focus comes back to it from
   // another row of the same list (arrow up), never when a list arrives.
   let lastActive: ResultItem | undefined;
+  let placed: ResultItem | undefined; // the row the extension focused (not the user)
   lastPicker = { value: '', rows: 0, waiting: false, settled: true, previews: [] };
   const setItems = (items: ResultItem[]): void => {
     qp.items = items;
+    // the server's note is listed first, whole; the focus goes to the first section
+    const first = items.find((i) => i.result);
+    if (first && first !== items[0]) {
+      placed = first;
+      qp.activeItems = [first];
+    }
   };
 
   const run = async (query: string): Promise<void> => {
@@ -928,8 +935,9 @@ async function searchSections(): Promise<void> {
       // A first index: keyword results first, then hybrid over the vectors made so far.
       partial = waiting || (loading && (res?.mode === 'lexical' || res?.complete === false));
       lastRows = results.length;
+      // a note beside results ("no section matches well …: the nearest are listed") comes first, whole
       const note = res?.note && results.length && !loading && res.mode !== 'lexical' ? noteItems(res.note) : [];
-      setItems(results.length ? [...results.map(toItem), ...note] : emptyItems(res?.note, waiting));
+      setItems(results.length ? [...note, ...results.map(toItem)] : emptyItems(res?.note, waiting));
       qp.title = loading && res?.mode === 'lexical'
         ? `${baseTitle} — keyword results only: semantic search is still loading`
         : loading && res?.complete === false
@@ -969,6 +977,11 @@ async function searchSections(): Promise<void> {
       const item = items[0];
       const prev = lastActive;
       lastActive = item;
+      if (item !== undefined && item === placed) {
+        placed = undefined;
+        return; // focused by setItems, not by the user
+      }
+      if (item?.result) placed = undefined;
       const list = qp.items;
       if (!item?.result || !list.includes(item)) return; // a note row, or a list gone by
       if (item === list[0] && !(prev !== undefined && prev !== item && list.includes(prev))) return;
