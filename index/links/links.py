@@ -89,11 +89,6 @@ class LinkList(list[Link]):
     cut: bool = False
 
 
-def too_many_links(rel: str) -> str:
-    """Why a rename or move leaves a file alone (one line, every front end)."""
-    return f"{rel} has more than {MAX_LINKS:,} links: mdseek does not rewrite its links"
-
-
 @dataclass(frozen=True)
 class Target:
     path: str | None  # workspace-relative posix path; None when outside the workspace
@@ -517,55 +512,6 @@ def html_anchors(doc: ParsedDocument) -> dict[str, int]:
         for m in _HTML_ANCHOR.finditer(line):
             out.setdefault(m.group(1), n)
     return out
-
-
-_LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)
-
-
-def is_line_fragment(anchor: str) -> bool:
-    """``#L10``, ``#L10,4``, ``#L10-L20``, ``#10-20``: a place by line (GitHub,
-    VS Code), not a heading -- unless a heading has that anchor."""
-    return bool(_LINE_FRAGMENT.fullmatch(anchor))
-
-
-# -- completion context -------------------------------------------------------
-
-_MD_ANCHOR = re.compile(r"\]\(\s*<?([^()\s#<>]*)#([^()\s#<>]*)$")
-_MD_ANCHOR_ANGLE = re.compile(r"\]\(\s*<([^<>\n#]*)#([^<>#\n]*)$")  # [t](<a b.md#...
-_DEF_ANCHOR = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s#<>]*)#(\S*)$")
-_DEF_ANCHOR_ANGLE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<([^<>\n#]*)#([^<>#\n]*)$")
-_WIKI_ANCHOR = re.compile(r"\[\[([^\[\]|#]*)#([^\[\]|#]*)$")
-
-
-@dataclass(frozen=True)
-class AnchorContext:
-    kind: str  # "markdown" or "wiki"
-    path: str  # the (still encoded, for markdown) path typed before '#', "" = this document
-    prefix: str  # what is typed after '#'
-    start: int  # column where the typed prefix starts (the replace range)
-
-
-def anchor_context(line_text: str, col: int) -> AnchorContext | None:
-    """If the cursor (code-point column) sits right after ``](path#…``,
-    ``](<path with spaces#…`` or ``[[note#…``, what is being completed."""
-    before = line_text[:col]
-    for kind, rx in (
-        ("wiki", _WIKI_ANCHOR),
-        ("markdown", _MD_ANCHOR),
-        ("markdown", _MD_ANCHOR_ANGLE),
-        ("markdown", _DEF_ANCHOR),
-        ("markdown", _DEF_ANCHOR_ANGLE),
-    ):
-        m = rx.search(before)
-        if m:
-            return AnchorContext(kind, m.group(1), m.group(2), m.start(2))
-    return None
-
-
-def anchor_link(kind: str, path: str) -> Link:
-    """A stand-in link to ``path`` (as typed) for resolving a completion's file."""
-    p = path if kind == "wiki" else unquote(path)
-    return Link(kind, path, p, None, "", 0, 0, 0, 0)
 
 
 # -- writing links ------------------------------------------------------------------
