@@ -108,9 +108,7 @@ async def test_diagnostics_of_many_links_to_many_headings(tmp_path: Path):
     broken and 5,000 good ones (the most a file's links are read: MAX_LINKS)."""
     ws = _ws(tmp_path)
     heads = "".join(f"## Part {i}\n\n" for i in range(HEADINGS))
-    links = "".join(
-        f"[see {i}](#nowhere-{i}) [ok](#part-{i % HEADINGS})\n\n" for i in range(5_000)
-    )
+    links = "".join(f"[see {i}](#nowhere-{i}) [ok](#part-{i % HEADINGS})\n\n" for i in range(5_000))
     client = make_client()
     await client.start_io(*SERVER_CMD)
     try:

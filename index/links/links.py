@@ -43,11 +43,11 @@ from ..text.parse import normalise
 from ..text.slug import github_slug
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-# Links read in one file: markdown-it's inline parse costs tens of microseconds
-# a link, and a 5 MB file holds 200,000 of them (30 s and more for a document's
-# links, its diagnostics, a rename). Past this many ``[`` (every link starts
-# with one, a wiki link with two), the rest of the file's links are not read (``LinkList.cut``): no feature sees them, and a rename or
-# a move that would have to rewrite them is refused (issue 40).
+# markdown-it's inline parse costs tens of microseconds a link; a 5 MB file
+# holds 200,000 (over 30 s for its document links, diagnostics, a rename). Past
+# this many ``[`` (a link starts with one, a wiki link with two) the rest of a
+# file's links are not read (``LinkList.cut``): no feature sees them, and a
+# rename or move that would rewrite them is refused (issue 40).
 MAX_LINKS = 10_000
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -83,8 +83,7 @@ class Link:
 
 
 class LinkList(list[Link]):
-    """The links :func:`find_links` read, in source order; ``cut`` when the
-    document holds more than :data:`MAX_LINKS` and the rest were not read."""
+    """:func:`find_links`'s links; ``cut``: past :data:`MAX_LINKS`, the rest unread."""
 
     cut: bool = False
 
@@ -249,6 +248,8 @@ def find_links(doc: ParsedDocument | str) -> LinkList:
     """Every markdown and wiki link of a document, in source order (the first
     :data:`MAX_LINKS`: see :class:`LinkList`)."""
     text = doc.text if isinstance(doc, ParsedDocument) else normalise(doc)
+    if "[" not in text:  # every link starts with one: no parse
+        return LinkList()
     src_lines = text.split("\n")
     env: dict = {}
     tokens = _parser_for(text).parse(text, env)
