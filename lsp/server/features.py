@@ -318,19 +318,6 @@ def link_range(pos: Positions, lines: Sequence[str], link: Link) -> types.Range:
     return pos.range(lines, link.line, link.start, link.end_line, link.end)
 
 
-def link_diagnostic(
-    pos: Positions, lines: Sequence[str], link: Link, message: str, data: dict | None = None
-) -> types.Diagnostic:
-    return types.Diagnostic(
-        range=link_range(pos, lines, link),
-        message=message,
-        severity=types.DiagnosticSeverity.Warning,
-        source="mdseek",
-        code="broken-link",
-        data=data,
-    )
-
-
 def anchor_items(
     doc: ParsedDocument, kind: str, rng: types.Range, prefix: str
 ) -> list[types.CompletionItem]:
