@@ -22,6 +22,7 @@ negotiated.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -42,6 +43,12 @@ from ..text.parse import normalise
 from ..text.slug import github_slug
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+# markdown-it's inline parse costs tens of microseconds a link; a 5 MB file
+# holds 200,000 (over 30 s for its document links, diagnostics, a rename). Past
+# this many ``[`` (a link starts with one, a wiki link with two) the rest of a
+# file's links are not read (``LinkList.cut``): no feature sees them, and a
+# rename or move that would rewrite them is refused (issue 40).
+MAX_LINKS = 10_000
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _WIKI = re.compile(r"\[\[([^\[\]|\n]*?)(?:\|([^\[\]\n]*))?\]\]")
@@ -73,6 +80,12 @@ class Link:
         if line == self.end_line and col > self.end:
             return False
         return True
+
+
+class LinkList(list[Link]):
+    """:func:`find_links`'s links; ``cut``: past :data:`MAX_LINKS`, the rest unread."""
+
+    cut: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,13 +125,31 @@ def _inline_where_links_can_be(state: StateCore) -> None:
     """markdown-it's core ``inline`` rule, for inline content holding a ``[``
     only: every link (and wiki link) starts with one, and autolinks are never
     sections. Paragraphs without one -- most of a typical document -- cost no
-    inline pass (find_links over a folder: about a third less time)."""
+    inline pass (find_links over a folder: about a third less time).
+
+    At most :data:`MAX_LINKS` ``[`` are parsed in one document: the content
+    holding the next one is parsed up to it, the rest not at all, and
+    ``state.env["mdseek_cut"]`` says so."""
+    budget = MAX_LINKS
     for tok in state.tokens:
         if tok.type == "inline":
             if tok.children is None:
                 tok.children = []
-            if "[" in tok.content:
-                state.md.inline.parse(tok.content, state.md, state.env, tok.children)
+            if "[" not in tok.content:
+                continue
+            if budget <= 0:
+                state.env["mdseek_cut"] = True
+                continue
+            content = tok.content
+            n = content.count("[")
+            if n > budget:
+                at = -1
+                for _ in range(budget + 1):
+                    at = content.index("[", at + 1)
+                content = content[:at]
+                state.env["mdseek_cut"] = True
+            budget -= n
+            state.md.inline.parse(content, state.md, state.env, tok.children)
 
 
 def _make_parser() -> MarkdownIt:
@@ -168,12 +199,7 @@ class _LineMap:
             off += len(cl) + 1
 
     def pos(self, offset: int) -> tuple[int, int]:
-        i = 0
-        for k, s in enumerate(self.starts):
-            if s <= offset:
-                i = k
-            else:
-                break
+        i = max(0, bisect.bisect_right(self.starts, offset) - 1)
         return self.first + i, self.bases[i] + offset - self.starts[i]
 
 
@@ -199,15 +225,42 @@ def _text_of(children: list[Token], i: int) -> tuple[str, int]:
     return visible_text(children[i + 1 : j]), j
 
 
-def find_links(doc: ParsedDocument | str) -> list[Link]:
-    """Every markdown and wiki link of a document, in source order."""
+def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """``spans`` as disjoint (starts, ends), sorted: overlap is one bisect."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in sorted(spans):
+        if ends and a < ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
+    return starts, ends
+
+
+def _overlaps(merged: tuple[list[int], list[int]], a: int, b: int) -> bool:
+    starts, ends = merged
+    k = bisect.bisect_left(starts, b) - 1
+    return k >= 0 and ends[k] > a
+
+
+def find_links(doc: ParsedDocument | str) -> LinkList:
+    """Every markdown and wiki link of a document, in source order (the first
+    :data:`MAX_LINKS`: see :class:`LinkList`)."""
     text = doc.text if isinstance(doc, ParsedDocument) else normalise(doc)
+    if "[" not in text:  # every link starts with one: no parse
+        return LinkList()
     src_lines = text.split("\n")
-    tokens = _parser_for(text).parse(text)
-    out: list[Link] = []
+    env: dict = {}
+    tokens = _parser_for(text).parse(text, env)
+    out = LinkList()
+    out.cut = bool(env.get("mdseek_cut"))
     for k, tok in enumerate(tokens):
         if tok.type != "inline" or tok.map is None or not tok.children:
             continue
+        if len(out) >= MAX_LINKS:
+            out.cut = True
+            break
         content = tok.content
         lm = _LineMap(content, tok.map[0], src_lines)
         cut: list[tuple[int, int]] = []  # content spans that are not plain text
@@ -231,9 +284,13 @@ def find_links(doc: ParsedDocument | str) -> list[Link]:
             out.append(
                 Link("markdown", href, path, anchor, label, l0, c0, l1, c1, reference=reference)
             )
+        code = _merged(cut)
         for m in _WIKI.finditer(content):
+            if len(out) >= MAX_LINKS:
+                out.cut = True
+                break
             a, b = m.span()
-            if any(a < e and s < b for s, e in cut):
+            if _overlaps(code, a, b):
                 continue
             inner = m.group(1).strip()
             alias = (m.group(2) or "").strip()
@@ -456,55 +513,6 @@ def html_anchors(doc: ParsedDocument) -> dict[str, int]:
         for m in _HTML_ANCHOR.finditer(line):
             out.setdefault(m.group(1), n)
     return out
-
-
-_LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)
-
-
-def is_line_fragment(anchor: str) -> bool:
-    """``#L10``, ``#L10,4``, ``#L10-L20``, ``#10-20``: a place by line (GitHub,
-    VS Code), not a heading -- unless a heading has that anchor."""
-    return bool(_LINE_FRAGMENT.fullmatch(anchor))
-
-
-# -- completion context -------------------------------------------------------
-
-_MD_ANCHOR = re.compile(r"\]\(\s*<?([^()\s#<>]*)#([^()\s#<>]*)$")
-_MD_ANCHOR_ANGLE = re.compile(r"\]\(\s*<([^<>\n#]*)#([^<>#\n]*)$")  # [t](<a b.md#...
-_DEF_ANCHOR = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s#<>]*)#(\S*)$")
-_DEF_ANCHOR_ANGLE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<([^<>\n#]*)#([^<>#\n]*)$")
-_WIKI_ANCHOR = re.compile(r"\[\[([^\[\]|#]*)#([^\[\]|#]*)$")
-
-
-@dataclass(frozen=True)
-class AnchorContext:
-    kind: str  # "markdown" or "wiki"
-    path: str  # the (still encoded, for markdown) path typed before '#', "" = this document
-    prefix: str  # what is typed after '#'
-    start: int  # column where the typed prefix starts (the replace range)
-
-
-def anchor_context(line_text: str, col: int) -> AnchorContext | None:
-    """If the cursor (code-point column) sits right after ``](path#…``,
-    ``](<path with spaces#…`` or ``[[note#…``, what is being completed."""
-    before = line_text[:col]
-    for kind, rx in (
-        ("wiki", _WIKI_ANCHOR),
-        ("markdown", _MD_ANCHOR),
-        ("markdown", _MD_ANCHOR_ANGLE),
-        ("markdown", _DEF_ANCHOR),
-        ("markdown", _DEF_ANCHOR_ANGLE),
-    ):
-        m = rx.search(before)
-        if m:
-            return AnchorContext(kind, m.group(1), m.group(2), m.start(2))
-    return None
-
-
-def anchor_link(kind: str, path: str) -> Link:
-    """A stand-in link to ``path`` (as typed) for resolving a completion's file."""
-    p = path if kind == "wiki" else unquote(path)
-    return Link(kind, path, p, None, "", 0, 0, 0, 0)
 
 
 # -- writing links ------------------------------------------------------------------
