@@ -416,10 +416,11 @@ def test_weak_results_are_cut_by_the_score_floor(indexed_ws):
     assert 0 < floor < 0.3
     resp = indexed_ws.search("quokka crossing", limit=10, explain=True)
     # only "Promote the replica" holds one of its words ("crossing"); since
-    # retrieval v4's sentence passages one section's passage clears the floor by
-    # meaning alone (0.235 against 0.22; the floor was measured on v3's vectors)
+    # retrieval v4's sentence passages another section's passage came to 0.235 by
+    # meaning alone, over the old floor 0.22 and under today's 0.28 (re-measured
+    # on v4's passages: benchmarks/README.md, the score floor)
     headings = [r.heading for r in resp.results]
-    assert resp.mode == "hybrid" and headings[0] == "Promote the replica" and len(headings) <= 2
+    assert resp.mode == "hybrid" and headings == ["Promote the replica"]
     for r in resp.results:
         assert r.lexical_rank is not None or r.explain["dense"]["raw"] >= floor
         for part in ("lexical", "dense"):

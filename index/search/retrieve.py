@@ -85,7 +85,7 @@ class Ranking:
     # whose raw cosine to the query is under this is left out (0 = off); see
     # :func:`apply_floor`. Chosen on the dev halves for the default model
     # (``python -m benchmarks.floor``, benchmarks/README.md)
-    similarity_floor: float = 0.22
+    similarity_floor: float = 0.28
     # A long query's ask (query.ask_of) read beside its whole text on the dense
     # side (engine.dense_side.join_ask): "mean" (weighted by ask_weight), "max"
     # (a section takes its closer cosine) or "off" (the whole text alone)
