@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..settings import MAX_LIMIT
 from ..text.files import DEFAULT_EXCLUDE, FileFilter, matches
 
 MODES = ("hybrid", "lexical", "dense")
-MAX_LIMIT = 200  # results one search returns at most
 MAX_GLOB_CHARS = 1000
 
 

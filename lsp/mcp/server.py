@@ -34,6 +34,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from mdseek import __version__
+from mdseek.index import settings
 from mdseek.index.engine import facade
 from mdseek.index.engine.engine import Engine, SearchResult
 from mdseek.index.engine.folder import Folder
@@ -51,7 +52,7 @@ from .args import CheckedServer, flag, globs
 
 log = logging.getLogger("mdseek.mcp")
 
-MAX_LIMIT = requests.MAX_LIMIT
+MAX_LIMIT = settings.MAX_LIMIT
 
 INSTRUCTIONS = """\
 mdseek finds sections of the markdown files in the served folder(s) by meaning

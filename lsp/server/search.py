@@ -17,13 +17,13 @@ from mdseek.index.engine.engine import SearchResult
 from mdseek.index.engine.facade import written_heading
 from mdseek.index.engine.folder import Cancelled, CancelToken, Folder
 from mdseek.index.engine.folders import Answer, search_folders, summary
+from mdseek.index.settings import MAX_LIMIT
 
 from . import features as F
 from .convert import path_to_uri
 from .params import SearchParams
 from .workspace import Workspace
 
-MAX_LIMIT = 200
 NO_FOLDER = "no workspace folder is open: open a folder, or a markdown file in one"
 
 # result, its URI, its heading's range, its heading as written (inline markup kept)
