@@ -204,3 +204,19 @@ def test_a_rename_looks_for_a_tag_on_the_cursors_line_only(tmp_path, monkeypatch
     finally:
         loop.close()
     assert scanned == []
+
+
+def test_a_rename_in_a_file_past_the_limit_is_refused_before_its_new_text_is_parsed(
+    max_links, monkeypatch
+):
+    """The renamed file's new text was parsed (a second or more at 5 MB) before
+    its links were found too many to rewrite."""
+    parsed = []
+    real = rename_mod.parse_text
+    monkeypatch.setattr(rename_mod, "parse_text", lambda *a: parsed.append(1) or real(*a))
+    text = "# Alpha\n\n" + "".join(f"[l{i}](#alpha)\n\n" for i in range(60))
+    c = Corpus({"a.md": text})
+    doc = c.doc("a.md")
+    with pytest.raises(RenameError, match="a.md has more than 50 links"):
+        rename_heading(c, "a.md", doc, doc.headings[0], "Beta")
+    assert parsed == []

@@ -87,6 +87,7 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
         raise RenameError("a heading name must be one line")
     idx = doc.headings.index(h)
     span = heading_span(doc, h)
+    own = sites_to_rewrite(corpus, rel, doc)  # before the costlier parse: a refusal is quick
     new_doc = parse_text(_replace(doc.text, doc, span, name), rel)
     same_shape = len(new_doc.headings) == len(doc.headings) and all(
         (a.level, a.line) == (b.level, b.line)
@@ -111,7 +112,7 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
         sdoc = doc if src == rel else corpus.doc(src)
         if sdoc is None:
             continue
-        sites = sites_to_rewrite(corpus, src, sdoc)
+        sites = own if src == rel else sites_to_rewrite(corpus, src, sdoc)
         add_file_edits(
             out,
             src,
