@@ -34,7 +34,7 @@ def test_quick_benchmark_run(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--out", str(out), "--work", str(work),
          "--no-readme", "--no-install"],
-        cwd=REPO, capture_output=True, text=True, timeout=600, env=server_env()
+        cwd=REPO, capture_output=True, text=True, timeout=1800, env=server_env()
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-4000:]
 
