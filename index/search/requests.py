@@ -10,11 +10,58 @@ no type names, no library's wording.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from ..text.files import DEFAULT_EXCLUDE, FileFilter, matches
+from .query import Query
 
-MODES = ("hybrid", "lexical", "dense")
+
+class Mode(StrEnum):
+    """How a search ranks (a ``str``: the value is what JSON and people read)."""
+
+    HYBRID = "hybrid"  # keywords and meaning, fused
+    LEXICAL = "lexical"  # keywords only (BM25)
+    DENSE = "dense"  # meaning only (the model's vectors)
+
+
+MODES = tuple(m.value for m in Mode)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search as a front end asks it, built once (:meth:`make`) and handed
+    down unchanged: the query read once (:class:`Query`: its words, the words
+    to highlight, whether the last word is a prefix), how many results, the
+    ranking, the path globs a result must pass (``rg -g`` style, see
+    :func:`path_wanted`; a filter on results) and whether each result says
+    why it ranked (``explain``). Values come checked by this module's checks."""
+
+    query: Query
+    limit: int = 10
+    mode: Mode = Mode.HYBRID
+    paths: tuple[str, ...] = ()
+    explain: bool = False
+
+    @classmethod
+    def make(
+        cls,
+        text: str,
+        limit: int = 10,
+        mode: Mode | str = Mode.HYBRID,
+        paths: Sequence[str] = (),
+        explain: bool = False,
+        prefix_last: bool = False,
+    ) -> SearchRequest:
+        """``prefix_last``: as you type, the last word may be a prefix."""
+        return cls(Query.parse(text, prefix_last), limit, Mode(mode), tuple(paths), explain)
+
+    @property
+    def text(self) -> str:
+        return self.query.text
+
+
 MAX_LIMIT = 200  # results one search returns at most
 MAX_GLOB_CHARS = 1000
 
@@ -105,10 +152,12 @@ def unknown_argument(name: Any, command: str, known: Iterable[str]) -> BadReques
     )
 
 
-def check_mode(mode: Any) -> str:
+def check_mode(mode: Any) -> Mode:
     if mode not in MODES:
-        raise BadRequest(f"mode must be hybrid, lexical or dense (got {str(mode)[:40]!r})")
-    return str(mode)
+        raise BadRequest(
+            f"mode must be {', '.join(MODES[:-1])} or {MODES[-1]} (got {str(mode)[:40]!r})"
+        )
+    return Mode(mode)
 
 
 def check_globs(globs: Any) -> tuple[str, ...]:

@@ -27,10 +27,13 @@ if TYPE_CHECKING:
 
 def cmd_search(args: argparse.Namespace) -> int:
     try:  # the same checks and words as MCP and the language server
-        requests.check_query(args.query)
-        args.limit = requests.check_limit(args.limit)
-        args.mode = requests.check_mode(args.mode)
-        args.path = requests.check_globs(args.path)
+        request = requests.SearchRequest.make(
+            requests.check_query(args.query),
+            requests.check_limit(args.limit),
+            requests.check_mode(args.mode),
+            requests.check_globs(args.path),
+            explain=args.explain,
+        )
     except requests.BadRequest as exc:
         raise UsageError(str(exc)) from None
     if args.section is not None and not args.explain:
@@ -38,7 +41,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     loading: list[threading.Thread] = []
     eng = None
     try:
-        if args.mode != "lexical" and not args.model:
+        if request.mode != requests.Mode.LEXICAL and not args.model:
             from mdseek.index.model.embed import warm_default_session
 
             loading.append(
@@ -47,9 +50,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
         # met on the way says how to recover instead.
         eng = engine_for(args, check_index=False, shapes=False)
-        if args.mode != "lexical":
+        if request.mode != requests.Mode.LEXICAL:
             loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
-        return _search(args, eng)
+        return _search(args, eng, request)
     except sqlite3.DatabaseError as exc:
         if eng is None or not is_damage(exc):
             raise
@@ -64,7 +67,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             t.join()
 
 
-def _search(args: argparse.Namespace, eng: Engine) -> int:
+def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchRequest) -> int:
     from mdseek.index.engine.folder import Folder
     from mdseek.index.engine.folders import search_folders
 
@@ -74,19 +77,12 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
     finally:
         bar.close()
     eng.reranker = load_reranker(args)
-    answer = search_folders(
-        [(Folder.adopt(eng, rep), args.path)], args.query, args.limit, args.mode,
-        explain=args.explain,
-    )  # fmt: skip
+    answer = search_folders(request, [Folder.adopt(eng, rep)])
     results = [r for _, r in answer.hits]
     where = _where(args, eng) if args.section else None
     if args.highlight:
-        from mdseek.index.search.query import Query
-        from mdseek.index.text.snippet import mark
-
-        words = Query.parse(args.query).highlight
         for r in results:
-            r.snippet = mark(r.snippet, words)
+            r.snippet = answer.marked(r.snippet)
     if args.json:
         out = {
             "mode": answer.mode,

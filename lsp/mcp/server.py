@@ -42,10 +42,9 @@ from mdseek.index.engine.opening import EngineOptions
 from mdseek.index.model.embed import EmbedSettings
 from mdseek.index.model.rerank import Reranker
 from mdseek.index.search import requests
-from mdseek.index.search.query import Query
+from mdseek.index.search.requests import SearchRequest
 from mdseek.index.text.document import ParsedDocument, Section
 from mdseek.index.text.files import FileFilter
-from mdseek.index.text.snippet import mark
 
 from .args import CheckedServer, flag, globs
 
@@ -268,7 +267,7 @@ class StatusAnswer(BaseModel):
     folders: list[FolderStatus]
 
 
-def _hit(folders: Folders, folder: Folder, r: SearchResult, marked: list[str] | None = None) -> Hit:
+def _hit(folders: Folders, folder: Folder, r: SearchResult, snippet: str | None = None) -> Hit:
     return Hit(
         path=folders.shown(folder, r.path),
         heading=facade.heading_as_written(engine(folder), r),
@@ -278,7 +277,7 @@ def _hit(folders: Folders, folder: Folder, r: SearchResult, marked: list[str] | 
         start_line=r.lines()[0],
         end_line=r.lines()[1],
         score=r.score,
-        snippet=mark(r.snippet, marked) if marked else r.snippet,
+        snippet=r.snippet if snippet is None else snippet,
     )
 
 
@@ -358,16 +357,23 @@ def build_server(folders: Folders) -> CheckedServer:
         breadcrumb, line range, score and a snippet. complete is false (and note
         says why) while the folder is still being read or vectors are pending."""
         wanted = tuple(path or ())  # a list by now (args.globs)
-        asked = [(f, g) for f in folders.all if (g := folders.globs_for(f, wanted)) is not None]
-        for f, _ in asked:
+        asked = {f: g for f in folders.all if (g := folders.globs_for(f, wanted)) is not None}
+        for f in asked:
             f.catch_up()
-        answer = search_folders(asked, query, limit, mode) if asked else Answer(mode, True)
-        marked = Query.parse(query).highlight if highlight else []
+        request = SearchRequest.make(query, limit, mode, wanted)
+        answer = (
+            search_folders(request, list(asked), paths=asked)
+            if asked
+            else Answer(request.mode, True)
+        )
         return SearchAnswer(
             mode=answer.mode,
             complete=answer.complete,
             note=answer.note,
-            results=[_hit(folders, f, r, marked) for f, r in answer.hits],
+            results=[
+                _hit(folders, f, r, answer.marked(r.snippet) if highlight else None)
+                for f, r in answer.hits
+            ],
         )
 
     @server.checked_tool(**SECTION_CHECKS, include_subsections=flag("include_subsections"))

@@ -20,6 +20,7 @@ from typing import Any
 from mdseek.index.engine.engine import Engine, IndexReport
 from mdseek.index.engine.folder import Cancelled, CancelToken, Folder, Progress
 from mdseek.index.engine.opening import EngineOptions
+from mdseek.index.engine.status import FolderState
 from mdseek.index.model.rerank import Reranker
 from mdseek.index.text.files import other_files, scan
 
@@ -69,7 +70,7 @@ class Root:
         return self.folder.engine
 
     @property
-    def state(self) -> str:
+    def state(self) -> FolderState:
         return self.folder.state
 
     def set_first_files(self, files: Callable[[], list[str]]) -> None:
