@@ -86,10 +86,12 @@ async def test_progress_reported_with_counts(client: LanguageClient, ready: dict
     kinds = [r.kind for r in reports]
     assert kinds[0] == "begin" and "report" in kinds and kinds[-1] == "end"
     assert any(
-        re.search(r"\d+/\d+ files parsed", r.message or "") for r in reports if r.kind == "report"
+        re.search(r"\d+ of \d+ files read", r.message or "") for r in reports if r.kind == "report"
     )
+    words = " ".join(r.message or "" for r in reports)  # plain words: no internals
+    assert not re.search(r"chunk|passage|embedded|texts", words), words
     end = [r for r in reports if r.kind == "end"][-1]
-    assert re.search(rf"{ready['files']} files, {ready['chunks']} chunks", end.message)
+    assert end.message == f"ready: {ready['files']} files, {ready['chunks']} sections"
 
 
 async def test_file_watcher_registered(client: LanguageClient, ready: dict):
@@ -132,11 +134,14 @@ async def test_workspace_symbol_finds_sections_by_paraphrase(client: LanguageCli
         else:
             misses.append(q["query"])
     assert hits / len(paraphrases) >= 0.7, misses
-    # and the shape: heading as name, breadcrumb as container, heading line as range
+    # and the shape: heading as name, its parents as container (not the heading
+    # again), heading line as range
     res = await symbols(client, paraphrases[0]["query"])
     s = res[0]
     assert s.kind in (types.SymbolKind.String, types.SymbolKind.Namespace)
-    assert s.container_name and s.name in s.container_name
+    parents = (s.container_name or "").split(" > ")
+    assert parents[-1] != s.name  # a top heading has no container
+    assert all(p in Path(s.location.uri[7:]).read_text() for p in parents)
     line = Path(s.location.uri[7:]).read_text().split("\n")[s.location.range.start.line]
     assert s.name in line
 
@@ -158,6 +163,7 @@ async def test_mdseek_search_shape(client: LanguageClient, ready: dict):
         "heading",
         "heading_text",
         "breadcrumb",
+        "level",
         "range",
         "start_line",
         "end_line",
@@ -339,7 +345,7 @@ async def test_hover_on_link_previews_target(client: LanguageClient, ready: dict
     assert "**Promote the replica**" in md
     assert "Database Failover" in md  # breadcrumb
     assert entry["target_path"] in md
-    assert f"#L{entry['target_line'] + 1}" in md
+    assert f"`{entry['target_path']}:{entry['target_line'] + 1}`" in md  # as text: one link
     target_lines = (INIT["ws"] / entry["target_path"]).read_text().split("\n")
     body = next(ln for ln in target_lines[entry["target_line"] + 1 :] if ln.strip())
     assert body.strip()[:30] in md

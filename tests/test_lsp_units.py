@@ -122,3 +122,54 @@ def test_link_facts_are_kept_for_more_files_than_parsed_documents(tmp_path, monk
     docs.set_buffer(files[6], "file:///n6.md", 3, "# Six\n\n[[Wiki]]\n")  # the buffer wins
     assert [lk.kind for lk in docs.link_facts(files[6], "n6.md", [tmp_path]).links] == ["wiki"]
     assert docs.link_facts(tmp_path.parent / "outside.md", "x", [tmp_path]) is None
+
+
+def _fenced_blocks(md: str) -> list[list[str]]:
+    """The fenced blocks of ``md``, each as its lines (fences included)."""
+    blocks, cur = [], None
+    for ln in md.split("\n"):
+        if ln.lstrip().startswith(("```", "~~~")):
+            if cur is None:
+                cur = [ln]
+            else:
+                blocks.append(cur + [ln])
+                cur = None
+        elif cur is not None:
+            cur.append(ln)
+    assert cur is None, f"a fence left open: {md!r}"
+    return blocks
+
+
+def test_hover_cuts_before_a_long_fence_never_inside_it():
+    prose = "Pick the replica with the smallest lag, prefer the same zone as the workers. " * 4
+    block = ["```bash"] + [
+        f"patronictl -c /etc/patroni/prod-{i}.yml switchover \\" for i in range(14)
+    ]
+    block += ["  --force", "```"]
+    text = "# T\n\n## Promote\n\n" + prose + "\n\n" + "\n".join(block) + "\n\nAfter it.\n"
+    doc = parse_text(text)
+    md = hover_section(doc, doc.headings[1], "t.md", "file:///t.md").contents.value  # type: ignore[union-attr]
+    assert "patronictl" not in md  # the whole block is left out, not cut mid-command
+    assert _fenced_blocks(md) == []
+    assert "_…16 more lines_" in md  # 15 in the block, "After it." (no blank, no fence)
+    assert md.count("](") == 0  # no link of its own: the link hovered is the one way there
+    assert md.endswith("`t.md:3`")
+
+
+def test_hover_shows_a_fence_that_opens_the_body_up_to_a_command_end():
+    block = ["```sh"] + [f"step {i} \\" if i % 5 == 4 else f"step {i}" for i in range(30)] + ["```"]
+    doc = parse_text("# T\n\n## Run\n\n" + "\n".join(block) + "\n")
+    md = hover_section(doc, doc.headings[1], "t.md", "file:///t.md").contents.value  # type: ignore[union-attr]
+    (shown,) = _fenced_blocks(md)
+    assert shown[0] == "```sh" and shown[-1] == "```"
+    assert not shown[-2].endswith("\\")  # never a cut in a continued command
+    assert shown[1:-1] == block[1 : len(shown) - 1]  # the block's first lines, in order
+    assert f"_…{30 - (len(shown) - 2)} more lines_" in md
+
+
+def test_hover_shows_a_short_fence_whole():
+    text = "# T\n\n## S\n\nRun this:\n\n```\nmake\nmake install\n```\n\nDone.\n"
+    doc = parse_text(text)
+    md = hover_section(doc, doc.headings[1], "t.md", "file:///t.md").contents.value  # type: ignore[union-attr]
+    assert _fenced_blocks(md) == [["```", "make", "make install", "```"]]
+    assert "Done." in md and "more line" not in md

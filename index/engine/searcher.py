@@ -67,6 +67,8 @@ class SearchResponse:
     results: list[SearchResult]
     mode: Mode  # what ranked
     note: str | None = None
+    # how well the best candidates match, on an absolute scale (retrieve.evidence)
+    evidence: dict | None = None
 
 
 class Searcher:
@@ -235,13 +237,17 @@ class Searcher:
             unscored,
             q.rare_rule_input,
         )
+        ev = retrieve.evidence(ranked)
+        no_match = not q.seeded and retrieve.weak_match(
+            ev, *retrieve.weak_for(self._models.model_id, self.ranking)
+        )
         if not q.seeded and len(lists) == 2:
             # hybrid: what meaning alone found weakly is left out (lexical and dense
             # rankings, and related sections, are shown whole)
             floor = retrieve.floor_for(self._models.model_id, self.ranking)
             ranked, cut = retrieve.apply_floor(ranked, floor)
             if cut and len(ranked) < limit:
-                why = retrieve.floor_note(len(ranked), cut, floor)
+                why = retrieve.floor_note(len(ranked), cut, floor, no_match)
                 note = f"{note}; {why}" if note else why
         reranked: dict[int, float] = {}
         if self.reranker is not None and not q.seeded and not q.blank and ranked:
@@ -279,7 +285,9 @@ class Searcher:
         used = (
             Mode.HYBRID if len(lists) == 2 else (Mode.DENSE if "dense" in lists else Mode.LEXICAL)
         )
-        return SearchResponse(results, used, note)
+        if no_match:  # said first: it is what the reader needs to know
+            note = f"{retrieve.NO_GOOD_MATCH}; {note}" if note else retrieve.NO_GOOD_MATCH
+        return SearchResponse(results, used, note, ev)
 
     def _passages_found(
         self, q: Query, ranked: Sequence[retrieve.Scored], texts: dict[int, str]

@@ -18,7 +18,8 @@ from urllib.parse import quote
 
 from ..text.aliases import AliasMap
 from ..text.parse import ParsedDocument
-from .links import MARKDOWN_SUFFIXES, Link
+from .links import MARKDOWN_SUFFIXES, Link, too_many_links
+from .sites import SiteList, link_sites
 
 
 class RenameError(ValueError):
@@ -140,6 +141,16 @@ def _mentioning(
         if f not in out:
             out.append(f)
     return out
+
+
+def sites_to_rewrite(corpus: Corpus, src: str, doc: ParsedDocument) -> SiteList:
+    """:func:`.sites.link_sites` of a file whose links an edit may rewrite; a file
+    with more links than were read is refused (:func:`.links.too_many_links`):
+    an edit that skipped the unread ones would leave them broken, unsaid."""
+    sites = link_sites(doc, corpus.links(src, doc))
+    if sites.cut:
+        raise RenameError(too_many_links(src))
+    return sites
 
 
 def _must_be_utf8(rel: str, doc: ParsedDocument, what: str) -> None:

@@ -22,6 +22,7 @@ negotiated.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -42,6 +43,12 @@ from ..text.parse import normalise
 from ..text.slug import github_slug
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+# Links read in one file: markdown-it's inline parse costs tens of microseconds
+# a link, and a 5 MB file holds 200,000 of them (30 s and more for a document's
+# links, its diagnostics, a rename). Past this many ``[`` (every link starts
+# with one, a wiki link with two), the rest of the file's links are not read (``LinkList.cut``): no feature sees them, and a rename or
+# a move that would have to rewrite them is refused (issue 40).
+MAX_LINKS = 10_000
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 _WIKI = re.compile(r"\[\[([^\[\]|\n]*?)(?:\|([^\[\]\n]*))?\]\]")
@@ -73,6 +80,18 @@ class Link:
         if line == self.end_line and col > self.end:
             return False
         return True
+
+
+class LinkList(list[Link]):
+    """The links :func:`find_links` read, in source order; ``cut`` when the
+    document holds more than :data:`MAX_LINKS` and the rest were not read."""
+
+    cut: bool = False
+
+
+def too_many_links(rel: str) -> str:
+    """Why a rename or move leaves a file alone (one line, every front end)."""
+    return f"{rel} has more than {MAX_LINKS:,} links: mdseek does not rewrite its links"
 
 
 @dataclass(frozen=True)
@@ -112,13 +131,31 @@ def _inline_where_links_can_be(state: StateCore) -> None:
     """markdown-it's core ``inline`` rule, for inline content holding a ``[``
     only: every link (and wiki link) starts with one, and autolinks are never
     sections. Paragraphs without one -- most of a typical document -- cost no
-    inline pass (find_links over a folder: about a third less time)."""
+    inline pass (find_links over a folder: about a third less time).
+
+    At most :data:`MAX_LINKS` ``[`` are parsed in one document: the content
+    holding the next one is parsed up to it, the rest not at all, and
+    ``state.env["mdseek_cut"]`` says so."""
+    budget = MAX_LINKS
     for tok in state.tokens:
         if tok.type == "inline":
             if tok.children is None:
                 tok.children = []
-            if "[" in tok.content:
-                state.md.inline.parse(tok.content, state.md, state.env, tok.children)
+            if "[" not in tok.content:
+                continue
+            if budget <= 0:
+                state.env["mdseek_cut"] = True
+                continue
+            content = tok.content
+            n = content.count("[")
+            if n > budget:
+                at = -1
+                for _ in range(budget + 1):
+                    at = content.index("[", at + 1)
+                content = content[:at]
+                state.env["mdseek_cut"] = True
+            budget -= n
+            state.md.inline.parse(content, state.md, state.env, tok.children)
 
 
 def _make_parser() -> MarkdownIt:
@@ -168,12 +205,7 @@ class _LineMap:
             off += len(cl) + 1
 
     def pos(self, offset: int) -> tuple[int, int]:
-        i = 0
-        for k, s in enumerate(self.starts):
-            if s <= offset:
-                i = k
-            else:
-                break
+        i = max(0, bisect.bisect_right(self.starts, offset) - 1)
         return self.first + i, self.bases[i] + offset - self.starts[i]
 
 
@@ -199,15 +231,40 @@ def _text_of(children: list[Token], i: int) -> tuple[str, int]:
     return visible_text(children[i + 1 : j]), j
 
 
-def find_links(doc: ParsedDocument | str) -> list[Link]:
-    """Every markdown and wiki link of a document, in source order."""
+def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """``spans`` as disjoint (starts, ends), sorted: overlap is one bisect."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in sorted(spans):
+        if ends and a < ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
+    return starts, ends
+
+
+def _overlaps(merged: tuple[list[int], list[int]], a: int, b: int) -> bool:
+    starts, ends = merged
+    k = bisect.bisect_left(starts, b) - 1
+    return k >= 0 and ends[k] > a
+
+
+def find_links(doc: ParsedDocument | str) -> LinkList:
+    """Every markdown and wiki link of a document, in source order (the first
+    :data:`MAX_LINKS`: see :class:`LinkList`)."""
     text = doc.text if isinstance(doc, ParsedDocument) else normalise(doc)
     src_lines = text.split("\n")
-    tokens = _parser_for(text).parse(text)
-    out: list[Link] = []
+    env: dict = {}
+    tokens = _parser_for(text).parse(text, env)
+    out = LinkList()
+    out.cut = bool(env.get("mdseek_cut"))
     for k, tok in enumerate(tokens):
         if tok.type != "inline" or tok.map is None or not tok.children:
             continue
+        if len(out) >= MAX_LINKS:
+            out.cut = True
+            break
         content = tok.content
         lm = _LineMap(content, tok.map[0], src_lines)
         cut: list[tuple[int, int]] = []  # content spans that are not plain text
@@ -231,9 +288,13 @@ def find_links(doc: ParsedDocument | str) -> list[Link]:
             out.append(
                 Link("markdown", href, path, anchor, label, l0, c0, l1, c1, reference=reference)
             )
+        code = _merged(cut)
         for m in _WIKI.finditer(content):
+            if len(out) >= MAX_LINKS:
+                out.cut = True
+                break
             a, b = m.span()
-            if any(a < e and s < b for s, e in cut):
+            if _overlaps(code, a, b):
                 continue
             inner = m.group(1).strip()
             alias = (m.group(2) or "").strip()

@@ -15,9 +15,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from .edits import Corpus, Edit, Outcome, RenameError, _mentioning, _Names, _stem, add_file_edits
+from .edits import (
+    Corpus,
+    Edit,
+    Outcome,
+    RenameError,
+    _mentioning,
+    _Names,
+    _stem,
+    add_file_edits,
+    sites_to_rewrite,
+)
 from .links import MARKDOWN_SUFFIXES, Link, Target, _dest, _inside, resolve, wiki_name
-from .sites import Site, link_sites
+from .sites import Site
 
 
 @dataclass(frozen=True)
@@ -84,7 +94,7 @@ def move_files(corpus: Corpus, moves: Sequence[Move]) -> Outcome:
         if sdoc is None:
             continue
         new_src = layout.after(src)
-        sites = link_sites(sdoc, corpus.links(src, sdoc))
+        sites = sites_to_rewrite(corpus, src, sdoc)
         add_file_edits(
             out, src, sdoc, (_move_edit(corpus, names, layout, src, new_src, s) for s in sites)
         )

@@ -32,8 +32,9 @@ from .edits import (
     _Names,
     _stem,
     add_file_edits,
+    sites_to_rewrite,
 )
-from .links import _dest, find_heading, find_links, link_at, resolve
+from .links import HeadingIndex, _dest, find_heading, find_links, link_at, resolve
 from .sites import Site, link_sites
 
 # -- headings ----------------------------------------------------------------------
@@ -105,22 +106,35 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
     out = Outcome()
     add_file_edits(out, rel, doc, [Edit(*span, name)])
     names = _Names(corpus.files)
+    heads = _Headings(doc, new_doc)
     for src in _mentioning(corpus, {_stem(rel), *corpus.aliases.of(rel)}, {rel}):
         sdoc = doc if src == rel else corpus.doc(src)
         if sdoc is None:
             continue
-        sites = link_sites(sdoc, corpus.links(src, sdoc))
+        sites = sites_to_rewrite(corpus, src, sdoc)
         add_file_edits(
             out,
             src,
             sdoc,
             (
-                _heading_link_edit(corpus, names, src, site, rel, doc, new_doc)
+                _heading_link_edit(corpus, names, src, site, rel, heads)
                 for site in sites
                 if not (src == rel and span[0] <= site.line <= span[2])  # the heading itself
             ),
         )
     return out
+
+
+class _Headings:
+    """A document's headings before and after a rename, each anchor looked up
+    in a dict and each heading's place known (scanning them for each link was
+    10,000 headings times 10,000 links)."""
+
+    def __init__(self, doc: ParsedDocument, new_doc: ParsedDocument):
+        self.old, self.new = HeadingIndex(doc), HeadingIndex(new_doc)
+        self.new_headings = new_doc.headings
+        self.old_at = {id(h): j for j, h in enumerate(doc.headings)}
+        self.new_at = {id(h): j for j, h in enumerate(new_doc.headings)}
 
 
 def _heading_link_edit(
@@ -129,8 +143,7 @@ def _heading_link_edit(
     src: str,
     site: Site,
     rel: str,
-    doc: ParsedDocument,
-    new_doc: ParsedDocument,
+    heads: _Headings,
 ) -> Edit | None:
     wiki = site.kind == "wiki"
     t = (
@@ -140,16 +153,16 @@ def _heading_link_edit(
     )
     if t.path != rel or not t.anchor:
         return None
-    old = find_heading(doc, t.anchor, t.by_text)
+    old = heads.old.find(t.anchor, t.by_text)
     if old is None:
         return None
-    j = doc.headings.index(old)
-    now = find_heading(new_doc, t.anchor, t.by_text)
-    if now is not None and new_doc.headings.index(now) == j:
+    j = heads.old_at[id(old)]
+    now = heads.new.find(t.anchor, t.by_text)
+    if now is not None and heads.new_at[id(now)] == j:
         return None  # still names the same heading
-    nh = new_doc.headings[j]
+    nh = heads.new_headings[j]
     if wiki:
-        by_text = find_heading(new_doc, nh.text, True)
+        by_text = heads.new.find(nh.text, True)
         anchor = nh.text if _wiki_safe(nh.text) and by_text is nh else nh.slug
     else:
         anchor = _dest(nh.slug)
@@ -201,7 +214,7 @@ def rename_alias(corpus: Corpus, rel: str, doc: ParsedDocument, old: str, name: 
             sdoc,
             (
                 _alias_link_edit(corpus, names, src, site, rel, old, new)
-                for site in link_sites(sdoc, corpus.links(src, sdoc))
+                for site in sites_to_rewrite(corpus, src, sdoc)
                 if site.kind == "wiki"
             ),
         )

@@ -20,7 +20,15 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 
 from ..text.markdown import too_wide
 from ..text.parse import ParsedDocument, shared_parser
-from .links import _WIKI, Link, _inline_where_links_can_be, _LineMap, _split_href, find_links
+from .links import (
+    _WIKI,
+    Link,
+    LinkList,
+    _inline_where_links_can_be,
+    _LineMap,
+    _split_href,
+    find_links,
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,14 @@ class Site:
 
     def covers(self, line: int, col: int, part: tuple[int, str] | None) -> bool:
         return part is not None and line == self.line and part[0] <= col <= part[0] + len(part[1])
+
+
+class SiteList(list[Site]):
+    """The sites :func:`link_sites` read, in source order; ``cut`` when the
+    document holds more links than :data:`.links.MAX_LINKS` (a rename or move
+    must leave it alone: the rest were not read)."""
+
+    cut: bool = False
 
 
 # -- where link targets are written ------------------------------------------------
@@ -146,14 +162,14 @@ def _md_link(href: str, line: int, col: int, end: int) -> Link:
     return Link("markdown", href, path, anchor, "", line, col, line, end)
 
 
-def link_sites(doc: ParsedDocument, links: Sequence[Link] | None = None) -> list[Site]:
+def link_sites(doc: ParsedDocument, links: Sequence[Link] | None = None) -> SiteList:
     """Every place in ``doc`` where a link's target is written, in source order
     (``links``: ``find_links(doc)`` when the caller keeps it already)."""
     text, lines = doc.text, doc.lines()
     md = _site_parser_for(text)
     env: dict = {}
     tokens = md.parse(text, env)
-    out: list[Site] = []
+    out = SiteList()
     for a, b in env.get("mdseek_defs", []):
         line = doc.offset_line(a)
         col, end = a - doc.line_offset(line), b - doc.line_offset(line)
@@ -175,7 +191,10 @@ def link_sites(doc: ParsedDocument, links: Sequence[Link] | None = None) -> list
             href = str(c.attrs.get("src" if c.type == "image" else "href", ""))
             kind = "image" if c.type == "image" else "inline"
             out.append(Site(kind, _md_link(href, l0, c0, c1), l0, c0, c1, raw))
-    for lk in find_links(doc) if links is None else links:
+    if links is None:
+        links = find_links(doc)
+    out.cut = bool(env.get("mdseek_cut")) or (isinstance(links, LinkList) and links.cut)
+    for lk in links:
         if lk.kind != "wiki" or lk.line != lk.end_line:
             continue
         m = _WIKI.match(lines[lk.line], lk.start)

@@ -91,6 +91,13 @@ class Ranking:
     # (a section takes its closer cosine) or "off" (the whole text alone)
     ask: str = "mean"
     ask_weight: float = 0.5
+    # "no section matches well" (:func:`weak_match`): a search whose best candidate
+    # has a raw cosine under ``weak_cosine`` and whose best keyword candidate holds
+    # under ``weak_keyword`` of the query's words (BM25 / its bound) says so (0 =
+    # off). Chosen on the dev halves for the default model (``python -m
+    # benchmarks.no_answer``, benchmarks/README.md)
+    weak_cosine: float = 0.28
+    weak_keyword: float = 1.0  # 1: any query a row matches in every word is answered
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -352,10 +359,18 @@ def apply_floor(ranked: Sequence[Scored], floor: float) -> tuple[list[Scored], i
     return kept, len(ranked) - len(kept)
 
 
-def floor_note(kept: int, cut: int, floor: float) -> str:
+def floor_note(kept: int, cut: int, floor: float, weak: bool = False) -> str:
     """What a search says when the score floor (:func:`apply_floor`) left it
-    with fewer results than asked for."""
+    with fewer results than asked for; ``weak``: after :data:`NO_GOOD_MATCH`,
+    which has said that nothing matched well."""
     why = f"found by meaning alone with a similarity under {floor:g} (the score floor)"
+    if weak:  # the shown ones, if any, are only the nearest
+        if not kept:
+            return f"all {cut} candidate sections were {why}"
+        many = cut > 1
+        return (
+            f"{cut} more section{'s' if many else ''}, {why}, {'were' if many else 'was'} left out"
+        )
     if not kept:
         return f"nothing matched well: all {cut} candidate sections were {why}"
     return (
@@ -373,3 +388,43 @@ def floor_for(model_id: str, ranking: Ranking) -> float:
     model's cosines run on another scale, and a floor it was never measured
     with could cut its right answers."""
     return ranking.similarity_floor if model_id.startswith(FLOOR_MODEL + "@") else 0.0
+
+
+# What a search says when nothing in the folder answers it (:func:`weak_match`),
+# in every front end's words: the CLI's ``note:``, MCP's and ``mdseek/search``'s note.
+NO_GOOD_MATCH = (
+    "no section matches well: nothing here is close in meaning to the query (try other words)"
+)
+
+
+def evidence(ranked: Sequence[Scored]) -> dict[str, float | None]:
+    """How well a query's candidates match on an absolute scale, before the
+    score floor (normalised scores cannot say it: the best of a bad lot is 1.0):
+    ``cosine`` and ``cosine_2``, the best and second raw cosines of any candidate
+    section (None without a query vector), and ``keyword``, the best keyword
+    candidate's BM25 over the most any row could score for the query's words
+    (1: a row matches every word; 0: none matched)."""
+    cos = sorted((s.raw["dense"] for s in ranked if "dense" in s.raw), reverse=True)
+    inputs = ranked[0].inputs if ranked else {}
+    best, bound = inputs.get("keyword_best"), inputs.get("keyword_bound")
+    return {
+        "cosine": _r(cos[0]) if cos else None,
+        "cosine_2": _r(cos[1]) if len(cos) > 1 else None,
+        "keyword": _r(min(1.0, best / bound)) if best and bound else 0.0,
+    }
+
+
+def weak_match(ev: Mapping[str, float | None], cosine: float, keyword: float) -> bool:
+    """Whether no candidate answers the query (:data:`NO_GOOD_MATCH`): the best
+    cosine is under ``cosine`` and the best keyword match under ``keyword``. A
+    search with no query vector is never called weak (it has no cosine)."""
+    best = ev.get("cosine")
+    return best is not None and best < cosine and (ev.get("keyword") or 0.0) < keyword
+
+
+def weak_for(model_id: str, ranking: Ranking) -> tuple[float, float]:
+    """The weak-match thresholds (cosine, keyword) for a model: the ranking's for
+    the model they were measured with, else (0, 0), off (:func:`floor_for`)."""
+    if model_id.startswith(FLOOR_MODEL + "@"):
+        return ranking.weak_cosine, ranking.weak_keyword
+    return 0.0, 0.0

@@ -23,8 +23,8 @@ Logging goes to stderr (stdout is the protocol).
 
 Custom requests (the VS Code client depends on these shapes):
   mdseek/search  {query, limit?, explain?} -> {mode, note?, results: [{uri, path,
-                 heading, breadcrumb, range, start_line, end_line, score, snippet,
-                 lexical_rank, dense_rank, explain?}]}  (explain: the score parts)
+                 heading, heading_text, breadcrumb, level, range, start_line, end_line,
+                 score, snippet, lexical_rank, dense_rank, explain?}]}  (explain: the score parts)
   mdseek/status  {} -> {state, files, chunks, window_fit, model, pending_embeds,
                  message?, embedded_total, updates_pending, updates_done,
                  cancelled, roots}

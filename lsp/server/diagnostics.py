@@ -51,6 +51,7 @@ from mdseek.index.text.slug import github_slug
 from . import features as F
 from .client import Tasks
 from .convert import uri_to_path
+from .documents import LinkFacts
 from .roots import Root
 from .worker import off_loop
 from .workspace import Workspace
@@ -71,7 +72,7 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         return None
     lines: list[str] = []
     out = []
-    heads: dict[str, HeadingIndex] = {}  # each target's headings, indexed once
+    heads: dict[str, HeadingIndex | None] = {}  # each target's headings, indexed once
     resolved: dict[tuple, Target] = {}  # links to one place resolve once (files are stat'ed)
 
     def report(link: Link, message: str, data: dict | None = None) -> None:
@@ -104,15 +105,19 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
                 report(link, f"No block {target.anchor!r} in {target.path}")
             continue
         if target.anchor:
-            tfacts = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)
-            if tfacts is not None and target.path not in heads:
-                heads[target.path] = HeadingIndex(tfacts)
+            if target.path not in heads:  # each target read once (a Path and a stat a link)
+                tf = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)
+                heads[target.path] = HeadingIndex(tf) if tf is not None else None
+            index = heads[target.path]
             if (
-                tfacts is not None
-                and heads[target.path].find(target.anchor, target.by_text) is None
+                index is not None
+                and index.find(target.anchor, target.by_text) is None
                 and not (
                     link.kind == "markdown"
-                    and (is_line_fragment(target.anchor) or target.anchor in tfacts.html_anchors)
+                    and (
+                        is_line_fragment(target.anchor)
+                        or target.anchor in facts_of(index).html_anchors
+                    )
                 )
             ):
                 shown = target.anchor if target.by_text else "#" + target.anchor
@@ -130,6 +135,11 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         out.append(duplicate_diagnostic(ws, path, lines, h, first))
     out += alias_diagnostics(ws, root, path)
     return out
+
+
+def facts_of(index: HeadingIndex) -> LinkFacts:
+    assert isinstance(index.doc, LinkFacts)
+    return index.doc
 
 
 def alias_diagnostics(ws: Workspace, root: Root, path: Path) -> list[types.Diagnostic]:

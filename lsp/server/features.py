@@ -18,7 +18,7 @@ from mdseek.index.text.files import display_path
 from .convert import Positions, markdown_link_target, uri_at_line
 from .worker import checkpoint
 
-HOVER_BODY_CHARS = 600
+HOVER_BODY_CHARS = 400  # with the lines below: a hover that fits without scrolling
 CHECK_EVERY = 2048  # symbols made between two looks at the request's cancel flag
 
 
@@ -97,11 +97,15 @@ def result_range(pos: Positions, lines: Sequence[str] | None, r: SearchResult) -
 
 
 def symbol_information(r: SearchResult, uri: str, rng: types.Range) -> types.SymbolInformation:
+    """A heading as a workspace symbol: its parents as the container (not the
+    heading again: editors show the container beside the name, then the file)."""
+    parts = r.breadcrumb.split(" > ")
+    parents = parts[:-1] if len(parts) > 1 and parts[-1] == r.heading else parts
     return types.SymbolInformation(
         name=shorten(r.heading, SYMBOL_NAME_MAX) or display_path(r.path),
         kind=symbol_kind(r.level),
         location=types.Location(uri=uri, range=rng),
-        container_name=short_crumb(r.breadcrumb),
+        container_name=short_crumb(" > ".join(parents)) if parents != [r.heading] else None,
     )
 
 
@@ -122,6 +126,7 @@ def search_result_json(r: SearchResult, uri: str, rng: types.Range, heading: str
         "heading": heading,
         "heading_text": r.heading,
         "breadcrumb": r.breadcrumb,
+        "level": r.level,  # the heading's level (the picker's icon)
         "range": range_json(rng),  # 0-based, LSP's
         "start_line": r.lines()[0],  # 1-based, inclusive, like the CLI and MCP
         "end_line": r.lines()[1],
@@ -149,19 +154,87 @@ def _escape_inline(text: str) -> str:
     return re.sub(r"([\\`*_\[\]<|])", r"\\\1", text)
 
 
+HOVER_BODY_LINES = 10
+FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,})")
+
+
+def _fence_end(lines: Sequence[str], start: int) -> int:
+    """The line after the fenced block opening at ``start`` (its closing fence
+    included; the end of ``lines`` for a fence never closed)."""
+    m = FENCE_OPEN.match(lines[start])
+    assert m is not None
+    mark = m.group(1)
+    for i in range(start + 1, len(lines)):
+        c = FENCE_OPEN.match(lines[i])
+        if c and c.group(1)[0] == mark[0] and len(c.group(1)) >= len(mark):
+            if not lines[i].strip()[len(c.group(1)) :].strip():
+                return i + 1
+    return len(lines)
+
+
+def _cut_prose(line: str, room: int) -> str:
+    cut = line.rfind(" ", 0, room)
+    return line[: cut if cut > room // 2 else room].rstrip() + " …"
+
+
+def _more(lines: Sequence[str]) -> str:
+    n = sum(1 for ln in lines if ln.strip() and not FENCE_OPEN.match(ln))
+    return f"\n\n_…{n} more {'line' if n == 1 else 'lines'}_" if n else ""
+
+
 def excerpt(
-    doc: ParsedDocument, start_line: int, end_line: int, limit: int = HOVER_BODY_CHARS
+    doc: ParsedDocument,
+    start_line: int,
+    end_line: int,
+    limit: int = HOVER_BODY_CHARS,
+    max_lines: int = HOVER_BODY_LINES,
 ) -> str:
-    """The first ``limit`` characters of a section's body (cut at a word, fences closed)."""
-    lines = doc.lines()[start_line:end_line]
-    body = "\n".join(lines).strip("\n")
-    if len(body) > limit:
-        cut = body.rfind(" ", 0, limit)
-        body = body[: cut if cut > limit // 2 else limit].rstrip() + " …"
-    fences = sum(1 for ln in body.split("\n") if ln.lstrip().startswith(("```", "~~~")))
-    if fences % 2:
-        body += "\n```"
-    return body
+    """The start of a section's body, at most ``limit`` characters and
+    ``max_lines`` lines, never cut inside a fenced block: a block that does not
+    fit is left out whole (the cut comes before it), unless it opens the body,
+    then its first lines are shown up to a line that ends a command (no backslash
+    continuation). What is left out is counted: "…N more lines"."""
+    lines = list(doc.lines()[start_line:end_line])
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    out: list[str] = []
+    used = 0
+    i = 0
+    while i < len(lines):
+        ln = lines[i]
+        if FENCE_OPEN.match(ln):
+            end = _fence_end(lines, i)
+            block = lines[i:end]
+            size = sum(len(b) + 1 for b in block)
+            if len(out) + len(block) <= max_lines and used + size <= limit * 3 // 2:
+                out += block
+                used += size
+                i = end
+                continue
+            if any(o.strip() for o in out):  # cut before the block
+                break
+            keep = max(2, max_lines - 1)  # the opening fence and the first lines
+            while keep < len(block) - 1 and block[keep - 1].rstrip().endswith("\\"):
+                keep += 1
+            out += block[:keep]
+            if not FENCE_OPEN.match(out[-1]) or len(out) == 1:
+                out.append(FENCE_OPEN.match(block[0]).group(1))  # type: ignore[union-attr]
+            closed = len(block) > 1 and FENCE_OPEN.match(block[-1]) is not None
+            rest = block[keep : len(block) - 1 if closed else len(block)]  # not the fence
+            return "\n".join(out) + _more(rest + lines[end:])
+        if len(out) >= max_lines or used >= limit:
+            break
+        if used + len(ln) > limit:
+            out.append(_cut_prose(ln, limit - used))
+            return "\n".join(out) + _more(lines[i + 1 :])
+        out.append(ln)
+        used += len(ln) + 1
+        i += 1
+    while out and not out[-1].strip():
+        out.pop()
+    return "\n".join(out) + _more(lines[i:])
 
 
 def hover_section(
@@ -171,7 +244,8 @@ def hover_section(
     uri: str,
     root_name: str | None = None,
 ) -> types.Hover:
-    """A preview of a link's target: heading, breadcrumb, the start of the body, path."""
+    """A preview of a link's target: heading, breadcrumb, the start of the body, path
+    (as text: the editor's own "follow link" is the one link to the target)."""
     if heading is None:
         title = doc.title
         crumb = doc.title
@@ -199,7 +273,7 @@ def hover_section(
         f"**{_escape_inline(title)}**  \n"
         f"_{_escape_inline(crumb)}_\n\n"
         f"{body}\n\n"
-        f"[`{_escape_inline(where)}:{line + 1}`]({markdown_link_target(uri_at_line(uri, line))})"
+        f"`{where}:{line + 1}`"  # one way there: the link itself (F12, Ctrl+click)
     )
     return types.Hover(
         contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=_safe(md))

@@ -189,10 +189,7 @@ class Indexing:
                 rep = await root.reconcile(progress)
             finally:
                 if rep is not None:
-                    finish(
-                        f"{rep.files} files, {rep.chunks} chunks ({rep.indexed} indexed, "
-                        f"{rep.removed} removed, {rep.embedded} embedded)"
-                    )
+                    finish(f"ready: {rep.files} files, {rep.chunks} sections")
                 else:
                     finish(root.folder.message or "stopped")
             self.on_indexed(root)
@@ -216,15 +213,19 @@ class Indexing:
             log.info("window/workDoneProgress/create failed: %s", exc)
             return None, lambda msg: None
         wdp.begin(
-            token, types.WorkDoneProgressBegin(title=title, message="scanning files", percentage=0)
+            token,
+            types.WorkDoneProgressBegin(
+                title=title, message="looking for markdown files", percentage=0
+            ),
         )
         loop = asyncio.get_running_loop()
         last = [0.0]
-        labels = {"parse": "files parsed", "embed": "texts embedded (chunks, then passages)"}
         embed_start: list[tuple[float, int]] = []  # (when, done) at the first embedding report
 
         def report(stage: str, done: int, total: int) -> None:  # called in the writer thread
             now = time.monotonic()
+            if stage not in ("model", "wait", "parse", "embed"):
+                return  # the CLI's finer counts (passages, tokens)
             if stage != "model" and done < total and now - last[0] < 0.1:
                 return
             last[0] = now
@@ -232,14 +233,14 @@ class Indexing:
                 msg, pct = "loading the embedding model", 30
             elif stage == "wait":
                 msg, pct = "waiting for another mdseek process embedding this index", 30
-            else:
-                msg = f"{done}/{total} {labels.get(stage, stage)}"
-                if stage == "embed":
+            else:  # plain words (editors show them as they are: VS Code, Neovim)
+                frac = done / total if total else 1.0
+                msg = f"{done} of {total} files read"
+                if stage == "embed":  # texts = chunks and passages: a share says it plainly
                     embed_start[:] = embed_start or [(now, done)]
-                    msg += _time_left(
+                    msg = f"searchable by meaning: {int(frac * 100)}%" + _time_left(
                         now - embed_start[0][0], done - embed_start[0][1], total - done
                     )
-                frac = done / total if total else 1.0
                 pct = int(frac * 30) if stage == "parse" else 30 + int(frac * 70)
             value = types.WorkDoneProgressReport(message=msg, percentage=pct)
             loop.call_soon_threadsafe(wdp.report, token, value)

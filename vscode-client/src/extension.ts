@@ -6,6 +6,8 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import {
   CloseAction,
+  CodeLensRequest,
+  CodeLensResolveRequest,
   ErrorAction,
   LanguageClient,
   LanguageClientOptions,
@@ -31,6 +33,8 @@ export interface SearchResult {
   /** the same as plain text (what the picker shows; breadcrumbs are plain) */
   heading_text?: string;
   breadcrumb: string;
+  /** the heading's level, 1-6 (0: a file without headings); older servers omit it */
+  level?: number;
   range: LspRange;
   start_line: number; // 1-based
   end_line: number; // 1-based, inclusive (= LSP's exclusive 0-based end)
@@ -186,6 +190,7 @@ export function initializationOptions(): Record<string, unknown> {
   }
   delete out.server;
   delete out.outline;
+  delete out.codeLens; // the client's own (a middleware filters the lenses)
   for (const key of SERVER_SETTINGS) if (!(key in out)) out[key] = cfg.get(key);
   if (!vscode.workspace.isTrusted) {
     for (const key of RESTRICTED_SETTINGS) out[key] = userSetting(cfg, key);
@@ -238,10 +243,57 @@ function showStartError(command: string[], reason: string): void {
 // ---------------------------------------------------------------- client lifecycle
 
 let clientStarts = 0; // how many times a server was started (read by the self-test)
+let startedWith = ''; // serverSettingsKey() of the running server
+
+/** Everything the server is started with: a change of it restarts the server. */
+function serverSettingsKey(): string {
+  return JSON.stringify([serverConfig(), initializationOptions()]);
+}
+
+type CodeLensMode = 'all' | 'nonzero' | 'off';
+
+function codeLensMode(): CodeLensMode {
+  const v = vscode.workspace.getConfiguration('mdseek').get<string>('codeLens', 'nonzero');
+  return v === 'all' || v === 'off' ? v : 'nonzero';
+}
+
+/** The lenses a user asked for (setting mdseek.codeLens): all of them, only
+ * those with a count above 0 (resolved here, as the server counts on resolve),
+ * or none. */
+async function filterLenses(
+  c: LanguageClient,
+  lenses: vscode.CodeLens[] | null | undefined,
+  token: vscode.CancellationToken,
+): Promise<vscode.CodeLens[] | null | undefined> {
+  const mode = codeLensMode();
+  if (mode === 'off') return [];
+  if (mode === 'all' || !lenses?.length) return lenses;
+  const resolved = await Promise.all(lenses.map(async (l) => {
+    if (l.command) return l;
+    try {
+      const r = await c.sendRequest(CodeLensResolveRequest.type, c.code2ProtocolConverter.asCodeLens(l), token);
+      return r ? c.protocol2CodeConverter.asCodeLens(r) : undefined;
+    } catch {
+      return undefined;
+    }
+  }));
+  return resolved.filter((l): l is vscode.CodeLens => !!l?.command?.command);
+}
+
+/** Asks VS Code for the lenses again (the setting changed). */
+function refreshCodeLenses(): void {
+  const c = client;
+  if (!c || !clientReady) return;
+  const feature = c.getFeature(CodeLensRequest.method);
+  for (const e of vscode.window.visibleTextEditors) {
+    feature.getProvider(e.document)?.onDidChangeCodeLensEmitter.fire();
+  }
+}
 
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
   clientStarts++;
   const { command, env } = serverConfig();
+  startedWith = serverSettingsKey();
   const mergedEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   lastStartError = undefined;
   lastStatus = undefined;
@@ -274,6 +326,9 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     },
     initializationOptions: initializationOptions(),
     outputChannel: output,
+    middleware: {
+      provideCodeLenses: async (doc, token, next) => filterLenses(c, await next(doc, token), token),
+    },
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),
       closed: () => {
@@ -366,14 +421,17 @@ function restartClient(context: vscode.ExtensionContext): Promise<void> {
 
 /** Observe $/progress for every work-done token the server creates. The
  * languageclient's ProgressFeature answers window/workDoneProgress/create and
- * subscribes to the token via client.onProgress; we wrap that to also drive
- * the status bar (its own progress UI keeps working). */
+ * subscribes to the token via client.onProgress; we wrap that to drive the
+ * status bar instead of the client's own progress UI (one surface, not two). */
 function hookProgress(c: LanguageClient): void {
   const original = c.onProgress.bind(c) as LanguageClient['onProgress'];
   (c as { onProgress: LanguageClient['onProgress'] }).onProgress = ((type: unknown, token: string | number, handler: (v: unknown) => void) => {
     const wrapped = (value: unknown): void => {
       if (type === WorkDoneProgress.type && value && typeof value === 'object') {
+        // One progress surface: the status item. The language client's own
+        // window progress ("320/494 … embedded" beside it) is not started.
         onWorkDone(String(token), value as WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd);
+        return;
       }
       handler(value);
     };
@@ -384,7 +442,7 @@ function hookProgress(c: LanguageClient): void {
 function onWorkDone(token: string, v: WorkDoneProgressBegin | WorkDoneProgressReport | WorkDoneProgressEnd): void {
   if (v.kind === 'begin') {
     activeProgress.add(token);
-    progressText = v.title + (v.message ? `: ${v.message}` : '');
+    progressText = v.message;
     progressPct = v.percentage;
     setUiState('indexing');
     startPolling();
@@ -414,10 +472,7 @@ function setUiState(s: UiState): void {
   uiState = s;
   if (changed) uiStateChanged.fire(s);
   const st = lastStatus;
-  const stats = st
-    ? `${st.files} files, ${st.chunks} sections (${Math.max(0, st.chunks - (st.pending_embeds ?? 0))} embedded), ` +
-      `window fit ${Math.round((st.window_fit ?? 0) * 100)}%, model ${st.model}`
-    : '';
+  const stats = st ? statusWords(st) : '';
   switch (s) {
     case 'starting':
       statusItem.text = '$(sync~spin) mdseek: starting…';
@@ -426,9 +481,9 @@ function setUiState(s: UiState): void {
       statusItem.backgroundColor = undefined;
       break;
     case 'indexing': {
-      const pct = progressPct !== undefined ? ` ${Math.round(progressPct)}%` : '';
-      statusItem.text = `$(sync~spin) mdseek: indexing…${pct}`;
-      statusItem.tooltip = `mdseek is indexing${progressText ? ` — ${progressText}` : ''}${stats ? `\n${stats}` : ''}`;
+      const words = indexingWords(progressText, progressPct);
+      statusItem.text = `$(sync~spin) mdseek: ${words.replace(/, about .*/, '')}`;
+      statusItem.tooltip = `mdseek: ${words}${stats ? ` — ${stats} so far` : ''}\nSearch works meanwhile (keyword results first)`;
       statusItem.accessibilityInformation = { label: 'mdseek: indexing' };
       statusItem.backgroundColor = undefined;
       break;
@@ -531,38 +586,88 @@ export function parentCrumb(r: SearchResult): string {
   return parts.join(' > ');
 }
 
-/** One picker row: the heading, then the file and where in it, then the snippet.
- * Long headings (converted AsciiDoc, whole sentences) are shortened. */
+/** The heading's level: the server's, else the depth of its breadcrumb. */
+export function headingLevel(r: SearchResult): number {
+  if (typeof r.level === 'number' && r.level >= 1) return Math.min(6, r.level);
+  return Math.min(6, Math.max(1, (r.breadcrumb || '').split(' > ').filter(Boolean).length));
+}
+
+/** The folder of a result relative to the workspace ("" at its top). */
+function folderOf(r: SearchResult): string {
+  const p = (r.path || vscode.Uri.parse(r.uri).fsPath).replace(/\\/g, '/');
+  const rel = vscode.workspace.asRelativePath(p.startsWith('/') ? vscode.Uri.file(p) : p, false).replace(/\\/g, '/');
+  const dir = path.posix.dirname(rel);
+  return dir === '.' ? '' : dir;
+}
+
+let extensionUri: vscode.Uri | undefined;
+
+/** One picker row: an icon of the heading's level and the heading, then the
+ * folder, file and where in it, then the snippet. Long headings (converted
+ * AsciiDoc, whole sentences) are shortened. */
 export function toItem(r: SearchResult): ResultItem {
   const file = path.basename(r.path || vscode.Uri.parse(r.uri).fsPath);
+  const folder = folderOf(r);
   const crumb = parentCrumb(r)
     .split(' > ')
     .filter(Boolean)
     .map((p) => shorten(p, CRUMB_PART_MAX))
     .join(' > ');
+  const where = folder ? `${folder}/${file}` : file;
+  const level = headingLevel(r);
   return {
     label: shorten(r.heading_text || r.heading || file, LABEL_MAX),
-    description: crumb ? `${file} · ${crumb}` : file,
+    iconPath: extensionUri
+      ? {
+          light: vscode.Uri.joinPath(extensionUri, 'media', `h${level}-light.svg`),
+          dark: vscode.Uri.joinPath(extensionUri, 'media', `h${level}-dark.svg`),
+        }
+      : new vscode.ThemeIcon('symbol-key'),
+    description: crumb ? `${where} · ${crumb}` : where,
     detail: r.snippet,
     alwaysShow: true,
     result: r,
   };
 }
 
-/** The row shown when there is nothing to list, with the server's note. */
-function emptyItem(note: string | undefined, waiting: boolean): ResultItem {
+const NOTE_LINE = 70; // fits the picker's width (checked by the e2e test)
+
+/** `text` in lines of at most `width` characters, cut between words (never with "…"). */
+export function wrapWords(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let cur = '';
+  for (const w of text.replace(/\s+/g, ' ').trim().split(' ')) {
+    if (cur && cur.length + 1 + w.length > width) {
+      lines.push(cur);
+      cur = w;
+    } else {
+      cur = cur ? `${cur} ${w}` : w;
+    }
+  }
+  if (cur) lines.push(cur);
+  return lines;
+}
+
+/** The server's note, whole: one row per line (a QuickPick row is one line). */
+function noteItems(note: string): ResultItem[] {
+  return wrapWords(note, NOTE_LINE).map((line, i) => ({
+    label: i === 0 ? `$(info) ${line}` : `$(blank) ${line}`,
+    alwaysShow: true,
+  }));
+}
+
+export const NOTHING_CLOSE = 'Nothing close in meaning — try other words';
+
+/** The rows shown when there is nothing to list, with the server's note whole. */
+function emptyItems(note: string | undefined, waiting: boolean): ResultItem[] {
   if (waiting) {
-    return {
+    return [{
       label: '$(sync~spin) The index is still opening…',
       detail: 'Results appear here as soon as it is ready; keep typing or wait.',
       alwaysShow: true,
-    };
+    }];
   }
-  return {
-    label: '$(search-stop) No matching sections',
-    detail: note ? `Server note: ${note}` : 'Describe what the section is about in other words.',
-    alwaysShow: true,
-  };
+  return [{ label: `$(search-stop) ${NOTHING_CLOSE}`, alwaysShow: true }, ...(note ? noteItems(note) : [])];
 }
 
 const STOP = new Set(('a an and are as at be by can do does for from how i if in is it my of on or so the ' +
@@ -572,6 +677,24 @@ const STOP = new Set(('a an and are as at be by can do does for from how i if in
 export function queryTerms(query: string): string[] {
   const words = query.toLowerCase().match(/[\p{L}\p{N}_][\p{L}\p{N}_'-]*/gu) ?? [];
   return [...new Set(words.filter((w) => w.length >= 3 && !STOP.has(w)))];
+}
+
+/** A word's stem for highlighting: "dies" → "di", "promoted" → "promot". */
+export function stem(word: string): string {
+  const w = word.toLowerCase().replace(/'s$/, '');
+  for (const suf of ['ing', 'ed', 'es', 's', 'e', 'ly']) {
+    if (w.endsWith(suf) && w.length - suf.length >= 3) return w.slice(0, -suf.length);
+  }
+  return w;
+}
+
+/** Whole words of the query (and their inflections: replica → replicas,
+ * promote → promoted), never a longer word ("main" does not match "maintenance"). */
+export function termPattern(terms: string[]): RegExp | undefined {
+  const stems = [...new Set(terms.map(stem))].filter((t) => t.length >= 2);
+  if (!stems.length) return undefined;
+  const alt = stems.sort((a, b) => b.length - a.length).map(escapeRe).join('|');
+  return new RegExp(`(?<![\\p{L}\\p{N}_])(?:${alt})(?:e|es|ed|ing|s|er|ers|ly|ion|ions|'s)?(?![\\p{L}\\p{N}_])`, 'giu');
 }
 
 function headingLine(r: SearchResult): number {
@@ -634,15 +757,26 @@ class SectionPeek {
     }
   }
 
+  /** Previews `r` once the preview being opened has landed; a preview asked
+   * for before the last one is dropped (arrowing quickly shows the row that is
+   * focused, never one passed over). */
   show(r: SearchResult, terms: string[]): Promise<void> {
-    const next = this.inflight.then(() => this.showNow(r, terms));
+    const mine = ++this.seq;
+    const next = this.inflight.then(() => this.showNow(r, terms, mine));
     this.inflight = next.catch(() => undefined);
     return next;
   }
 
-  private async showNow(r: SearchResult, terms: string[]): Promise<void> {
-    if (this.finished) return;
-    const mine = ++this.seq;
+  /** Drops a preview asked for and not opened yet (the query changed). */
+  drop(): void {
+    this.seq++;
+  }
+
+  /** Previews opened so far (read by the self-test). */
+  shown: string[] = [];
+
+  private async showNow(r: SearchResult, terms: string[], mine: number): Promise<void> {
+    if (this.finished || mine !== this.seq) return;
     const uri = vscode.Uri.parse(r.uri);
     const line = headingLine(r);
     let editor: vscode.TextEditor;
@@ -657,8 +791,9 @@ class SectionPeek {
       log(`preview of ${r.uri} failed: ${err}`);
       return;
     }
-    if (mine !== this.seq) return; // the selection moved on meanwhile
     this.peeked = uri;
+    if (mine !== this.seq) return; // the selection moved on meanwhile
+    this.shown.push(r.heading_text || r.heading);
     const doc = editor.document;
     const end = Math.min(Math.max(r.end_line ?? line + 1, line + 1), doc.lineCount);
     const section = new vscode.Range(line, 0, Math.max(line, end - 1), 0);
@@ -666,8 +801,8 @@ class SectionPeek {
     editor.revealRange(new vscode.Range(line, 0, line, 0), vscode.TextEditorRevealType.InCenter);
     editor.setDecorations(this.sectionDeco, [section]);
     const hits: vscode.Range[] = [];
-    if (terms.length) {
-      const re = new RegExp(`(?<![\\p{L}\\p{N}_])(${terms.map(escapeRe).join('|')})[\\p{L}\\p{N}_]*`, 'giu');
+    const re = termPattern(terms);
+    if (re) {
       for (let i = line; i < end && hits.length < 500; i++) {
         const text = doc.lineAt(i).text;
         for (const m of text.matchAll(re)) hits.push(new vscode.Range(i, m.index ?? 0, i, (m.index ?? 0) + m[0].length));
@@ -735,7 +870,7 @@ function escapeRe(s: string): string {
 }
 
 /** The last answer the picker showed (read by the self-test). */
-let lastPicker: { value: string; mode?: string; note?: string; rows: number; waiting: boolean; settled: boolean } | undefined;
+let lastPicker: { value: string; mode?: string; note?: string; rows: number; waiting: boolean; settled: boolean; previews?: string[] } | undefined;
 
 async function searchSections(): Promise<void> {
   const c = requireClient();
@@ -745,11 +880,13 @@ async function searchSections(): Promise<void> {
   const qp = vscode.window.createQuickPick<ResultItem>();
   qp.title = baseTitle;
   qp.placeholder = 'Describe what you are looking for (semantic search over Markdown sections)';
-  // VS Code highlights the query where it appears verbatim in a row (the
-  // stable API has no per-word highlights for QuickPick items); alwaysShow
-  // keeps every result listed, in the server's order.
-  qp.matchOnDescription = true;
-  qp.matchOnDetail = true;
+  // alwaysShow keeps every result listed, in the server's order. VS Code
+  // highlights where the typed text appears inside a row, word prefixes
+  // included ("main" in "maintenance"), and the stable API has no per-word
+  // highlights for QuickPick items: the file and the snippet are not matched,
+  // so only the heading can be lit; the preview lights whole query words.
+  qp.matchOnDescription = false;
+  qp.matchOnDetail = false;
   qp.ignoreFocusOut = false;
   const peek = new SectionPeek();
 
@@ -759,21 +896,29 @@ async function searchSections(): Promise<void> {
   let partial = false; // the last answer came before the index was ready
   let lastRows = 0;
   let accepted = false;
-  lastPicker = { value: '', rows: 0, waiting: false, settled: true };
+  // The focus VS Code puts on the first row of every new or re-filtered list
+  // is not the user's: a preview follows the arrow keys only, never the
+  // typing. The first row is previewed when the focus comes back to it from
+  // another row of the same list (arrow up), never when a list arrives.
+  let lastActive: ResultItem | undefined;
+  lastPicker = { value: '', rows: 0, waiting: false, settled: true, previews: [] };
+  const setItems = (items: ResultItem[]): void => {
+    qp.items = items;
+  };
 
   const run = async (query: string): Promise<void> => {
     const mine = ++seq;
     cts?.cancel();
     cts = new vscode.CancellationTokenSource();
     if (!query.trim()) {
-      qp.items = [];
+      setItems([]);
       qp.busy = false;
       partial = false;
-      lastPicker = { value: query, rows: 0, waiting: false, settled: true };
+      lastPicker = { value: query, rows: 0, waiting: false, settled: true, previews: peek.shown };
       return;
     }
     qp.busy = true;
-    lastPicker = { value: query, rows: 0, waiting: false, settled: false };
+    lastPicker = { value: query, rows: 0, waiting: false, settled: false, previews: peek.shown };
     try {
       const res = await c.sendRequest<SearchResponse>(SEARCH, { query, limit }, cts.token);
       if (mine !== seq) return; // stale
@@ -783,7 +928,8 @@ async function searchSections(): Promise<void> {
       // A first index: keyword results first, then hybrid over the vectors made so far.
       partial = waiting || (loading && (res?.mode === 'lexical' || res?.complete === false));
       lastRows = results.length;
-      qp.items = results.length ? results.map(toItem) : [emptyItem(res?.note, waiting)];
+      const note = res?.note && results.length && !loading && res.mode !== 'lexical' ? noteItems(res.note) : [];
+      setItems(results.length ? [...results.map(toItem), ...note] : emptyItems(res?.note, waiting));
       qp.title = loading && res?.mode === 'lexical'
         ? `${baseTitle} — keyword results only: semantic search is still loading`
         : loading && res?.complete === false
@@ -791,13 +937,13 @@ async function searchSections(): Promise<void> {
         : res?.mode === 'lexical' && uiState === 'lexical-only'
           ? `${baseTitle} — keyword results only${res.note ? `: ${res.note}` : ''}`
           : baseTitle;
-      lastPicker = { value: query, mode: res?.mode, note: res?.note, rows: results.length, waiting, settled: true };
+      lastPicker = { value: query, mode: res?.mode, note: res?.note, rows: results.length, waiting, settled: true, previews: peek.shown };
     } catch (err) {
       if (mine !== seq) return;
-      qp.items = [];
+      setItems([]);
       qp.title = `${baseTitle} — error: ${err instanceof Error ? err.message : String(err)}`;
       log(`${SEARCH} failed: ${err}`);
-      lastPicker = { value: query, rows: 0, waiting: false, settled: true };
+      lastPicker = { value: query, rows: 0, waiting: false, settled: true, previews: peek.shown };
     } finally {
       if (mine === seq) qp.busy = false;
     }
@@ -814,12 +960,19 @@ async function searchSections(): Promise<void> {
     qp.onDidChangeValue((value) => {
       if (timer) clearTimeout(timer);
       qp.busy = value.trim().length > 0;
-      lastPicker = { value, rows: 0, waiting: false, settled: false };
+      lastPicker = { value, rows: 0, waiting: false, settled: false, previews: peek.shown };
+      peek.drop(); // typing: a preview asked for and not opened yet is dropped
+      lastActive = undefined; // the next focus on the first row is VS Code's
       timer = setTimeout(() => void run(value), 150);
     }),
     qp.onDidChangeActive((items) => {
-      const r = items[0]?.result;
-      if (r) void peek.show(r, queryTerms(qp.value));
+      const item = items[0];
+      const prev = lastActive;
+      lastActive = item;
+      const list = qp.items;
+      if (!item?.result || !list.includes(item)) return; // a note row, or a list gone by
+      if (item === list[0] && !(prev !== undefined && prev !== item && list.includes(prev))) return;
+      void peek.show(item.result, queryTerms(qp.value));
     }),
     qp.onDidAccept(async () => {
       const item = qp.selectedItems[0] ?? qp.activeItems[0];
@@ -865,12 +1018,37 @@ async function reindex(): Promise<void> {
   }
 }
 
+/** The state in words a user knows: "ready", "indexing", "keyword search only". */
+export function stateWords(st: StatusResponse): string {
+  if (st.state === 'lexical-only') return 'keyword search only';
+  return st.state;
+}
+
+/** The server's work-done progress in plain words: "reading files 12 of 42",
+ * "loading the model", "indexing 64%, about 40 s left" (the server counts
+ * chunks and passages together while embedding: a percentage says it plainly). */
+export function indexingWords(message: string | undefined, pct: number | undefined): string {
+  const m = message ?? '';
+  const files = /^(\d+)(?:\/| of )(\d+) files/.exec(m);
+  const left = /about \d+ (?:min|s) left/.exec(m)?.[0];
+  if (files) return `reading files ${files[1]} of ${files[2]}`;
+  if (/loading the embedding model/.test(m)) return 'loading the model';
+  if (/waiting for another mdseek/.test(m)) return 'waiting for another mdseek';
+  if (pct !== undefined) return `indexing ${Math.round(pct)}%${left ? `, ${left}` : ''}`;
+  return 'indexing…';
+}
+
+/** "42 files, 494 sections" (what the status item's tooltip says). */
+export function statusWords(st: StatusResponse): string {
+  return `${st.files} ${st.files === 1 ? 'file' : 'files'}, ${st.chunks} ${st.chunks === 1 ? 'section' : 'sections'}`;
+}
+
+/** What clicking the status item says: the state, the counts, where the index is. */
 export function formatStatus(st: StatusResponse): string {
-  const pct = Math.round((st.window_fit ?? 0) * 1000) / 10;
+  const where = indexPaths(st);
   return (
-    `mdseek: ${st.state} — ${st.files} files, ${st.chunks} sections, ` +
-    `window fit ${pct}%, model ${st.model}, pending embeds ${st.pending_embeds}` +
-    (indexPaths(st).length ? `; index ${indexPaths(st).join(', ')}` : '') +
+    `mdseek: ${stateWords(st)} — ${statusWords(st)}` +
+    (where.length ? `; index in ${where.join(', ')}` : '') +
     (st.message ? ` (${st.message})` : '')
   );
 }
@@ -903,6 +1081,8 @@ interface SelfTestArgs {
   hoverLine?: number;
   hoverChar?: number;
   symbolQuery?: string;
+  /** Ask mdseek/search for the score parts too (where the matched passage is). */
+  explain?: boolean;
   /** Also return every diagnostic the mdseek server reported (pulled or pushed). */
   diagnostics?: boolean;
   /** Save every editor (after a rename left changed files open). */
@@ -952,7 +1132,7 @@ async function selfTest(args: SelfTestArgs): Promise<Record<string, unknown>> {
     }
     if (args?.query) {
       try {
-        out.search = await c.sendRequest<SearchResponse>(SEARCH, { query: args.query, limit: 20 });
+        out.search = await c.sendRequest<SearchResponse>(SEARCH, { query: args.query, limit: 20, explain: !!args.explain });
       } catch (e) {
         out.search = { error: err(e) };
       }
@@ -1065,6 +1245,7 @@ async function showReferences(uri: string, position: LspPosition, locations: Lsp
 // ---------------------------------------------------------------- activation
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  extensionUri = context.extensionUri;
   output = vscode.window.createOutputChannel('mdseek');
   statusItem = vscode.window.createStatusBarItem('mdseek.status', vscode.StatusBarAlignment.Left, 10);
   statusItem.name = 'mdseek';
@@ -1079,7 +1260,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('mdseek.selfTest', selfTest),
     vscode.commands.registerCommand('mdseek.showReferences', showReferences),
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('mdseek')) void restartClient(context);
+      if (e.affectsConfiguration('mdseek.codeLens')) refreshCodeLenses();
+      // settings the server reads restart it; the client's own (codeLens) do not
+      if (e.affectsConfiguration('mdseek') && serverSettingsKey() !== startedWith) void restartClient(context);
     }),
     { dispose: () => stopPolling() },
     uiStateChanged,

@@ -298,6 +298,34 @@ async function quickPickTitle() {
   return page.evaluate(() => document.querySelector('.quick-input-widget .quick-input-title')?.textContent?.trim() || '');
 }
 
+/** The status bar items that show indexing progress (mdseek's, or a second
+ * one: VS Code's window progress for the server's work-done progress). */
+async function progressItems() {
+  return page.evaluate(() => [...document.querySelectorAll('.statusbar .statusbar-item')]
+    .map((e) => `${e.id} ${(e.querySelector('[aria-label]') || e).getAttribute('aria-label') || ''} ${e.textContent || ''}`.replace(/\s+/g, ' ').trim())
+    .filter((t) => /status\.progress|mdseek|embedded|parsed|chunks|passages|indexing/i.test(t)));
+}
+
+/** The code lenses on screen: their texts. */
+async function lensTexts() {
+  return page.evaluate(() => [...document.querySelectorAll('.editor-group-container.active .codelens-decoration')]
+    .map((e) => (e.textContent || '').replace(/\s+/g, ' ').trim()).filter(Boolean));
+}
+
+/** The fenced blocks of markdown `md`, each as its lines (fences included); throws on one left open. */
+function fencedBlocks(md) {
+  const blocks = [];
+  let cur = null;
+  for (const ln of md.split('\n')) {
+    if (/^\s*(```|~~~)/.test(ln)) {
+      if (!cur) cur = [ln];
+      else { blocks.push([...cur, ln]); cur = null; }
+    } else if (cur) cur.push(ln);
+  }
+  if (cur) throw new Error(`a fenced block left open in ${JSON.stringify(md.slice(0, 300))}`);
+  return blocks;
+}
+
 /** Types `query` into the mdseek QuickPick and waits until `heading` is listed. */
 async function searchInQuickPick(query, heading, { timeoutMs = 20000, retype = 0, viaKey = false } = {}) {
   if (viaKey) {
@@ -341,11 +369,17 @@ async function searchInQuickPick(query, heading, { timeoutMs = 20000, retype = 0
   return { rows, idx, title: await quickPickTitle() };
 }
 
-/** Moves the QuickPick focus to row `idx`. */
+/** Moves the QuickPick focus to row `idx` with the arrow keys (on the focused
+ * row already: down and back up, as a person does to see its preview). */
 async function focusRow(idx) {
   const rows = await quickPickRows();
   const focused = Math.max(0, rows.findIndex((r) => r.focused));
-  const delta = idx - focused;
+  if (idx === focused && rows.length > 1) {
+    await page.keyboard.press(idx + 1 < rows.length ? 'ArrowDown' : 'ArrowUp');
+    await waitFor('the focus to move', async () => !(await quickPickRows()).some((r) => r.focused && r.index === idx), 5000, 50);
+  }
+  const now = Math.max(0, (await quickPickRows()).findIndex((r) => r.focused));
+  const delta = idx - now;
   for (let i = 0; i < Math.abs(delta); i++) await page.keyboard.press(delta > 0 ? 'ArrowDown' : 'ArrowUp');
   await waitFor(`row ${idx} focused`, async () => (await quickPickRows()).some((r) => r.focused && r.index === idx), 5000, 50);
 }
@@ -825,7 +859,16 @@ async function main() {
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws], {
     detached: true, // own process group (setsid): killed as a whole in cleanup()
     stdio: ['ignore', csLog, csLog],
-    env: { ...process.env, MDSEEK_E2E: '1' },
+    // the index (and any other mdseek cache) in the run's temp dir, never the user's cache
+    // (the indexes' folder is the platform's cache dir: XDG_CACHE_HOME; the model
+    // is looked up where it always is)
+    env: {
+      ...process.env,
+      MDSEEK_E2E: '1',
+      MDSEEK_CACHE_DIR: path.join(tmpRoot, 'cache', 'mdseek'),
+      XDG_CACHE_HOME: path.join(tmpRoot, 'cache'),
+      HF_HOME: process.env.HF_HOME || path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache'), 'huggingface'),
+    },
   });
   csProc.on('exit', (code, sig) => { if (!csProc.__killed) log(`code-server exited early (${code ?? sig}); see ${OUT}/code-server.log`); });
 
@@ -895,11 +938,17 @@ async function main() {
       await shot('empty-state');
       await clipQuickInput('readme-empty-state.png');
       await closeQuickInput();
-      if (answer.rows !== 0 || rows.length !== 1 || !rows[0].label.includes('No matching sections')) {
+      if (answer.rows !== 0 || !rows.length || !rows[0].label.includes('Nothing close in meaning — try other words')) {
         throw new Error(`expected the empty-state row, got ${JSON.stringify(rows)}`);
       }
-      if (answer.note && !(rows[0].aria + rows[0].detail).includes(answer.note)) throw new Error(`the row lacks the server's note "${answer.note}": ${JSON.stringify(rows[0])}`);
-      return `row "${rows[0].label}" — ${rows[0].detail.slice(0, 100)}`;
+      // the server's note, whole: one row per line, no "…", nothing cut off on screen
+      const shown = rows.slice(1).map((r) => r.label).join(' ').replace(/\s+/g, ' ').trim();
+      if (answer.note && shown !== answer.note.replace(/\s+/g, ' ').trim()) throw new Error(`the rows do not show the server's note "${answer.note}" whole: ${JSON.stringify(rows)}`);
+      if (rows.some((r) => r.label.includes('…'))) throw new Error(`a row is cut: ${JSON.stringify(rows)}`);
+      const cut = await page.evaluate(() => [...document.querySelectorAll('.quick-input-widget .quick-input-list .monaco-list-row .monaco-icon-label-container')]
+        .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1).map((e) => e.textContent));
+      if (cut.length) throw new Error(`rows wider than the picker (cut with an ellipsis): ${JSON.stringify(cut)}`);
+      return `rows ${JSON.stringify(rows.map((r) => r.label))}`;
     });
   }
 
@@ -927,6 +976,19 @@ async function main() {
     if (first === 'mdseek: indexing') {
       sawIndexing = true;
       await shot('indexing');
+      await check('while indexing, one progress item in the status bar, in plain words', async () => {
+        const samples = [];
+        for (let i = 0; i < 12 && (await mdseekStatusLabel()) === 'mdseek: indexing'; i++) {
+          samples.push(await progressItems());
+          await sleep(250);
+        }
+        if (!samples.length) return 'indexing ended before the first look';
+        const many = samples.find((x) => x.length > 1);
+        if (many) throw new Error(`two progress items at once: ${JSON.stringify(many)}`);
+        const jargon = samples.flat().find((t) => /chunks|passages|embedded|texts|window fit/i.test(t));
+        if (jargon) throw new Error(`the progress speaks of internals: ${jargon}`);
+        return `${samples.length} looks: ${[...new Set(samples.flat())].slice(0, 4).join(' | ')}`;
+      });
       let stillIndexing = false;
       await check(`while indexing, "${d.query}" lists "${d.heading}" and the title says semantic search is loading`, async () => {
         const { title } = await searchInQuickPick(d.query, d.heading, { timeoutMs: 20000 });
@@ -984,12 +1046,16 @@ async function main() {
   await check('clicking the status bar shows the index status', async () => {
     await page.locator('.statusbar-item', { has: page.locator('[aria-label="mdseek: ready"]') }).first().click()
       .catch(() => page.locator('.statusbar [aria-label="mdseek: ready"]').first().click());
-    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'window fit' }).first();
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'sections' }).first();
     await toast.waitFor({ state: 'visible', timeout: 10000 });
     const text = (await toast.innerText()).replace(/\s+/g, ' ');
     await shot('status-message');
-    for (const needle of ['files', 'sections', 'window fit', 'model', 'pending embeds']) {
+    // words a user knows: the state, files and sections; no internals
+    for (const needle of ['mdseek: ready', `${st0.status.files} files`, `${st0.status.chunks} sections`]) {
       if (!text.includes(needle)) throw new Error(`status message lacks "${needle}": ${text}`);
+    }
+    for (const internal of ['window fit', 'pending', 'embeds', 'model', st0.status.model]) {
+      if (internal && text.includes(internal)) throw new Error(`status message says "${internal}": ${text}`);
     }
     await page.keyboard.press('Escape');
     return text.slice(0, 160);
@@ -1002,11 +1068,26 @@ async function main() {
     await check(name, async () => {
       const expectedLine = headingLineOf(path.join(ws, c.path), c.heading);
       const { rows, idx, title } = await searchInQuickPick(c.query, c.heading, { timeoutMs: 20000, viaKey: i === 1 });
-      if (!rows[idx].description.includes(path.basename(c.path))) throw new Error(`row lacks the file name: ${JSON.stringify(rows[idx])}`);
+      const folder = path.posix.dirname(c.path);
+      if (!rows[idx].description.includes(`${folder}/${path.basename(c.path)}`)) throw new Error(`row lacks the folder and file: ${JSON.stringify(rows[idx])}`);
+      // typing previewed nothing (the first row of each answer is VS Code's focus, not the user's)
+      const typed = (await selfTest({}, { keepPicker: true })).picker;
+      if (typed.previews.length) throw new Error(`previews while typing: ${JSON.stringify(typed.previews)}`);
       // moving the selection previews the section in the editor, the picker keeps the focus
       await focusRow(idx);
       await waitFor(`preview of ${path.basename(c.path)} behind the picker`, async () =>
         ((await activeTabLabel()) || '').includes(path.basename(c.path)) && (await quickInputVisible()), 10000, 100);
+      if (i === 0 && rows.length > 4) {
+        // arrowing quickly: previews passed over are dropped, the focused row's is shown
+        const before = (await selfTest({}, { keepPicker: true })).picker.previews.length;
+        for (let k = 0; k < 3; k++) await page.keyboard.press(idx + 3 < rows.length ? 'ArrowDown' : 'ArrowUp');
+        for (let k = 0; k < 3; k++) await page.keyboard.press(idx + 3 < rows.length ? 'ArrowUp' : 'ArrowDown');
+        const seen = await waitFor('the focused row previewed last', async () => {
+          const p = (await selfTest({}, { keepPicker: true })).picker.previews;
+          return p.length > before && p[p.length - 1] === rows[idx].label && (await activeTabLabel() || '').includes(path.basename(c.path)) ? p : null;
+        }, 10000, 100);
+        if (seen.length - before >= 6) throw new Error(`every row passed over was previewed: ${JSON.stringify(seen.slice(before))}`);
+      }
       await shot(`search-${i + 1}-results`);
       if (i === 0) await page.screenshot({ path: path.join(OUT, 'readme-search.png') });
       if (c.maxRank && idx + 1 > c.maxRank) throw new Error(`"${c.heading}" is listed at #${idx + 1} (> ${c.maxRank}): ${JSON.stringify(rows.map((r) => r.label))}`);
@@ -1020,7 +1101,7 @@ async function main() {
       }, 5000).catch(async () => { throw new Error(`cursor is at ${JSON.stringify(await editorCursor())}, expected Ln ${expectedLine + 1}`); });
       await sleep(300);
       await shot(`search-${i + 1}-opened`);
-      const st = await selfTest({ query: c.query });
+      const st = await selfTest({ query: c.query, explain: true });
       const ae = st.activeEditor;
       if (!ae || !ae.path.endsWith(path.sep + c.path)) throw new Error(`active editor is ${ae && ae.path}, expected …/${c.path}`);
       if (ae.line !== expectedLine) throw new Error(`self-test cursor line ${ae.line}, expected ${expectedLine}`);
@@ -1031,10 +1112,24 @@ async function main() {
       const hits = (st.search && st.search.results) || [];
       const srvIdx = hits.findIndex((h) => h.heading === c.heading && h.path.replace(/\\/g, '/').endsWith(c.path));
       if (srvIdx < 0) throw new Error(`mdseek/search (self-test) does not return ${c.path} # ${c.heading}: ${JSON.stringify(hits.map((h) => `${h.path}#${h.heading}`))}`);
+      // the row's snippet comes from the passage that matched (when meaning found it through one)
+      const found = hits[srvIdx];
+      let passageNote = 'no passage';
+      const dp = found.explain && found.explain.dense_passage;
+      if (dp) {
+        const plain = (t) => t.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+        const srcLines = fs.readFileSync(path.join(ws, c.path), 'utf8').split('\n');
+        const passage = plain(srcLines.slice(dp.lines[0] - 1, dp.lines[1]).join(' '));
+        const words = plain(found.snippet.replace(/^… /, '').replace(/ …$/, '')).split(' ').slice(0, 4).join(' ');
+        if (!passage.includes(words)) throw new Error(`the snippet "${found.snippet}" is not from the matched passage (lines ${dp.lines.join('-')}): ${passage.slice(0, 200)}`);
+        const head = found.snippet.slice(0, 24);
+        if (!(rows[idx].detail + rows[idx].aria).includes(head)) throw new Error(`the row's snippet is not the server's "${head}…": ${JSON.stringify(rows[idx])}`);
+        passageNote = `snippet from the matched passage, lines ${dp.lines.join('-')}`;
+      }
       const ui = rows.map((r) => r.label);
       const srv = hits.slice(0, ui.length).map((h) => h.heading);
       const orderNote = JSON.stringify(ui) === JSON.stringify(srv) ? 'UI order = server order' : `UI order differs from server order: ui=${JSON.stringify(ui.slice(0, 5))} server=${JSON.stringify(srv.slice(0, 5))}`;
-      return `UI rank #${idx + 1}, server rank #${srvIdx + 1} (mode ${st.search.mode}); ${cur.text}; ${orderNote}${title.includes('keyword') ? '; title: ' + title : ''}`;
+      return `UI rank #${idx + 1}, server rank #${srvIdx + 1} (mode ${st.search.mode}); ${passageNote}; ${cur.text}; ${orderNote}${title.includes('keyword') ? '; title: ' + title : ''}`;
     });
     await closeQuickInput();
   }
@@ -1048,6 +1143,11 @@ async function main() {
       await openFile(home);
       await gotoLine(spec.hover[0].line + 1, 1);
       const { idx } = await searchInQuickPick(c.query, c.heading, { timeoutMs: 20000 });
+      const typed = (await selfTest({}, { keepPicker: true })).picker;
+      if (typed.previews.length || !((await activeTabLabel()) || '').includes(path.basename(home))) {
+        throw new Error(`typing previewed ${JSON.stringify(typed.previews)}; active tab ${await activeTabLabel()}`);
+      }
+      const explorer = await page.evaluate(() => document.querySelectorAll('.explorer-folders-view .monaco-list-row[aria-expanded="true"]').length);
       await focusRow(idx);
       await waitFor('the preview tab', async () => ((await activeTabLabel()) || '').includes(path.basename(c.path)), 10000, 100);
       await page.keyboard.press('Escape');
@@ -1061,7 +1161,8 @@ async function main() {
         const t = await tabsNow();
         return t.some((x) => x.includes(path.basename(c.path))) ? null : t;
       }, 5000, 100).catch(async () => { throw new Error(`the previewed file's tab stayed open: ${JSON.stringify(await tabsNow())}`); });
-      return `${cur.text}; tabs ${JSON.stringify(tabs.map((t) => t.split(',')[0]))}`;
+      const explorerAfter = await page.evaluate(() => document.querySelectorAll('.explorer-folders-view .monaco-list-row[aria-expanded="true"]').length);
+      return `no preview while typing; ${cur.text}; tabs ${JSON.stringify(tabs.map((t) => t.split(',')[0]))}; expanded Explorer folders ${explorer} → ${explorerAfter}`;
     });
   }
 
@@ -1153,9 +1254,29 @@ async function main() {
       const text = (await hover.innerText()).replace(/\s+/g, ' ');
       await sleep(600); // let the fade-in finish before the picture
       await shot(`hover-${i + 1}`);
+      if (i === 0) await widgetShot('.monaco-hover:not(.hidden)', 'readme-hover.png');
+      const fit = await page.evaluate(() => {
+        const h = document.querySelector('.monaco-hover:not(.hidden)');
+        const box = h && h.querySelector('.monaco-scrollable-element');
+        const content = h && h.querySelector('.monaco-hover-content');
+        return box && content ? { scrolls: content.scrollHeight > box.clientHeight + 2, links: h.querySelectorAll('a[href], a[data-href]').length } : null;
+      });
       const st = await selfTest({ hoverUri: pathToFileURL(path.join(ws, h.path)).toString(), hoverLine: h.line, hoverChar: h.character });
       const apiText = JSON.stringify(st.hover || []);
       if (!apiText.includes(h.heading)) throw new Error(`vscode.executeHoverProvider lacks "${h.heading}": ${apiText.slice(0, 300)}`);
+      // a hover never ends inside a fenced block: every block it shows is a whole block of the target
+      let blocks = [];
+      if (h.target_path) {
+        const src = fs.readFileSync(path.join(ws, h.target_path), 'utf8');
+        for (const md of (st.hover || []).flat()) {
+          blocks = fencedBlocks(md);
+          for (const b of blocks) {
+            if (!src.includes(b.join('\n')) && !/_…\d+ more lines?_/.test(md)) throw new Error(`the hover cuts a fenced block: ${JSON.stringify(b)}`);
+            if (!src.includes(b.slice(0, -1).join('\n'))) throw new Error(`the hover's block is not the target's: ${JSON.stringify(b)}`);
+            if (b.length > 2 && b[b.length - 2].trimEnd().endsWith('\\')) throw new Error(`the hover cuts a command mid-way: ${JSON.stringify(b)}`);
+          }
+        }
+      }
       if (h.target_path) {
         const want = pathToFileURL(path.join(ws, h.target_path)).toString();
         const wantLine = headingLineOf(path.join(ws, h.target_path), h.heading);
@@ -1165,7 +1286,39 @@ async function main() {
         }
       }
       await page.keyboard.press('Escape');
-      return text.slice(0, 120);
+      if (fit && fit.scrolls) throw new Error('the hover needs scrolling');
+      return `${text.slice(0, 120)}; ${blocks.length} whole fenced blocks; ${fit ? `fits without scrolling; ${fit.links} link(s)` : 'size not measured'}`;
+    });
+  }
+
+  // ---- 5b. the reference counts above headings: setting mdseek.codeLens
+  if (spec.lenses) {
+    const L = spec.lenses;
+    const lensesAt = async (want) => {
+      await openFile(L.path);
+      await gotoLine(headingLineOf(path.join(ws, L.path), L.heading) + 1, 1);
+      return waitFor(`lenses (${want})`, async () => {
+        const t = await lensTexts();
+        return t.length && t.every((x) => /^\d+ references?$/.test(x)) && (want === 'nonzero' ? !t.some((x) => x.startsWith('0 ')) : t.some((x) => x.startsWith('0 '))) ? t : null;
+      }, 30000, 250).catch(async () => { throw new Error(`lenses on screen (${want}): ${JSON.stringify(await lensTexts())}`); });
+    };
+    await check(`code lenses: only headings linked to by default, every one with mdseek.codeLens "all", none with "off"`, async () => {
+      const byDefault = await lensesAt('nonzero');
+      if (!byDefault.some((x) => x === L.references)) throw new Error(`no "${L.references}" lens above "${L.heading}": ${JSON.stringify(byDefault)}`);
+      await shot('lenses-nonzero');
+      const starts = (await selfTest({})).clientStarts;
+      await editSettingsInUI({ ...baseSettings, 'mdseek.server.command': SERVER_CMD, 'mdseek.codeLens': 'all' });
+      const all = await lensesAt('all');
+      await shot('lenses-all');
+      await editSettingsInUI({ ...baseSettings, 'mdseek.server.command': SERVER_CMD, 'mdseek.codeLens': 'off' });
+      await openFile(L.path);
+      await gotoLine(headingLineOf(path.join(ws, L.path), L.heading) + 1, 1);
+      await waitFor('no lens', async () => (await lensTexts()).length === 0, 15000, 250)
+        .catch(async () => { throw new Error(`lenses with "off": ${JSON.stringify(await lensTexts())}`); });
+      await editSettingsInUI({ ...baseSettings, 'mdseek.server.command': SERVER_CMD });
+      const after = (await selfTest({})).clientStarts;
+      if (after !== starts) throw new Error(`the server was restarted for a client setting (${starts} → ${after} starts)`);
+      return `default ${JSON.stringify(byDefault)}; "all" ${JSON.stringify(all)}; "off" none; no restart`;
     });
   }
 
