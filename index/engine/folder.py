@@ -349,6 +349,19 @@ class Folder:
         assert eng is not None
         return self._finish(eng.index(embed=False))
 
+    def file_saved(self, path: Path) -> IndexReport | None:
+        """(Writer thread.) A file saved or changed, the save policy: its chunks
+        indexed and their vectors made now (it is searchable by meaning at
+        once), its passages' vectors a moment later in the background
+        (:meth:`embed_in_background`). None while the index is not open."""
+        eng = self.engine
+        if eng is None:
+            return None
+        rep = eng.index_file(path, passages=False)
+        if rep.pending:
+            self.embed_in_background(rep.pending)
+        return rep
+
     def embed_in_background(self, pending: int = 0) -> None:
         """The vectors that changes left pending (``pending``: that many more,
         a saved file's passages), a slice at a time on a background thread;

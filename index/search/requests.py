@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..text.files import DEFAULT_EXCLUDE, FileFilter, matches
+from ..text.files import matches
 from .query import Query
 
 
@@ -216,44 +216,3 @@ def path_wanted(rel: str, globs: Sequence[str]) -> bool:
     if plain and not hit(plain):
         return False
     return not (negated and hit(negated))
-
-
-def filter_differs(stored: dict | None, wanted: dict) -> str | None:
-    """The one-line message when a search asks for an index shaped otherwise
-    than the one it has (``stored`` None: the index never said; anything goes)."""
-    if stored is None or stored == wanted:
-        return None
-    parts = []
-    for key, label in (("include", "--include"), ("exclude", "--exclude")):
-        if stored.get(key) != wanted.get(key):
-            own = [g for g in stored.get(key) or [] if g not in DEFAULT_EXCLUDE]
-            parts.append(f"{label} {' '.join(own) or '(default)'}")
-    if stored.get("max_file_size") != wanted.get("max_file_size"):
-        parts.append(f"--max-file-size {stored.get('max_file_size')}")
-    return (
-        "the index holds files chosen by "
-        + ", ".join(parts)
-        + "; search does not change what the index holds: filter results with --path GLOB,"
-        " or run `mdseek index` with the options you want"
-    )
-
-
-def filter_spec(flt: FileFilter) -> dict:
-    """What shapes an index, as the index remembers it (a meta row)."""
-    return {
-        "include": list(flt.include),
-        "exclude": list(flt.exclude),
-        "max_file_size": flt.max_file_size,
-    }
-
-
-def filter_from_spec(spec: Any) -> FileFilter | None:
-    """A remembered filter back (None if the row is missing or not understood)."""
-    try:
-        return FileFilter(
-            include=tuple(str(g) for g in spec["include"]),
-            exclude=tuple(str(g) for g in spec["exclude"]),
-            max_file_size=int(spec["max_file_size"]),
-        )
-    except (TypeError, KeyError, ValueError):
-        return None

@@ -25,8 +25,7 @@ import os
 import sqlite3
 import sys
 
-from mdseek.index.model.model import ModelUnavailable
-from mdseek.index.search import requests
+from mdseek.index.api import ModelUnavailable, requests
 from mdseek.index.text.files import DEFAULT_MAX_FILE_SIZE
 
 from .chunks import cmd_chunks, cmd_coverage

@@ -92,7 +92,7 @@ def add_progress(p: argparse.ArgumentParser) -> None:
 
 
 def add_rerank(p: argparse.ArgumentParser) -> None:
-    from mdseek.index.model.rerank import MAX_TOP_N, TOP_N
+    from mdseek.index.api import MAX_TOP_N, TOP_N
 
     p.add_argument(
         "--rerank", default=os.environ.get("MDSEEK_RERANK") or None, metavar="NAME_OR_PATH",

@@ -14,15 +14,14 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from mdseek.index.search import requests
-from mdseek.index.store.store import is_damage
+from mdseek.index.api import Mode, is_damage, requests
 from mdseek.index.text.files import display_path
 
 from .common import CliError, UsageError, engine_for, load_reranker, shown
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from mdseek.index.engine.engine import Engine
+    from mdseek.index.api import Engine
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -41,8 +40,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     loading: list[threading.Thread] = []
     eng = None
     try:
-        if request.mode != requests.Mode.LEXICAL and not args.model:
-            from mdseek.index.model.embed import warm_default_session
+        if request.mode != Mode.LEXICAL and not args.model:
+            from mdseek.index.api import warm_default_session
 
             loading.append(
                 warm_default_session(args.backend, args.threads, args.precision)
@@ -50,7 +49,7 @@ def cmd_search(args: argparse.Namespace) -> int:
         # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
         # met on the way says how to recover instead.
         eng = engine_for(args, check_index=False, shapes=False)
-        if request.mode != requests.Mode.LEXICAL:
+        if request.mode != Mode.LEXICAL:
             loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
         return _search(args, eng, request)
     except sqlite3.DatabaseError as exc:
@@ -68,8 +67,7 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchRequest) -> int:
-    from mdseek.index.engine.folder import Folder
-    from mdseek.index.engine.folders import search_folders
+    from mdseek.index.api import Folder, search_folders
 
     bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
     try:
@@ -117,7 +115,7 @@ def _where(args: argparse.Namespace, eng: Engine) -> dict:
     """``--section PATH:LINE``: where that section ranked (:func:`where_ranked`)."""
     from pathlib import Path
 
-    from mdseek.index.engine.where import where_ranked
+    from mdseek.index.api import where_ranked
     from mdseek.index.text.files import relpath
 
     path, sep, line = args.section.rpartition(":")
@@ -139,19 +137,23 @@ def _where(args: argparse.Namespace, eng: Engine) -> dict:
 def _where_lines(w: dict) -> str:
     sec = w["section"]
     out = [f"where {sec['path']}:{sec['line']} ranked ({sec['breadcrumb'] or 'no section there'}):"]
-    names = {"hybrid": "shown (hybrid)", "lexical": "keywords (BM25)", "dense": "meaning (cosine)"}
-    for mode in ("hybrid", "lexical", "dense"):
+    names = {
+        Mode.HYBRID: "shown (hybrid)",
+        Mode.LEXICAL: "keywords (BM25)",
+        Mode.DENSE: "meaning (cosine)",
+    }
+    for mode in Mode:
         p = w.get(mode)
         if p is None:
             continue
-        key, mine = ("best", "score") if mode == "hybrid" else ("best_raw", "raw")
+        key, mine = ("best", "score") if mode == Mode.HYBRID else ("best_raw", "raw")
         best = "" if p[key] is None else f"; the top one {p[key]:.4g}"
         if p["rank"] is None:
             out.append(f"  {names[mode]}: not among its {p['of']} sections{best}")
             continue
         score = "-" if p[mine] is None else f"{p[mine]:.4g}"
         line = f"  {names[mode]}: #{p['rank']} of {p['of']}, {score}{best}"
-        if mode == "hybrid" and p["explain"]:
+        if mode == Mode.HYBRID and p["explain"]:
             line += f"\n    {_explain_line(p['explain'])}"
         out.append(line)
     out.append(f"  why: {w['why']}")
@@ -161,7 +163,7 @@ def _where_lines(w: dict) -> str:
 def _json_result(eng: Engine, r) -> dict:
     """One result of ``search --json``: lines 1-based and inclusive, the heading
     as written (and as plain text), as MCP has them."""
-    from mdseek.index.engine.facade import heading_as_written
+    from mdseek.index.api import heading_as_written
 
     first, last = r.lines()
     out = {

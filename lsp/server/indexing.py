@@ -15,7 +15,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from mdseek.index.engine.status import FolderState
+from mdseek.index.api import FolderState
 from mdseek.index.links.links import MARKDOWN_SUFFIXES
 
 from .client import Tasks, supports, tell

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from mdseek.index.engine.engine import SearchResult
+from mdseek.index.api import SearchResult
 from mdseek.index.links.links import (
     anchor_context,
     anchor_link,

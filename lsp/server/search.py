@@ -12,12 +12,19 @@ from typing import Any
 
 from lsprotocol import types
 
-from mdseek.index.engine.engine import SearchResult
-from mdseek.index.engine.facade import written_heading
-from mdseek.index.engine.folder import Cancelled, CancelToken
-from mdseek.index.engine.folders import Answer, Hit, search_folders, summary
-from mdseek.index.engine.status import FolderState
-from mdseek.index.search.requests import Mode, SearchRequest
+from mdseek.index.api import (
+    Answer,
+    Cancelled,
+    CancelToken,
+    FolderState,
+    Hit,
+    Mode,
+    SearchRequest,
+    SearchResult,
+    search_folders,
+    summary,
+    written_heading,
+)
 
 from . import features as F
 from .convert import path_to_uri
