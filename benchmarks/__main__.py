@@ -137,9 +137,19 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
     from mdseek.index.engine.engine import Engine
     from mdseek.index.search import retrieve
     from mdseek.index.search.query import MAX_DF
+    from mdseek.index.store import survey
     from mdseek.index.text.chunk import DEFAULT_FLOOR
 
-    from . import lsp_speed, quality, save_latency, speed
+    from . import (
+        backends,
+        cold_cli,
+        incremental,
+        latency_at_scale,
+        lsp_speed,
+        quality,
+        save_latency,
+        speed,
+    )
 
     parts = set(args.only.split(",")) if args.only else {"quality", "speed", "lsp"}
     quick = args.quick
@@ -241,16 +251,16 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
 
     if "speed" in parts:
         log("speed: embedding backends side by side (torch, ONNX Runtime)")
-        res["speed"]["backends"] = speed.backends(
+        res["speed"]["backends"] = backends.backends(
             docs_root, docs_index, rh_qrels, work, log, rounds=1 if quick else 2,
             n_queries=10 if quick else 30, max_texts=32 if quick else 192,
         )  # fmt: skip
         log("speed: int8 quantisation study")
-        res["speed"]["int8"] = speed.int8_study(
+        res["speed"]["int8"] = backends.int8_study(
             docs_index, work, log, max_texts=24 if quick else 200
         )
         log("speed: cold command line")
-        res["speed"]["cold_cli"] = speed.cold_cli(
+        res["speed"]["cold_cli"] = cold_cli.cold_cli(
             docs_root,
             docs_index,
             "how do I configure the database connection",
@@ -258,12 +268,12 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
             n=3 if quick else 7,
         )
         log("speed: incremental reindex")
-        res["speed"]["incremental"] = speed.incremental(
+        res["speed"]["incremental"] = incremental.incremental(
             docs_root, docs_index, work / "incremental", log
         )
         sizes = [300] if quick else [int(x) for x in args.sizes.split(",")]
         log(f"speed: scale corpora {sizes}")
-        tiers = speed.build_tiers(docs_root, docs_index, work / "scale", sizes, log)
+        tiers = latency_at_scale.build_tiers(docs_root, docs_index, work / "scale", sizes, log)
         if rh_qrels is not None:
             queries = list(rh_qrels.queries.values())
         else:
@@ -277,7 +287,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
         n = 10 if quick else 150
         # brute force re-reads every vector: fewer queries on the bigger tiers
         brute = [3 if quick else (60, 40, 20)[min(i, 2)] for i in range(len(tiers))]
-        res["speed"]["latency"] = speed.latency(tiers, queries, n, brute, work, log)
+        res["speed"]["latency"] = latency_at_scale.latency(tiers, queries, n, brute, work, log)
         res["speed"]["tiers"] = tiers
 
     if "lsp" in parts:
@@ -285,7 +295,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
         lsp_root = work / "lsp" / "docs"
         shutil.copytree(docs_root, lsp_root, copy_function=shutil.copy2, dirs_exist_ok=True)
         lsp_index = work / "lsp" / "index.sqlite"
-        speed.backup(docs_index, lsp_index)
+        survey.copy(docs_index, lsp_index)
         # Reconcile the copy once so the server starts on an up-to-date index of this folder.
         e2 = Engine(lsp_root, index_path=lsp_index)
         r2 = e2.index()
@@ -437,7 +447,7 @@ def main(argv: list[str] | None = None) -> int:
     (out / "results.md").write_text(md, encoding="utf-8")
     lat = res.get("speed", {}).get("latency")
     if lat:
-        from .speed import plot
+        from .latency_at_scale import plot
 
         plot(lat, out / "latency.png")
     if args.out is None and not args.quick and not args.no_readme:

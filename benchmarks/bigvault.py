@@ -39,13 +39,15 @@ import json
 import os
 import random
 import re
-import sqlite3
 import sys
 import time
 from pathlib import Path
 
+from mdseek.index.store import survey
+
 from .data import DataMissing, _read_jsonl, data_dir, rhdh_dir, scifact_dir, where_data_should_be
-from .lsp_speed import LspProcess, _common_handlers, _initialize, mdseek_server
+from .lsp_client import LspProcess, _common_handlers, mdseek_server
+from .lsp_speed import _initialize
 from .output import emit
 
 SEED = 0
@@ -176,41 +178,12 @@ def _tree_rss_mb(pid: int) -> float | None:
 
 def _open_pending(index: Path, rels: list[str]) -> int | None:
     """Chunks of these files without a vector (any model), read-only; None before they are indexed."""
-    if not index.is_file():
-        return None
-    try:
-        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=1)
-    except sqlite3.Error:
-        return None
-    try:
-        marks = ",".join("?" * len(rels))
-        n_docs = db.execute(
-            f"SELECT count(*) FROM documents WHERE path IN ({marks})", rels
-        ).fetchone()[0]
-        if n_docs < len(rels):
-            return None
-        return db.execute(
-            "SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.doc_id"
-            f" WHERE d.path IN ({marks}) AND NOT EXISTS"
-            " (SELECT 1 FROM vectors v WHERE v.text_hash = c.text_hash)",
-            rels,
-        ).fetchone()[0]
-    except sqlite3.Error:
-        return None
-    finally:
-        db.close()
+    return survey.waiting(index, paths=rels)
 
 
 def _vectors(index: Path) -> int | None:
     """Vectors in the index (any model), read-only."""
-    try:
-        db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=1)
-        try:
-            return int(db.execute("SELECT count(*) FROM vectors").fetchone()[0])
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return None
+    return survey.vector_count(index)
 
 
 def _say(what: str, value: object) -> None:
@@ -359,9 +332,7 @@ def synthetic_vectors(index: Path, dest: Path) -> int:
     from mdseek.index.model.model import model_id, resolve_model
     from mdseek.index.store.vectors_file import FORMAT
 
-    db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
-    hashes = [r[0] for r in db.execute("SELECT DISTINCT text_hash FROM chunks ORDER BY 1")]
-    db.close()
+    hashes = survey.text_hashes(index)
     v = np.random.default_rng(SEED).standard_normal((len(hashes), 384)).astype(np.float32)
     v /= np.linalg.norm(v, axis=1, keepdims=True)
     with open(dest, "wb") as fh:
@@ -412,9 +383,7 @@ def token_count_memory(index: Path) -> dict:
 
     from mdseek.index.model.embed import Embedder
 
-    db = sqlite3.connect(f"file:{index}?mode=ro", uri=True)
-    texts = [r[0] for r in db.execute("SELECT embedding_text FROM chunks")]
-    db.close()
+    texts = survey.embedding_texts(index, distinct=False)
     enc = Embedder().load()
     before = _tree_rss_mb(os.getpid()) or 0.0
     t0 = time.perf_counter()

@@ -28,13 +28,14 @@ import argparse
 import json
 import os
 import resource
-import sqlite3
 import statistics
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+from mdseek.index.store import survey
 
 from .output import emit
 
@@ -58,19 +59,9 @@ def _p(xs: list[float], q: float) -> float:
     return round(xs[min(len(xs) - 1, int(q * len(xs)))] * 1000, 1) if xs else float("nan")
 
 
-def _chunks_waiting(index: Path, model: str) -> int:
-    """Chunks with no vector of ``model`` yet (read-only, beside the writer)."""
-    db = sqlite3.connect(f"file:{index}?mode=ro", uri=True, timeout=5)
-    try:
-        return int(
-            db.execute(
-                "SELECT count(*) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vectors v"
-                " WHERE v.model = ? AND v.text_hash = c.text_hash)",
-                (model,),
-            ).fetchone()[0]
-        )
-    finally:
-        db.close()
+def _chunks_waiting(index: Path, model: str) -> int | None:
+    """Chunks with no vector of ``model`` yet (read-only, beside the writer; None: unreadable)."""
+    return survey.waiting(index, model)
 
 
 def one(vault: Path, index: Path, every: float) -> dict:
@@ -98,7 +89,7 @@ def one(vault: Path, index: Path, every: float) -> dict:
     chunks_s: float | None = None  # every chunk has its vector: search by meaning over all
     i = 0
     while not done.wait(every):
-        if chunks_s is None and f.chunked and not _chunks_waiting(index, eng.model_id):
+        if chunks_s is None and f.chunked and _chunks_waiting(index, eng.model_id) == 0:
             chunks_s = time.perf_counter() - t0
         if not eng.embedder.loaded or not f.chunked:
             continue  # keywords only until then: not the latency asked about

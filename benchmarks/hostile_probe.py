@@ -31,6 +31,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from raw_lsp import RawServer  # noqa: E402
 
+from mdseek.index.store import survey  # noqa: E402
+from mdseek.index.store.store import Store  # noqa: E402
+
 FIX = REPO / "fixtures" / "handbook"
 ALL = [
     "symlinks",
@@ -96,10 +99,8 @@ def modes(out: Path) -> None:
     finally:
         os.umask(old)
     idx = Path(st["index_path"])
-    db = sqlite3.connect(idx)  # open it for writing so -wal and -shm exist
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("CREATE TABLE IF NOT EXISTS probe(x)")
-    db.commit()
+    db = Store(idx)  # open it for writing so -wal and -shm exist
+    db.set_meta("probe", "1")
     wal, shm = (Path(str(idx) + s) for s in ("-wal", "-shm"))
     print(
         f"modes (umask 022): folder {mode(idx.parent)}, index {mode(idx)}, wal {mode(wal)}, shm {mode(shm)} ({idx})"
@@ -266,9 +267,7 @@ def twice(out: Path) -> None:
         rep = json.loads(run.stdout)
         st = s.wait_state(("ready",), 900, pred=lambda st: st["pending_embeds"] == 0)
         idx = st["roots"][0]["index_path"]
-    db = sqlite3.connect(idx)
-    chunks = db.execute("SELECT count(DISTINCT text_hash) FROM chunks").fetchone()[0]
-    db.close()
+    chunks = len(survey.text_hashes(Path(idx)))
     print(
         f"twice: server + CLI on a fresh folder: {chunks} distinct chunks, embedded "
         f"{st['embedded_total']} (server) + {rep['embedded']} (CLI) = {st['embedded_total'] + rep['embedded']}"

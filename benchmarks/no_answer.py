@@ -243,6 +243,23 @@ def table(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+ROW = ["id", "cosine", "cosine_2", "keyword"]
+
+
+def saved(res: dict) -> dict:
+    """``res`` as written: each question a row of :data:`ROW` (its text is in the
+    questions file or the corpus)."""
+    rows = {
+        c: {
+            s: {sp: [[q["id"]] + [q["evidence"].get(k) for k in ROW[1:]] for q in qs]
+                for sp, qs in halves.items()}
+            for s, halves in sets.items()
+        }
+        for c, sets in res["rows"].items()
+    }  # fmt: skip
+    return {**res, "row": ROW, "rows": rows}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks.no_answer", description=__doc__)
     ap.add_argument("--work", type=Path, default=None, help="index folder, kept (default: temp)")
@@ -270,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
     res["command"] = "python -m benchmarks.no_answer " + " ".join(argv or sys.argv[1:])
     res["seconds"] = round(time.perf_counter() - t0)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "no_answer.json").write_text(json.dumps(res, indent=1) + "\n", encoding="utf-8")
+    (args.out / "no_answer.json").write_text(json.dumps(saved(res)) + "\n", encoding="utf-8")
     (args.out / "no_answer.md").write_text(table(res), encoding="utf-8")
     print(table(res))
     return 0

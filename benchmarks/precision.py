@@ -148,8 +148,6 @@ def speed(
 ) -> dict:
     """texts/s of the fp32 export and its int8 copy (``folder`` when given) at 1
     and 2 threads, interleaved."""
-    import sqlite3
-
     from mdseek.index.model.model import model_id, resolve_model
     from mdseek.index.model.onnx_encoder import OnnxEncoder
     from mdseek.index.model.onnx_export import ensure_fp32
@@ -161,12 +159,9 @@ def speed(
         "fp32": ensure_fp32(resolved, base),
         "int8": folder or ensure_int8(resolved, base),
     }
-    db = sqlite3.connect(f"file:{work / 'rhdh' / 'index.sqlite'}?mode=ro", uri=True)
-    texts = [
-        r[0]
-        for r in db.execute("SELECT min(embedding_text) FROM chunks GROUP BY text_hash ORDER BY 1")
-    ]
-    db.close()
+    from mdseek.index.store import survey
+
+    texts = survey.embedding_texts(work / "rhdh" / "index.sqlite")
     texts = texts[:: max(1, len(texts) // n_texts)][:n_texts]
     threads = sorted({1, min(2, len(os.sched_getaffinity(0)))})
     encs = {(p, n): OnnxEncoder(f, n) for p, f in folders.items() for n in threads}

@@ -1,4 +1,4 @@
-"""The judge's paired bootstrap (benchmarks/judge.py) on inputs whose interval
+"""The judge's paired bootstrap (benchmarks/pooled.py) on inputs whose interval
 is known by hand, and the COVID-QA converter on a tiny hand-written article."""
 
 from __future__ import annotations
@@ -149,3 +149,15 @@ def test_the_quality_run_reports_the_pool_and_every_knob_with_intervals():
     assert row["pooled"]["dev"]["interval"]["diff"] == -1.0
     text = "\n".join(J.render_section(out))
     assert "| **pooled human questions** |" in text and f"| {KNOBS[0][0]} |" in text
+
+
+def test_the_scifact_sample_keeps_every_judged_abstract_and_seeded_distractors():
+    from benchmarks.make_scifact import sample
+
+    corpus = [{"_id": str(i)} for i in range(20)]
+    got = sample(corpus, {"3", "17"}, 4, seed=39)
+    ids = [d["_id"] for d in got]
+    assert {"3", "17"} <= set(ids) and len(ids) == 6
+    assert ids == sorted(ids, key=int)  # corpus order
+    assert got == sample(corpus, {"3", "17"}, 4, seed=39)
+    assert sample(corpus, {"3"}, 100, seed=1) == corpus  # more asked than there are: all

@@ -5,13 +5,8 @@ from __future__ import annotations
 import pytest
 from lsp_support import FIXTURES, fixture_queries
 
-from mdseek.index.links.links import (
-    anchor_context,
-    find_heading,
-    find_links,
-    link_at,
-    resolve,
-)
+from mdseek.index.links.context import anchor_context
+from mdseek.index.links.links import find_heading, find_links, link_at, resolve
 from mdseek.index.text.parse import parse_bytes, parse_text
 
 FILES = [p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.md")]

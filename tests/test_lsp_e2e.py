@@ -139,9 +139,11 @@ async def test_workspace_symbol_finds_sections_by_paraphrase(client: LanguageCli
     res = await symbols(client, paraphrases[0]["query"])
     s = res[0]
     assert s.kind in (types.SymbolKind.String, types.SymbolKind.Namespace)
-    parents = (s.container_name or "").split(" > ")
-    assert parents[-1] != s.name  # a top heading has no container
-    assert all(p in Path(s.location.uri[7:]).read_text() for p in parents)
+    file = Path(s.location.uri[7:])
+    assert s.container_name.startswith(file.name)  # the file first
+    parents = s.container_name.removeprefix(file.name).removeprefix(" › ")
+    assert not parents.endswith(s.name)  # the heading is not repeated
+    assert all(p in file.read_text() for p in parents.split(" > "))
     line = Path(s.location.uri[7:]).read_text().split("\n")[s.location.range.start.line]
     assert s.name in line
 

@@ -104,12 +104,11 @@ async def test_a_cancelled_outline_answers_cancelled(tmp_path: Path):
 async def test_diagnostics_of_many_links_to_many_headings(tmp_path: Path):
     """Each link's anchor was looked for by a scan of the target's headings: a
     file of 10,000 headings and 20,000 links to anchors it lacks made 600
-    million comparisons. Every link is checked, each broken one reported."""
+    million comparisons. Every link is checked, each broken one reported: 5,000
+    broken and 5,000 good ones (the most a file's links are read: MAX_LINKS)."""
     ws = _ws(tmp_path)
     heads = "".join(f"## Part {i}\n\n" for i in range(HEADINGS))
-    links = "".join(
-        f"[see {i}](#nowhere-{i}) [ok](#part-{i % HEADINGS})\n\n" for i in range(20_000)
-    )
+    links = "".join(f"[see {i}](#nowhere-{i}) [ok](#part-{i % HEADINGS})\n\n" for i in range(5_000))
     client = make_client()
     await client.start_io(*SERVER_CMD)
     try:
@@ -123,7 +122,7 @@ async def test_diagnostics_of_many_links_to_many_headings(tmp_path: Path):
             timeout=60,
         )
         broken = [d for d in report.items if d.message.startswith("No heading")]
-        assert len(broken) == 20_000 and broken[0].message == "No heading '#nowhere-0' in many.md"
+        assert len(broken) == 5_000 and broken[0].message == "No heading '#nowhere-0' in many.md"
     finally:
         await client.shutdown_session()
         await client.stop()

@@ -140,3 +140,67 @@ def test_a_files_diagnostics_read_each_link_target_once(tmp_path, monkeypatch):
     assert {d.message for d in diags} == {"No heading '#three' in b.md"}
     assert diags[0].range.start.line == 6
     assert len(read) == 2, len(read)  # a.md and b.md, once each (was 301)
+
+
+def test_a_file_without_a_bracket_is_not_parsed_for_links(monkeypatch):
+    """Every link, image and reference definition starts with "[": a 5 MB
+    paragraph file paid two full markdown-it passes for none."""
+    from mdseek.index.links import sites as sites_mod
+
+    parsed = []
+    for mod, name in ((links_mod, "_parser_for"), (sites_mod, "_site_parser_for")):
+        real = getattr(mod, name)
+        monkeypatch.setattr(mod, name, lambda t, real=real: parsed.append(1) or real(t))
+    doc = parse_text("# Prose\n\nNo link here (none), `code` and <b>html</b>.\n", "x.md")
+    assert find_links(doc) == [] and link_sites(doc) == []
+    assert parsed == []
+    assert len(find_links(parse_text("# T\n\n[a](#t)\n", "y.md"))) == 1 and parsed == [1]
+
+
+def test_a_rename_from_a_link_reads_its_files_sites_once(monkeypatch):
+    """A rename started on a link asked for its own file's sites twice (the
+    one under the cursor, then the edits): a full markdown-it pass each."""
+    from mdseek.index.links import sites as sites_mod
+    from mdseek.index.links.rename import rename_target
+
+    parsed = []
+    real = sites_mod._site_parser_for
+    monkeypatch.setattr(sites_mod, "_site_parser_for", lambda t: parsed.append(1) or real(t))
+    text = "# Top\n\n## Part\n\nSee [the part](#part).\n"
+    c = Corpus({"a.md": text})
+    doc = c.doc("a.md")
+    t = rename_target(c, "a.md", doc, 4, 6)
+    assert t is not None and t.heading is not None and t.heading.text == "Part"
+    out = rename_heading(c, "a.md", doc, t.heading, "Piece")
+    assert apply(text, out.edits["a.md"]) == "# Top\n\n## Piece\n\nSee [the part](#piece).\n"
+    assert parsed == [1]
+
+
+def test_a_rename_looks_for_a_tag_on_the_cursors_line_only(tmp_path, monkeypatch):
+    """Whether the cursor is on a #tag was answered by finding every tag of
+    the file (every line of a 5 MB file, for one heading's rename)."""
+    import asyncio
+
+    from lsprotocol import types
+
+    from mdseek.lsp.server import rename as lsp_rename
+    from mdseek.lsp.server.roots import Root
+    from mdseek.lsp.server.workspace import Workspace
+
+    text = "# Top #topic\n\n" + "".join(f"Line {i} #tag{i}\n\n" for i in range(50))
+    (tmp_path / "a.md").write_text(text)
+    scanned = []
+    real = lsp_rename.find_tags
+    monkeypatch.setattr(lsp_rename, "find_tags", lambda d: scanned.append(1) or real(d))
+    loop = asyncio.new_event_loop()
+    try:
+        ws = Workspace()
+        ws.roots.append(Root(tmp_path.resolve(), ws.settings, 1, loop))
+        uri = (tmp_path / "a.md").resolve().as_uri()
+        got = lsp_rename.prepare_sync(ws, uri, types.Position(line=0, character=8))
+        assert got is not None and got.placeholder == "topic"  # the tag, not the heading
+        got = lsp_rename.prepare_sync(ws, uri, types.Position(line=0, character=2))
+        assert got is not None and got.placeholder == "Top #topic"
+    finally:
+        loop.close()
+    assert scanned == []

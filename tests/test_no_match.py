@@ -118,3 +118,19 @@ def test_the_floors_words_beside_the_note():
     assert retrieve.floor_note(2, 86, 0.22, weak=True) == f"86 more sections, {why}, were left out"
     assert retrieve.floor_note(1, 1, 0.22, weak=True) == f"1 more section, {why}, was left out"
     assert retrieve.floor_note(0, 9, 0.22, weak=True) == f"all 9 candidate sections were {why}"
+
+
+def test_the_unanswerable_questions_name_their_corpus():
+    """benchmarks/no_answer/questions.json: >= 30 per corpus (issue 42), each
+    with the words checked in its corpus, ids unique."""
+    import json
+
+    spec = json.loads(
+        (Path(__file__).parent.parent / "benchmarks" / "no_answer" / "questions.json").read_text()
+    )
+    qs = spec["questions"]
+    assert len({q["id"] for q in qs}) == len(qs)
+    for name in spec["corpora"]:
+        mine = [q for q in qs if q["corpus"] == name]
+        assert len(mine) >= 30 and all(q["question"] and q["checked"] for q in mine), name
+    assert {q["corpus"] for q in qs} == set(spec["corpora"])

@@ -8,7 +8,7 @@ import json
 import os
 from pathlib import Path
 
-from mdseek.lsp.server.config import _FIELDS, parse_settings
+from mdseek.lsp.server.config import _FIELDS, Settings, parse_settings
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = json.loads((REPO / "vscode-client" / "package.json").read_text())
@@ -53,10 +53,8 @@ def test_the_server_bounds_threads_whatever_the_client_sends():
     s, problems = parse_settings({"threads": cpus})
     assert s.threads == cpus and problems == []
     s, problems = parse_settings({"threads": 100_000})
-    assert s.threads is None
-    assert problems == [
-        f"threads must be an integer <= {cpus} (got 100000); using the default None"
-    ]
+    assert s.threads == Settings().threads == 0  # the default: by demand
+    assert problems == [f"threads must be an integer <= {cpus} (got 100000); using the default 0"]
 
 
 def test_the_extension_takes_restricted_settings_from_the_user_only():

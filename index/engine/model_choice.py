@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from ..model.embed import PRECISIONS, Embedder
+from ..model.embed import Embedder
 from ..model.model import ModelUnavailable, default_model_path
 from ..model.tokenizer import ModelTokenizer, load_tokenizer, minus_prompt
+from ..settings import PRECISIONS
 from ..store.store import Store
 from ..text.chunk import Chunker
 

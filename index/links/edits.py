@@ -18,7 +18,8 @@ from urllib.parse import quote
 
 from ..text.aliases import AliasMap
 from ..text.parse import ParsedDocument
-from .links import MARKDOWN_SUFFIXES, Link, too_many_links
+from . import links as _links
+from .links import MARKDOWN_SUFFIXES, Link
 from .sites import SiteList, link_sites
 
 
@@ -143,9 +144,14 @@ def _mentioning(
     return out
 
 
+def too_many_links(rel: str) -> str:
+    """Why a rename or move leaves a file alone (one line, every front end)."""
+    return f"{rel} has more than {_links.MAX_LINKS:,} links: mdseek does not rewrite its links"
+
+
 def sites_to_rewrite(corpus: Corpus, src: str, doc: ParsedDocument) -> SiteList:
     """:func:`.sites.link_sites` of a file whose links an edit may rewrite; a file
-    with more links than were read is refused (:func:`.links.too_many_links`):
+    with more links than were read is refused (:func:`too_many_links`):
     an edit that skipped the unread ones would leave them broken, unsaid."""
     sites = link_sites(doc, corpus.links(src, doc))
     if sites.cut:

@@ -43,11 +43,11 @@ from ..text.parse import normalise
 from ..text.slug import github_slug
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-# Links read in one file: markdown-it's inline parse costs tens of microseconds
-# a link, and a 5 MB file holds 200,000 of them (30 s and more for a document's
-# links, its diagnostics, a rename). Past this many ``[`` (every link starts
-# with one, a wiki link with two), the rest of the file's links are not read (``LinkList.cut``): no feature sees them, and a rename or
-# a move that would have to rewrite them is refused (issue 40).
+# markdown-it's inline parse costs tens of microseconds a link; a 5 MB file
+# holds 200,000 (over 30 s for its document links, diagnostics, a rename). Past
+# this many ``[`` (a link starts with one, a wiki link with two) the rest of a
+# file's links are not read (``LinkList.cut``): no feature sees them, and a
+# rename or move that would rewrite them is refused (issue 40).
 MAX_LINKS = 10_000
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
@@ -83,15 +83,9 @@ class Link:
 
 
 class LinkList(list[Link]):
-    """The links :func:`find_links` read, in source order; ``cut`` when the
-    document holds more than :data:`MAX_LINKS` and the rest were not read."""
+    """:func:`find_links`'s links; ``cut``: past :data:`MAX_LINKS`, the rest unread."""
 
     cut: bool = False
-
-
-def too_many_links(rel: str) -> str:
-    """Why a rename or move leaves a file alone (one line, every front end)."""
-    return f"{rel} has more than {MAX_LINKS:,} links: mdseek does not rewrite its links"
 
 
 @dataclass(frozen=True)
@@ -254,6 +248,8 @@ def find_links(doc: ParsedDocument | str) -> LinkList:
     """Every markdown and wiki link of a document, in source order (the first
     :data:`MAX_LINKS`: see :class:`LinkList`)."""
     text = doc.text if isinstance(doc, ParsedDocument) else normalise(doc)
+    if "[" not in text:  # every link starts with one: no parse
+        return LinkList()
     src_lines = text.split("\n")
     env: dict = {}
     tokens = _parser_for(text).parse(text, env)
@@ -517,55 +513,6 @@ def html_anchors(doc: ParsedDocument) -> dict[str, int]:
         for m in _HTML_ANCHOR.finditer(line):
             out.setdefault(m.group(1), n)
     return out
-
-
-_LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)
-
-
-def is_line_fragment(anchor: str) -> bool:
-    """``#L10``, ``#L10,4``, ``#L10-L20``, ``#10-20``: a place by line (GitHub,
-    VS Code), not a heading -- unless a heading has that anchor."""
-    return bool(_LINE_FRAGMENT.fullmatch(anchor))
-
-
-# -- completion context -------------------------------------------------------
-
-_MD_ANCHOR = re.compile(r"\]\(\s*<?([^()\s#<>]*)#([^()\s#<>]*)$")
-_MD_ANCHOR_ANGLE = re.compile(r"\]\(\s*<([^<>\n#]*)#([^<>#\n]*)$")  # [t](<a b.md#...
-_DEF_ANCHOR = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?([^\s#<>]*)#(\S*)$")
-_DEF_ANCHOR_ANGLE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<([^<>\n#]*)#([^<>#\n]*)$")
-_WIKI_ANCHOR = re.compile(r"\[\[([^\[\]|#]*)#([^\[\]|#]*)$")
-
-
-@dataclass(frozen=True)
-class AnchorContext:
-    kind: str  # "markdown" or "wiki"
-    path: str  # the (still encoded, for markdown) path typed before '#', "" = this document
-    prefix: str  # what is typed after '#'
-    start: int  # column where the typed prefix starts (the replace range)
-
-
-def anchor_context(line_text: str, col: int) -> AnchorContext | None:
-    """If the cursor (code-point column) sits right after ``](path#…``,
-    ``](<path with spaces#…`` or ``[[note#…``, what is being completed."""
-    before = line_text[:col]
-    for kind, rx in (
-        ("wiki", _WIKI_ANCHOR),
-        ("markdown", _MD_ANCHOR),
-        ("markdown", _MD_ANCHOR_ANGLE),
-        ("markdown", _DEF_ANCHOR),
-        ("markdown", _DEF_ANCHOR_ANGLE),
-    ):
-        m = rx.search(before)
-        if m:
-            return AnchorContext(kind, m.group(1), m.group(2), m.start(2))
-    return None
-
-
-def anchor_link(kind: str, path: str) -> Link:
-    """A stand-in link to ``path`` (as typed) for resolving a completion's file."""
-    p = path if kind == "wiki" else unquote(path)
-    return Link(kind, path, p, None, "", 0, 0, 0, 0)
 
 
 # -- writing links ------------------------------------------------------------------

@@ -162,10 +162,28 @@ def _md_link(href: str, line: int, col: int, end: int) -> Link:
     return Link("markdown", href, path, anchor, "", line, col, line, end)
 
 
+_last: tuple[ParsedDocument, SiteList] | None = None  # the last document's sites
+
+
 def link_sites(doc: ParsedDocument, links: Sequence[Link] | None = None) -> SiteList:
     """Every place in ``doc`` where a link's target is written, in source order
-    (``links``: ``find_links(doc)`` when the caller keeps it already)."""
+    (``links``: ``find_links(doc)`` when the caller keeps it already). The last
+    document's are kept: a rename asks for its own file's twice (the site under
+    the cursor, then the edits), a full markdown-it pass each (a 5 MB file:
+    a second or more)."""
+    global _last
+    last = _last  # one read: worker threads share it
+    if last is not None and last[0] is doc:
+        return last[1]
+    out = _sites(doc, links)
+    _last = (doc, out)
+    return out
+
+
+def _sites(doc: ParsedDocument, links: Sequence[Link] | None) -> SiteList:
     text, lines = doc.text, doc.lines()
+    if "[" not in text:  # every link, image and definition starts with one: no parse
+        return SiteList()
     md = _site_parser_for(text)
     env: dict = {}
     tokens = md.parse(text, env)

@@ -67,6 +67,17 @@ def find_tags(doc: ParsedDocument) -> list[Tag]:
     return out
 
 
+def tags_on_line(doc: ParsedDocument, line: int) -> list[Tag]:
+    """:func:`find_tags`'s tags on the line ``line`` only (what is under a
+    cursor: all of a 5 MB file's took a rename 0.3 s and more)."""
+    lines = doc.lines()
+    out = [t for t in _front_matter_tags(doc) if t.line == line]
+    for b in doc.blocks:
+        if b.kind not in SKIPPED and b.start_line <= line < min(b.end_line, len(lines)):
+            out += line_tags(lines[line], line, heading=b.kind == "heading")
+    return out
+
+
 def line_tags(text: str, line: int, heading: bool = False) -> list[Tag]:
     if heading:
         m = _HEADING_MARK.match(text)

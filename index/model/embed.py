@@ -24,7 +24,6 @@ the reason; the engine then serves lexical results and says why, once.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -32,11 +31,12 @@ from typing import Any
 
 import numpy as np
 
+from .. import settings
+from ..settings import BACKENDS, PRECISIONS
 from .demand import BULK_STEP, DEMAND, in_background
 from .model import (
     ModelUnavailable,
     Prompts,
-    allow_pickle_from_env,
     cache_dir,
     model_cache_dir,
     model_id,
@@ -52,8 +52,6 @@ from .torch_loader import load_sentence_transformer
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("onnx", "torch")
-PRECISIONS = ("fp32", "int8")
 _said: set[str] = set()  # fallback reasons already logged in this process
 # One ONNX session per (export folder, threads) in a process: the engines of a
 # multi-root workspace share it (sessions are thread-safe).
@@ -146,8 +144,8 @@ class EmbedSettings:
     the export; its vectors have their own model id); None: what the index
     remembers, else :data:`DEFAULT_PRECISION`."""
 
-    backend: str = "onnx"
-    threads: int = 0
+    backend: str = settings.default("backend")
+    threads: int = settings.default("threads")
     query_prompt: str | None = None
     document_prompt: str | None = None
     allow_pickle: bool = False
@@ -179,25 +177,26 @@ class EmbedSettings:
         allow_pickle: bool | None = None,
         precision: str | None = None,
     ) -> EmbedSettings:
-        """Explicit values, else $MDSEEK_BACKEND / $MDSEEK_THREADS /
-        $MDSEEK_QUERY_PROMPT / $MDSEEK_DOCUMENT_PROMPT / $MDSEEK_ALLOW_PICKLE /
-        $MDSEEK_PRECISION (a prompt variable set to "" means no prompt), else defaults."""
-        if query_prompt is None:
-            query_prompt = os.environ.get("MDSEEK_QUERY_PROMPT")
-        if document_prompt is None:
-            document_prompt = os.environ.get("MDSEEK_DOCUMENT_PROMPT")
-        if allow_pickle is None:
-            allow_pickle = allow_pickle_from_env()
-        if backend is None:
-            backend = os.environ.get("MDSEEK_BACKEND") or cls.backend
-        if precision is None:
-            precision = os.environ.get("MDSEEK_PRECISION") or None
-        if threads is None:
-            raw = os.environ.get("MDSEEK_THREADS") or "0"
-            try:
-                threads = int(raw)
-            except ValueError:
-                raise ValueError(f"MDSEEK_THREADS must be an integer (got {raw!r})") from None
+        """Explicit values, else the variables of the settings table
+        ($MDSEEK_BACKEND, $MDSEEK_THREADS, $MDSEEK_QUERY_PROMPT,
+        $MDSEEK_DOCUMENT_PROMPT, $MDSEEK_ALLOW_PICKLE, $MDSEEK_PRECISION; a prompt
+        variable set to "" means no prompt), else the defaults. A bad variable
+        is a ValueError in the table's words."""
+
+        def env(value: Any, name: str) -> Any:
+            if value is not None:
+                return value
+            got, problem = settings.from_env(settings.BY_NAME[name])
+            if problem:
+                raise ValueError(problem)
+            return got
+
+        query_prompt = env(query_prompt, "queryPrompt")
+        document_prompt = env(document_prompt, "documentPrompt")
+        allow_pickle = bool(env(allow_pickle, "allowPickle"))
+        backend = env(backend, "backend") or cls.backend
+        precision = env(precision, "precision")
+        threads = env(threads, "threads") or cls.threads
         return cls(
             backend=backend,
             threads=threads,

@@ -19,12 +19,13 @@ from typing import Any
 
 # ModelUnavailable is defined in .packaged (the lowest model module) and imported
 # from here by the rest of the engine.
+from ..settings import BY_NAME
 from .packaged import ModelUnavailable, installed, packaged_model_id
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-CACHE_ENV = "MDSEEK_CACHE_DIR"
+CACHE_ENV = BY_NAME["cacheDir"].env or ""
 
 
 TORCH_EXTRA = (
@@ -219,11 +220,7 @@ _OLD_POOLING_KEYS = {
     "pooling_mode_lasttoken": "lasttoken",
 }
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".ckpt")
-ALLOW_PICKLE_ENV = "MDSEEK_ALLOW_PICKLE"
-
-
-def allow_pickle_from_env() -> bool:
-    return os.environ.get(ALLOW_PICKLE_ENV, "").strip().lower() in ("1", "true", "yes")
+ALLOW_PICKLE_ENV = BY_NAME["allowPickle"].env
 
 
 def _pooling_problem(cfg: Any) -> str | None:

@@ -46,7 +46,6 @@ from .private import why_not_private
 log = logging.getLogger(__name__)
 progress = logging.getLogger("mdseek.progress")
 
-PRECISIONS = ("fp32", "int8")
 INT8_SUFFIX = "#onnx-int8"
 # Sanity bound of the int8 copy against fp32 on SAMPLE (the default model: min
 # 0.983 per-channel, every MatMul quantised). Ranking is judged by nDCG@10.

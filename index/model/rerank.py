@@ -20,13 +20,12 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any, TypeVar
 
+from ..settings import MAX_TOP_N, TOP_N  # sections re-scored per query
 from .model import ModelUnavailable, resolve_model
 from .torch_loader import load_torch_model
 
 log = logging.getLogger(__name__)
 
-TOP_N = 10  # sections re-scored per query: a cross-encoder call per section
-MAX_TOP_N = 100
 
 T = TypeVar("T")
 

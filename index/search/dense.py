@@ -36,7 +36,7 @@ def cosines(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
 class DenseIndex:
     def __init__(self, passage_discount: float = PASSAGE_DISCOUNT) -> None:
         # subtracted from a passage row's cosine before a chunk takes its best row
-        # (0 = a plain max; measured in benchmarks/quality.py's knobs)
+        # (0 = a plain max; measured in benchmarks/ablations.py's knobs)
         self.passage_discount = passage_discount
         self._lock = threading.Lock()
         self.keys = np.zeros(0, dtype=np.int64)  # chunk id, or -passage id

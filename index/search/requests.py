@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..settings import MAX_LIMIT
 from ..text.files import matches
 from .query import Query
 
@@ -62,7 +63,6 @@ class SearchRequest:
         return self.query.text
 
 
-MAX_LIMIT = 200  # results one search returns at most
 MAX_GLOB_CHARS = 1000
 
 

@@ -4,7 +4,7 @@ searches for is :mod:`mdseek.index.search.query`).
 
 Pure functions over ranked lists; :mod:`mdseek.index.engine.searcher` feeds them from
 the store (BM25) and the dense matrix (cosine). The benchmark replays the same
-functions from cached candidate lists (``benchmarks/quality.py``).
+functions from cached candidate lists (``benchmarks/replay.py``).
 
 How a section's score is made (defaults in :data:`DEFAULT`, chosen on the dev
 halves of every benchmark corpus together and checked on the held-out test

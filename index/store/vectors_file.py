@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..settings import PRECISIONS
+
 if TYPE_CHECKING:
     from .vectors import VectorCache
 
@@ -150,7 +152,7 @@ def read_precision(path: Path) -> str:
     with np.load(path, allow_pickle=False) as z:
         if "precision" in z.files:
             got = str(z["precision"])
-            if got not in ("fp32", "int8"):
+            if got not in PRECISIONS:
                 raise VectorsFileError(f"{path}: names an unknown precision ({got[:16]!r})")
             return got
         return precision_of(str(z["model"]))

@@ -34,11 +34,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from ..settings import DEFAULT_INCLUDE, DEFAULT_MAX_FILE_SIZE
+
 log = logging.getLogger(__name__)
 
-DEFAULT_INCLUDE = ("**/*.md", "**/*.markdown")
 DEFAULT_EXCLUDE = ("**/.git/**", "**/node_modules/**", "**/.mdseek/**", "**/.venv/**")
-DEFAULT_MAX_FILE_SIZE = 5_000_000
 
 
 def display_path(path: str) -> str:

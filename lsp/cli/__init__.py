@@ -25,23 +25,38 @@ import os
 import sqlite3
 import sys
 
-from mdseek.index.api import ModelUnavailable, requests
-from mdseek.index.text.files import DEFAULT_MAX_FILE_SIZE
+from mdseek.index import settings as table
+from mdseek.index.api import ModelUnavailable
 
 from .chunks import cmd_chunks, cmd_coverage
 from .common import CliError, UsageError, check_model
 from .index_status import cmd_index, cmd_prune, cmd_status
-from .options import add_common, add_index_opts, add_progress, add_rerank
+from .options import add_index_opts, add_progress, add_settings, from_environment
 from .search import cmd_search
 from .servers import cmd_mcp, cmd_serve
 
-EPILOG = """\
-environment:
-  MDSEEK_MODEL   default for --model (a sentence-transformers folder or cached name)
-  MDSEEK_INDEX   default for --db (the index file)
 
-Nothing is downloaded at run time (HF_HUB_OFFLINE=1). Run `mdseek COMMAND --help`
-for a command's options."""
+def epilog(command: str | None = None) -> str:
+    """The environment variables a command reads (all of them for ``mdseek``)."""
+    lines = []
+    for s in table.SETTINGS:
+        if not s.env:
+            continue
+        if command is None or command in s.commands:
+            said = f"default for {s.flag}" if s.flag else s.help
+        elif command == "serve":  # the language server reads them all
+            said = f"default of the {s.name} setting" if s.server else s.help
+        elif not s.flag and not s.server:
+            said = s.help
+        else:
+            continue
+        lines.append(f"  {s.env:<24}{said}\n")
+    return (
+        "environment (a flag or setting wins over its variable; docs/settings.md):\n"
+        + "".join(lines)
+        + "\nNothing is downloaded at run time (HF_HUB_OFFLINE=1). Run `mdseek COMMAND --help`\n"
+        "for a command's options."
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(
         prog="mdseek",
         description="Find markdown sections by meaning: a language server and a command line.",
-        epilog=EPILOG,
+        epilog=epilog(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ap.add_argument("--version", action="version", version=f"mdseek {__version__}")
@@ -61,13 +76,13 @@ def build_parser() -> argparse.ArgumentParser:
             name,
             help=help,
             description=help[0].upper() + help[1:] + ".",
-            epilog=EPILOG,
+            epilog=epilog(name),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
 
     p = command("index", "index a folder (incremental: only changed sections are embedded)")
     add_index_opts(p)
-    add_common(p)
+    add_settings(p, "index")
     add_progress(p)
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument(
@@ -91,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit",
         default="10",
         metavar="N",
-        help=f"how many sections to print (1 to {requests.MAX_LIMIT}; default 10)",
+        help=f"how many sections to print (1 to {table.MAX_LIMIT}; default 10)",
     )
     p.add_argument(
         "--mode",
@@ -124,31 +139,23 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH:LINE",
         help="with --explain: where the section holding that line ranked in each retriever, and why",
     )
-    add_rerank(p)
-    add_common(p)
+    add_settings(p, "search")
     add_progress(p)
 
     p = command("chunks", "show how one file is chunked (no index needed)")
     p.add_argument("file", metavar="FILE", help="a markdown file")
     p.add_argument("--json", action="store_true", help="print the chunks as JSON")
-    add_common(p)
+    add_settings(p, "chunks")
 
     p = command("coverage", "share of body tokens inside some vector's window")
     p.add_argument("dir", metavar="DIR", help="the folder whose markdown files are measured")
-    p.add_argument(
-        "--max-file-size",
-        type=int,
-        default=DEFAULT_MAX_FILE_SIZE,
-        metavar="BYTES",
-        help=f"skip larger files (default {DEFAULT_MAX_FILE_SIZE})",
-    )
     p.add_argument("--json", action="store_true", help="print per-file figures as JSON")
-    add_common(p)
+    add_settings(p, "coverage")
 
     p = command("status", "what the index of a folder holds and where it is")
     add_index_opts(p)
     p.add_argument("--json", action="store_true", help="print the status as JSON")
-    add_common(p)
+    add_settings(p, "status")
 
     p = command(
         "prune",
@@ -165,28 +172,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="remove an index once its folder has been missing N days (default 30; "
         "counted from the first prune that found it missing; 0: now)",
     )
-    add_common(p)
+    add_settings(p, "prune")
 
     p = command("serve", "run the language server on stdio (for editors)")
     p.add_argument(
         "--stdio", action="store_true", help="accepted and ignored (stdio is the default)"
     )
-    add_common(p, model=False)
+    add_settings(p, "serve")
 
-    p = sub.add_parser("mcp", help="run the MCP server (search tools for AI agents) on stdio")
+    p = command("mcp", "run the MCP server (search tools for AI agents) on stdio")
     p.add_argument(
         "dirs", nargs="*", metavar="DIR", help="folders to serve (default: the current folder)"
     )
-    p.add_argument(
-        "--db",
-        default=os.environ.get("MDSEEK_INDEX") or None,
-        help="index file, with one DIR (default: the one the language server uses, in the user cache; `mdseek status DIR` shows it)",
-    )
-    p.add_argument("--max-file-size", type=int, default=None, help="bytes")
-    p.add_argument("--include", action="append", help="glob to index (repeatable)")
-    p.add_argument("--exclude", action="append", help="glob to skip (repeatable)")
-    add_rerank(p)
-    add_common(p)
+    add_settings(p, "mcp")
     return ap
 
 
@@ -228,6 +226,10 @@ def main(argv: list[str] | None = None) -> int:
     tell.addHandler(said)
     tell.propagate = False
     try:
+        try:
+            from_environment(args, args.cmd)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         check_model(getattr(args, "model", None))
         return COMMANDS[args.cmd](args) or 0
     except CliError as exc:

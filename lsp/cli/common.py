@@ -129,9 +129,9 @@ def embed_settings(args: argparse.Namespace):
     from mdseek.index.api import EmbedSettings
 
     try:
-        return EmbedSettings.from_env(
-            args.backend, args.threads, args.query_prompt, args.document_prompt,
-            args.allow_pickle, args.precision,
+        return EmbedSettings.from_env(  # a command without a flag: its variable, else the default
+            *(getattr(args, name, None) for name in
+              ("backend", "threads", "query_prompt", "document_prompt", "allow_pickle", "precision")),
         )  # fmt: skip
     except ValueError as exc:
         raise CliError(str(exc)) from exc

@@ -34,7 +34,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from mdseek import __version__
-from mdseek.index import api
+from mdseek.index import api, settings
 from mdseek.index.api import (
     Answer,
     EmbedSettings,
@@ -55,7 +55,7 @@ from .args import CheckedServer, flag, globs
 
 log = logging.getLogger("mdseek.mcp")
 
-MAX_LIMIT = requests.MAX_LIMIT
+MAX_LIMIT = settings.MAX_LIMIT
 
 INSTRUCTIONS = """\
 mdseek finds sections of the markdown files in the served folder(s) by meaning

@@ -2,6 +2,8 @@
 link to a file that does not exist, or to a heading the target does not have),
 duplicate headings, and the quick fixes: a broken anchor pointed at the nearest
 existing heading, a missing note created (those in :mod:`.quick_fixes`).
+What counts as a problem is decided in :mod:`mdseek.index.links.check` (as
+data); here its problems become ``Diagnostic`` objects and are delivered.
 
 Pulled where the client pulls, pushed elsewhere, never both for one file:
 
@@ -36,22 +38,21 @@ from typing import Any
 
 from lsprotocol import types
 
-from mdseek.index.links.links import (
-    MARKDOWN_SUFFIXES,
-    HeadingIndex,
-    Link,
-    Target,
-    is_line_fragment,
+from mdseek.index.links.check import (
+    FolderView,
+    Problem,
+    Span,
+    TargetFacts,
+    alias_problems,
+    duplicate_problems,
+    link_problems,
 )
-from mdseek.index.links.obsidian import block_ids, find_attachment, is_attachment, is_block_ref
+from mdseek.index.links.links import Link, Target
+from mdseek.index.links.obsidian import block_ids, find_attachment
 from mdseek.index.text.aliases import alias_sites
-from mdseek.index.text.document import Heading
-from mdseek.index.text.slug import github_slug
 
-from . import features as F
 from .client import Tasks
 from .convert import uri_to_path
-from .documents import LinkFacts
 from .roots import Root
 from .worker import off_loop
 from .workspace import Workspace
@@ -62,118 +63,81 @@ PUSH_INTERVAL = 2.0  # seconds between two workspace-wide pushes for one folder
 LONG_POLL = 30.0  # seconds a workspace pull with nothing new waits for a change
 
 
+class _Folder(FolderView):
+    """The folder as :func:`.check.link_problems` asks about it, for the file ``path``."""
+
+    def __init__(self, ws: Workspace, root: Root, path: Path):
+        self.ws, self.root, self.path = ws, root, path
+        self.rel = root.rel(path)
+
+    def resolve(self, link: Link) -> Target:
+        return self.ws.resolve_link(self.root, self.path, link)
+
+    def attachment(self, name: str) -> str | None:
+        root = self.root
+        return find_attachment(name, self.rel, root.exists, root.files_named)
+
+    def facts(self, rel: str) -> TargetFacts | None:
+        return self.ws.docs.link_facts(self.root.path / rel, rel, self.ws.root_paths)
+
+    def block_ids(self, rel: str) -> Iterable[str] | None:
+        doc = self.ws.docs.parsed(self.root.path / rel, rel, self.ws.root_paths)
+        return block_ids(doc) if doc is not None else None
+
+
 def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None:
-    """The broken links of one document (None: not in a workspace folder or unreadable)."""
+    """The problems of one document (None: not in a workspace folder or
+    unreadable): what :mod:`mdseek.index.links.check` finds, as diagnostics."""
     root = ws.root_for(path)
     if root is None:
         return None
-    facts = ws.docs.link_facts(path, root.rel(path), ws.root_paths)
+    rel = root.rel(path)
+    facts = ws.docs.link_facts(path, rel, ws.root_paths)
     if facts is None:
         return None
     lines: list[str] = []
-    out = []
-    heads: dict[str, HeadingIndex | None] = {}  # each target's headings, indexed once
-    resolved: dict[tuple, Target] = {}  # links to one place resolve once (files are stat'ed)
 
-    def report(link: Link, message: str, data: dict | None = None) -> None:
-        if not lines:  # read only for a file with a broken link
+    def line_text(n: int) -> str:
+        if not lines:  # read only for a file with a problem that needs it
             lines.extend(ws.docs.lines(path, ws.root_paths) or [])
-        out.append(F.link_diagnostic(ws.pos, lines, link, message, data))
+        return lines[n] if n < len(lines) else ""
 
-    for link in facts.links:
-        if link.kind == "wiki" and link.path and is_attachment(link.path):  # ![[image.png]]
-            if find_attachment(link.path, root.rel(path), root.exists, root.files_named) is None:
-                report(link, f"No such file: {link.path}")
-            continue
-        key = (link.kind, link.href, link.path, link.anchor)
-        target = resolved.get(key) or resolved.setdefault(key, ws.resolve_link(root, path, link))
-        if target.ambiguous:
-            notes = " and ".join(target.ambiguous)
-            report(link, f"Ambiguous link: {link.path!r} is an alias of {notes}")
-            continue
-        if target.external or target.outside or target.path is None:
-            continue
-        if not target.exists:
-            md = target.path.lower().endswith(MARKDOWN_SUFFIXES)
-            data = {"kind": "missing", "target": target.path} if md else None
-            what = "note" if link.kind == "wiki" else "file"
-            report(link, f"No such {what}: {target.path}", data)
-            continue
-        if target.anchor and is_block_ref(target.anchor):  # [[note#^id]]
-            tdoc = ws.docs.parsed(root.path / target.path, target.path, ws.root_paths)
-            if tdoc is not None and target.anchor[1:].lower() not in block_ids(tdoc):
-                report(link, f"No block {target.anchor!r} in {target.path}")
-            continue
-        if target.anchor:
-            if target.path not in heads:  # each target read once (a Path and a stat a link)
-                tf = ws.docs.link_facts(root.path / target.path, target.path, ws.root_paths)
-                heads[target.path] = HeadingIndex(tf) if tf is not None else None
-            index = heads[target.path]
-            if (
-                index is not None
-                and index.find(target.anchor, target.by_text) is None
-                and not (
-                    link.kind == "markdown"
-                    and (
-                        is_line_fragment(target.anchor)
-                        or target.anchor in facts_of(index).html_anchors
-                    )
-                )
-            ):
-                shown = target.anchor if target.by_text else "#" + target.anchor
-                data = {
-                    "kind": "anchor",
-                    "target": target.path,
-                    "anchor": target.anchor,
-                    "byText": target.by_text,
-                }
-                report(link, f"No heading {shown!r} in {target.path}", data)
-    dups = duplicate_headings(facts.headings) if warn_duplicates(ws, root) else []
-    if dups and not lines:
-        lines.extend(ws.docs.lines(path, ws.root_paths) or [])
-    for h, first in dups:
-        out.append(duplicate_diagnostic(ws, path, lines, h, first))
-    out += alias_diagnostics(ws, root, path)
-    return out
+    problems = link_problems(facts.links, _Folder(ws, root, path))
+    if warn_duplicates(ws, root):
+        problems += duplicate_problems(rel, facts.headings, line_text)
+    if ws.aliases(root).of(rel):
+        doc = ws.docs.parsed(path, rel, ws.root_paths)
+        if doc is not None:
+            problems += alias_problems(rel, alias_sites(doc), ws.aliases(root))
+    if problems:
+        line_text(0)
+    return [diagnostic(ws, root, lines, p) for p in problems]
 
 
-def facts_of(index: HeadingIndex) -> LinkFacts:
-    assert isinstance(index.doc, LinkFacts)
-    return index.doc
-
-
-def alias_diagnostics(ws: Workspace, root: Root, path: Path) -> list[types.Diagnostic]:
-    """A warning on each alias of the file's front matter that no link can reach
-    by it: another note claims it too, or a file has that name (a file name wins)."""
-    rel = root.rel(path)
-    aliases = ws.aliases(root)
-    if not aliases.of(rel):
-        return []
-    doc = ws.docs.parsed(path, rel, ws.root_paths)
-    if doc is None:
-        return []
-    out = []
-    for site in alias_sites(doc):
-        others = [f for f in aliases.claims(site.name) if f != rel]
-        shadow = aliases.shadowed(site.name)
-        if shadow is not None and shadow != rel:
-            why = f"[[{site.name}]] leads to {shadow} (a file name wins over an alias)"
-        elif others:
-            who = " and ".join(others) + (" declares" if len(others) == 1 else " declare")
-            why = f"{who} it too, so [[{site.name}]] is ambiguous"
-        else:
-            continue
-        rng = ws.pos.range(doc.lines(), site.line, site.start, site.line, site.end)
-        out.append(
-            types.Diagnostic(
-                range=rng,
-                message=f"Alias {site.name!r} leads nowhere: {why}",
-                severity=types.DiagnosticSeverity.Warning,
-                source="mdseek",
-                code="alias-unreachable",
+def diagnostic(ws: Workspace, root: Root, lines: list[str], p: Problem) -> types.Diagnostic:
+    """A problem as the protocol shows it (every one a warning, from mdseek)."""
+    return types.Diagnostic(
+        range=_range(ws, lines, p.span),
+        message=p.message,
+        severity=types.DiagnosticSeverity.Warning,
+        source="mdseek",
+        code=p.kind,
+        data=p.fix,
+        related_information=[
+            types.DiagnosticRelatedInformation(
+                location=types.Location(
+                    uri=ws.uri_for(root.path / r.path), range=_range(ws, lines, r.span)
+                ),
+                message=r.message,
             )
-        )
-    return out
+            for r in p.related
+        ]
+        or None,
+    )
+
+
+def _range(ws: Workspace, lines: list[str], span: Span) -> types.Range:
+    return ws.pos.range(lines, span.line, span.start, span.end_line, span.end)
 
 
 def warn_duplicates(ws: Workspace, root: Root) -> bool:
@@ -181,43 +145,6 @@ def warn_duplicates(ws: Workspace, root: Root) -> bool:
     wiki links (``duplicateHeadings`` "auto" in an Obsidian vault) or when set off."""
     choice = ws.settings.duplicate_headings
     return choice == "on" or (choice == "auto" and not root.links_by_wiki())
-
-
-def duplicate_headings(headings: Iterable[Heading]) -> list[tuple[Heading, Heading]]:
-    """Each heading whose text another heading above it already has (same
-    GitHub anchor before numbering), with that first one: links by text go to
-    the first, and ``#x`` only ever reaches the first (the others are ``#x-1``...)."""
-    first: dict[str, Heading] = {}
-    out = []
-    for h in headings:
-        key = github_slug(h.rendered or h.text)
-        if key in first:
-            out.append((h, first[key]))
-        else:
-            first[key] = h
-    return out
-
-
-def duplicate_diagnostic(
-    ws: Workspace, path: Path, lines: list[str], h: Heading, first: Heading
-) -> types.Diagnostic:
-    rng = F.heading_range(ws.pos, lines, first)
-    return types.Diagnostic(
-        range=F.heading_range(ws.pos, lines, h),
-        message=(
-            f"Duplicate heading {h.text!r} (also on line {first.line + 1}): "
-            f"links by its text reach the first; this one is #{h.slug}"
-        ),
-        severity=types.DiagnosticSeverity.Warning,
-        source="mdseek",
-        code="duplicate-heading",
-        related_information=[
-            types.DiagnosticRelatedInformation(
-                location=types.Location(uri=ws.uri_for(path), range=rng),
-                message="the first heading with this text",
-            )
-        ],
-    )
 
 
 def result_id(diags: list[types.Diagnostic]) -> str:

@@ -96,15 +96,19 @@ def result_range(pos: Positions, lines: Sequence[str] | None, r: SearchResult) -
 
 
 def symbol_information(r: SearchResult, uri: str, rng: types.Range) -> types.SymbolInformation:
-    """A heading as a workspace symbol: its parents as the container (not the
-    heading again: editors show the container beside the name, then the file)."""
+    """A heading as a workspace symbol; the container says where it is, the file
+    first, then its parent headings (not the heading again): VS Code shows
+    "container • folder/file" beside the name, and cuts the end of a long one."""
     parts = r.breadcrumb.split(" > ")
     parents = parts[:-1] if len(parts) > 1 and parts[-1] == r.heading else parts
+    where = display_path(r.path).rsplit("/", 1)[-1]
+    if parents and parents != [r.heading]:
+        where += f" › {short_crumb(' > '.join(parents))}"
     return types.SymbolInformation(
         name=shorten(r.heading, SYMBOL_NAME_MAX) or display_path(r.path),
         kind=symbol_kind(r.level),
         location=types.Location(uri=uri, range=rng),
-        container_name=short_crumb(" > ".join(parents)) if parents != [r.heading] else None,
+        container_name=where,
     )
 
 
@@ -311,19 +315,6 @@ def hover_heading(
 
 def link_range(pos: Positions, lines: Sequence[str], link: Link) -> types.Range:
     return pos.range(lines, link.line, link.start, link.end_line, link.end)
-
-
-def link_diagnostic(
-    pos: Positions, lines: Sequence[str], link: Link, message: str, data: dict | None = None
-) -> types.Diagnostic:
-    return types.Diagnostic(
-        range=link_range(pos, lines, link),
-        message=message,
-        severity=types.DiagnosticSeverity.Warning,
-        source="mdseek",
-        code="broken-link",
-        data=data,
-    )
 
 
 def anchor_items(

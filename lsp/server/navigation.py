@@ -14,13 +14,8 @@ from pathlib import Path
 from lsprotocol import types
 
 from mdseek.index.api import SearchResult
-from mdseek.index.links.links import (
-    anchor_context,
-    anchor_link,
-    find_heading,
-    link_at,
-    resolve,
-)
+from mdseek.index.links.context import anchor_context, anchor_link
+from mdseek.index.links.links import find_heading, link_at, resolve
 from mdseek.index.links.obsidian import block_ids, is_block_ref
 from mdseek.index.text.aliases import NO_ALIASES
 from mdseek.index.text.document import Heading

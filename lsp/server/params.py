@@ -62,9 +62,9 @@ def _limit(value: Any) -> int | None:
 
 @attrs.define
 class SearchParams:
-    """``mdseek/search``: ``query`` (text), ``limit`` (1..200; default: the
-    ``searchLimit`` setting), ``path`` (globs like ``rg -g``, ``!`` excludes: a
-    filter on results). A query or limit out of range is an InvalidParams error
+    """``mdseek/search``: ``query`` (text), ``limit`` (1 to the settings table's
+    MAX_LIMIT; default: the ``searchLimit`` setting), ``path`` (globs like
+    ``rg -g``, ``!`` excludes: a filter on results). A query or limit out of range is an InvalidParams error
     in the words the CLI and MCP use (:mod:`mdseek.index.search.requests`).
     ``explain`` (true): each result carries its score parts."""
 

@@ -27,7 +27,7 @@ from mdseek.index.links.edits import Edit, Outcome, RenameError, add_file_edits
 from mdseek.index.links.links import Link
 from mdseek.index.links.move import Move, move_files, new_file_path
 from mdseek.index.links.rename import RenameTarget, rename_alias, rename_heading, rename_target
-from mdseek.index.links.tags import Tag, find_tags, is_tag_name, renamed, tag_at
+from mdseek.index.links.tags import Tag, find_tags, is_tag_name, renamed, tag_at, tags_on_line
 from mdseek.index.text.document import ParsedDocument
 
 from .convert import uri_to_path
@@ -116,7 +116,7 @@ def _under_cursor(
         return None
     corpus, rel, doc = found
     line, col = ws.pos.from_client(doc.lines(), position)
-    tag = tag_at(find_tags(doc), line, col)
+    tag = tag_at(tags_on_line(doc, line), line, col)
     if tag is not None:
         return corpus, doc, tag, None
     return corpus, doc, None, rename_target(corpus, rel, doc, line, col)

@@ -25,13 +25,13 @@ from mdseek.index.api import (
     summary,
     written_heading,
 )
+from mdseek.index.settings import MAX_LIMIT
 
 from . import features as F
 from .convert import path_to_uri
 from .params import SearchParams
 from .workspace import Workspace
 
-MAX_LIMIT = 200
 NO_FOLDER = "no workspace folder is open: open a folder, or a markdown file in one"
 
 # result, its URI, its heading's range, its heading as written (inline markup kept)

@@ -1134,6 +1134,33 @@ async function main() {
     await closeQuickInput();
   }
 
+  // ---- 4a. a question nothing answers: the server's note first, whole; the nearest sections below
+  if (spec.noMatch) {
+    const q = spec.noMatch.query;
+    await check(`a question nothing answers shows the server's note whole above the nearest sections`, async () => {
+      await runCommand('mdseek: Search sections');
+      await page.locator('.quick-input-widget input.input').waitFor({ state: 'visible', timeout: 10000 });
+      await page.keyboard.type(q, { delay: 5 });
+      const answer = await waitForPickerAnswer(q);
+      if (!answer.note || !answer.note.includes(spec.noMatch.noteIncludes)) throw new Error(`the server's note is ${JSON.stringify(answer.note)}`);
+      if (!answer.rows) throw new Error('no nearest sections listed');
+      const rows = await waitFor('the note rows above the sections', async () => {
+        const r = await quickPickRows();
+        return r.length && !r[0].description && r.some((x) => x.description) ? r : null;
+      }, 10000, 100);
+      const noteRows = rows.slice(0, rows.findIndex((r) => r.description));
+      const shown = noteRows.map((r) => r.label).join(' ').replace(/\s+/g, ' ').trim();
+      if (shown !== answer.note.replace(/\s+/g, ' ').trim()) throw new Error(`the note is not shown whole on top: ${JSON.stringify(rows.slice(0, 4))}`);
+      const focused = rows.find((r) => r.focused);
+      if (!focused || !focused.description) throw new Error(`the focus is not on the first section: ${JSON.stringify(focused)}`);
+      const typed = (await selfTest({}, { keepPicker: true })).picker;
+      if (typed.previews.length) throw new Error(`previews while typing: ${JSON.stringify(typed.previews)}`);
+      await clipQuickInput('readme-no-match.png');
+      await closeQuickInput();
+      return `note rows ${JSON.stringify(noteRows.map((r) => r.label))}; focused "${focused.label}"`;
+    });
+  }
+
   // ---- 4b. Escape puts the editor back as it was (the peeked file's tab closes)
   if ((spec.search || []).length >= 2 && spec.hover && spec.hover.length) {
     const home = spec.hover[0].path;
