@@ -68,6 +68,7 @@ def one(vault: Path, index: Path, every: float) -> dict:
     """(In this process.) One first index of ``vault`` into an empty ``index``."""
     from mdseek.index.engine.folder import Folder
     from mdseek.index.engine.opening import EngineOptions
+    from mdseek.index.search.requests import SearchRequest
 
     for p in index.parent.glob(index.name + "*"):
         p.unlink()
@@ -95,14 +96,14 @@ def one(vault: Path, index: Path, every: float) -> dict:
         q = QUERIES[i % len(QUERIES)]
         i += 1
         t = time.perf_counter()
-        f.search(q + f" {i}", limit=10)  # a new text: no query cache
+        f.search(SearchRequest.make(q + f" {i}", limit=10))  # a new text: no query cache
         during.append(time.perf_counter() - t)
     total = time.perf_counter() - t0
     rep = reps[0]
     idle: list[float] = []
     for j in range(30):
         t = time.perf_counter()
-        f.search(QUERIES[j % len(QUERIES)] + f" idle {j}", limit=10)
+        f.search(SearchRequest.make(QUERIES[j % len(QUERIES)] + f" idle {j}", limit=10))
         idle.append(time.perf_counter() - t)
     st = f.status()
     out = {

@@ -1,7 +1,7 @@
 """The mdseek engine: parse, chunk, store, embed and retrieve markdown sections.
 
-Nothing here knows about LSP; :mod:`mdseek.lsp` is a thin layer over
-:class:`~mdseek.index.engine.engine.Engine`.
+Nothing here knows about LSP; :mod:`mdseek.lsp` is a thin layer over its
+front door, :mod:`mdseek.index.api`.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@
   relative imports resolved), and the circle named when there is one;
 - no class inside ``index/`` with more than one base (parts are held, not mixed in);
 - nothing under ``index/`` imports ``mdseek.lsp``, ``pygls``, ``lsprotocol`` or ``mcp``;
+- the front ends (``lsp/``) import the engine only through its door,
+  ``mdseek.index.api``, besides the pure helpers of ``text/`` and ``links/``
+  and the settings table (``settings.py``);
 - no ``.py`` file in ``index/`` or ``lsp/`` over :data:`MAX_LINES` lines;
 - ARCHITECTURE.md's code map names every module.
 """
@@ -228,6 +231,50 @@ def test_the_engine_imports_nothing_of_the_protocols(tmp_path):
     ]
 
 
+# What a front end may import of the engine: its door, and the pure helpers
+# (settings.py: the settings table, data that imports nothing of mdseek).
+FRONT_DOOR = (
+    "mdseek.index.api",
+    "mdseek.index.text",
+    "mdseek.index.links",
+    "mdseek.index.settings",
+)
+
+
+def past_the_door(root: Path = REPO) -> list[str]:
+    """Every import of the engine by a module under ``lsp/`` that is not
+    :data:`FRONT_DOOR` (absolute, inside a function, or the lazy
+    ``mdseek.index`` itself)."""
+    found = []
+    for module in modules(root, {"lsp": "mdseek.lsp"}).values():
+        for name, line in imports(module):
+            engine = name == "mdseek.index" or name.startswith("mdseek.index.")
+            if engine and not any(name == d or name.startswith(d + ".") for d in FRONT_DOOR):
+                found.append(f"{module.rel}:{line}: {name}")
+    return found
+
+
+def test_the_front_ends_import_the_engine_through_its_door(tmp_path):
+    found = past_the_door()
+    assert found == [], "front ends past mdseek.index.api:\n" + "\n".join(found)
+    # the check sees each way a front end could reach past the door
+    (tmp_path / "lsp" / "cli").mkdir(parents=True)
+    (tmp_path / "lsp" / "a.py").write_text(
+        "from mdseek.index.api import Folder\nfrom mdseek.index.text.files import scan\n"
+        "from mdseek.index.engine.folder import Folder\n"
+    )
+    (tmp_path / "lsp" / "cli" / "b.py").write_text(
+        "def f():\n    import mdseek.index.store.store\n    from mdseek.index import api, engine\n"
+        "    from mdseek.index.links import links\nimport mdseek.index\n"
+    )
+    assert sorted(past_the_door(tmp_path)) == [
+        "lsp/a.py:3: mdseek.index.engine.folder.Folder",
+        "lsp/cli/b.py:2: mdseek.index.store.store",
+        "lsp/cli/b.py:3: mdseek.index.engine",
+        "lsp/cli/b.py:5: mdseek.index",
+    ]
+
+
 def long_files(root: Path = REPO) -> list[str]:
     found = []
     for module in modules(root, PACKAGES).values():
@@ -246,7 +293,7 @@ def test_no_file_is_over_the_limit():
 # before it in this order (ARCHITECTURE.md, "Who may import whom").
 # A module beside the folders counts as a folder of its own name (settings.py: "settings",
 # the settings table, pure data at the bottom).
-LAYERS = [("settings",), ("model",), ("text",), ("store", "links", "search"), ("engine",)]
+LAYERS = [("settings",), ("model",), ("text",), ("store", "links", "search"), ("engine",), ("api",)]
 
 
 def upward_imports(root: Path = REPO) -> list[str]:

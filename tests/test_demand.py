@@ -13,6 +13,7 @@ from mdseek.index.engine.folder import Folder
 from mdseek.index.engine.opening import EngineOptions
 from mdseek.index.model.demand import Demand, all_cores
 from mdseek.index.model.embed import EmbedSettings
+from mdseek.index.search.requests import SearchRequest
 
 from conftest import grown_workspace
 
@@ -48,7 +49,9 @@ def test_a_query_during_the_first_index_is_answered_while_embedding_goes_on(tmp_
         before = eng.embedder.texts_embedded
 
         def ask() -> dict:
-            resp = f.search("what do I do when the main database machine dies", limit=3)
+            resp = f.search(
+                SearchRequest.make("what do I do when the main database machine dies", limit=3)
+            )
             assert resp.results and resp.mode == "hybrid"
             return dict(eng.embedder.bulk_threads_used)
 

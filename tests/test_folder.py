@@ -24,6 +24,7 @@ from mdseek.index.engine.folder import Folder
 from mdseek.index.engine.folders import overall_state, search_folders, summary
 from mdseek.index.engine.opening import EngineOptions, OpenError, open_engine
 from mdseek.index.model.model import default_model_path
+from mdseek.index.search.requests import SearchRequest
 
 from conftest import workspace_with_index
 
@@ -88,7 +89,7 @@ def test_an_index_that_cannot_be_opened_is_one_line_and_an_error(
     st = f.status()
     assert (st["state"], st["message"], st["files"], st["chunks"]) == ("error", said, 0, 0)
     # nothing will come from this folder: the answer says why, and is final
-    answer = search_folders([(f, ())], "database failover", 5)
+    answer = search_folders(SearchRequest.make("database failover", 5), [f])
     assert answer.hits == [] and answer.complete and answer.note == said
     # overall: "error" only when no folder answers at all
     assert summary([st])["state"] == "error"
@@ -101,9 +102,9 @@ def test_an_index_that_cannot_be_opened_is_one_line_and_an_error(
 def test_keywords_until_the_folder_can_rank_by_meaning(ws: Path, folders: list[Folder]):
     f = _open(folders, ws)
     assert f.state == "starting" and not f.chunked
-    resp = f.search("what to do when the primary database fails", 5, "dense")
+    resp = f.search(SearchRequest.make("what to do when the primary database fails", 5, "dense"))
     assert resp.mode == "lexical" and resp.note == INDEXING
-    asked_lexical = f.search("database failover", 5, "lexical")
+    asked_lexical = f.search(SearchRequest.make("database failover", 5, "lexical"))
     assert asked_lexical.mode == "lexical" and asked_lexical.note is None
     done = f.completeness("hybrid")
     assert not done.complete
@@ -111,7 +112,7 @@ def test_keywords_until_the_folder_can_rank_by_meaning(ws: Path, folders: list[F
 
     assert f.reconcile() is not None and f.state == "ready"
     for mode in ("hybrid", "dense", "lexical"):
-        resp = f.search("what to do when the primary database fails", 5, mode)
+        resp = f.search(SearchRequest.make("what to do when the primary database fails", 5, mode))
         assert resp.mode == mode and resp.note is None and resp.results
     assert f.completeness("hybrid").complete
 
@@ -136,7 +137,7 @@ def test_several_folders_one_mode_and_every_note(tmp_path: Path, ws: Path, folde
     a.reconcile()
     assert (a.state, b.state, c.state) == ("ready", "starting", "error")
 
-    answer = search_folders([(a, ()), (b, ()), (c, ())], "database compost", 20, "hybrid")
+    answer = search_folders(SearchRequest.make("database compost", 20, "hybrid"), [a, b, c])
     # a ranked by meaning, b (still starting) by keywords: the answer says lexical,
     # with what every folder has to say (not the first folder's note only)
     assert answer.mode == "lexical" and not answer.complete
@@ -153,7 +154,9 @@ def test_several_folders_one_mode_and_every_note(tmp_path: Path, ws: Path, folde
     assert ("notes", "garden.md") in {(f.name, r.path) for f, r in answer.hits}
 
     b.reconcile()
-    answer = search_folders([(a, ()), (b, ("*.md",))], "database compost", 3, "dense")
+    answer = search_folders(
+        SearchRequest.make("database compost", 3, "dense"), [a, b], paths={b: ("*.md",)}
+    )
     assert answer.mode == "dense" and answer.complete and answer.note is None
     assert len(answer.hits) == 3
 
@@ -216,9 +219,9 @@ def test_changes_are_chunked_at_once_and_embedded_in_the_background(
     f.on_embedded = embedded.set
     (ws / "okapi.md").write_text("# Okapi\n\n## Allowance\n\nThe quillwhistle stipend.\n")
     assert f.catch_up()  # the scan sees the new file and chunks it before answering
-    resp = f.search("quillwhistle", 3, "lexical")
+    resp = f.search(SearchRequest.make("quillwhistle", 3, "lexical"))
     assert [r.path for r in resp.results] == ["okapi.md"]
     assert embedded.wait(60), "the background vectors never came"
     assert f.status()["pending_embeds"] == 0 and f.pending == 0
-    resp = f.search("a stipend for the okapi", 3, "dense")
+    resp = f.search(SearchRequest.make("a stipend for the okapi", 3, "dense"))
     assert resp.results[0].path == "okapi.md"

@@ -8,6 +8,7 @@ import pytest
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.search.lexical import LexicalIndex, Phrase
+from mdseek.index.search.requests import SearchRequest
 
 from conftest import grown_workspace
 
@@ -206,12 +207,14 @@ def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
         assert eng.embedder.loaded  # warmed: the model has run once
         # the fixtures are far below the threshold: FTS5 answers, nothing is built
         assert eng.store.chunks.count() < eng.lexical_in_memory_min
-        resp = folder.read(folder.search, "rotate the signing keys", 5).result()
+        resp = folder.read(folder.search, SearchRequest.make("rotate the signing keys", 5)).result()
         assert resp.mode == "hybrid" and resp.results
         assert eng.lexical_side._thread is None and len(eng.lexical) == 0
         # as big as the threshold: the next search starts the build, then memory answers
         eng.lexical_in_memory_min = eng.store.chunks.count()
-        again = folder.read(folder.search, "rotate the signing keys", 5).result()
+        again = folder.read(
+            folder.search, SearchRequest.make("rotate the signing keys", 5)
+        ).result()
         assert [r.path for r in again.results] == [r.path for r in resp.results]
         eng.lexical_side._thread.join(60)
         assert eng.lexical_side.current() and len(eng.lexical) == eng.store.chunks.count()

@@ -23,6 +23,7 @@ from mdseek.index.engine.engine import Engine
 from mdseek.index.model import packaged
 from mdseek.index.model.embed import Embedder, EmbedSettings
 from mdseek.index.model.onnx_encoder import OnnxEncoder, read_manifest
+from mdseek.index.search.requests import SearchRequest
 from mdseek.index.store.vectors_file import VectorsFileError
 
 from conftest import copy_fixtures, workspace_with_index
@@ -294,7 +295,7 @@ def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
         seen = set()
 
         def probe() -> bool:
-            resp = f.search(QUERY, limit=3)
+            resp = f.search(SearchRequest.make(QUERY, limit=3))
             assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
             seen.add(f.engine.model_id)
             return f.engine.mover is None

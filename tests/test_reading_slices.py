@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 
 from mdseek.index.engine.engine import Engine, IndexReport
+from mdseek.index.search.requests import SearchRequest
 
 
 def _note(path, title: str, word: str) -> None:
@@ -91,7 +92,11 @@ def test_open_files_are_searchable_by_meaning_while_the_rest_is_read(tmp_path, m
                         len(eng.store.documents.all()),
                         len(hashes),
                         eng.store.vectors.pending_for(eng.model_id, hashes),
-                        self.search("what do I do when the main database machine dies", 3, "dense"),
+                        self.search(
+                            SearchRequest.make(
+                                "what do I do when the main database machine dies", 3, "dense"
+                            )
+                        ),
                         self.completeness("dense"),
                     )
                 )

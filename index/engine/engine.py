@@ -22,7 +22,6 @@ engine's write lock and its cancel flag.
 from __future__ import annotations
 
 import atexit
-import json
 import logging
 import threading
 import weakref
@@ -33,7 +32,6 @@ from ..model.rerank import Reranker
 from ..model.tokenizer import ModelTokenizer
 from ..search.dense import DenseIndex
 from ..search.lexical import LexicalIndex
-from ..search.requests import filter_from_spec
 from ..search.retrieve import Ranking
 from ..store.adopt import open_index
 from ..store.location import locate, prepare
@@ -164,14 +162,6 @@ class Engine:
         self.build_lexical = self.lexical_side.build
 
     # -- the folder, the model --------------------------------------------------
-
-    def stored_filter(self) -> FileFilter | None:
-        """The filter the index was last built with (None: never said, or unreadable)."""
-        raw = self.store.get_meta("file_filter")
-        try:
-            return filter_from_spec(json.loads(raw)) if raw else None
-        except ValueError:
-            return None
 
     def rel(self, path: str | Path) -> str:
         p = Path(path)

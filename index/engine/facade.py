@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..links.links import find_heading
 from ..links.obsidian import is_media
-from ..search.requests import path_wanted
+from ..search.requests import Mode, SearchRequest, path_wanted
 from ..text.document import ParsedDocument, Section, subtree_ends
 from ..text.encoding import NotText
 from ..text.files import (
@@ -219,36 +219,23 @@ def section_text(doc: ParsedDocument, start_line: int, end_line: int) -> str:
 # -- index ------------------------------------------------------------------------------
 
 
-def search(
-    engine: Engine,
-    query: str,
-    limit: int = 10,
-    mode: str = "hybrid",
-    paths: Sequence[str] = (),
-    prefix_last: bool = False,
-    wait_for_model: bool = True,
-    explain: bool = False,
-) -> SearchResponse:
-    """The engine's search, optionally only in files that path globs let
-    through (``rg -g`` style, see :func:`requests.path_wanted`): a filter on
-    results, the index is not touched. BadGlob for a glob over the length limit."""
+def search(engine: Engine, request: SearchRequest) -> SearchResponse:
+    """The engine's search, optionally only in files that the request's path
+    globs let through (``rg -g`` style, see :func:`requests.path_wanted`): a
+    filter on results, the index is not touched. BadGlob for a glob over the
+    length limit."""
+    paths = request.paths
     for glob in paths:
         if why := check_glob(glob):
             raise BadGlob(f"path: {why}")
-    if not paths:
-        return engine.search(
-            query, limit=limit, mode=mode, prefix_last=prefix_last,
-            wait_for_model=wait_for_model, explain=explain,
-        )  # fmt: skip
     resp = engine.search(
-        query,
-        limit=max(limit, GLOB_FETCH),
-        mode=mode,
-        prefix_last=prefix_last,
-        wait_for_model=wait_for_model,
-        explain=explain,
+        request.query,
+        limit=max(request.limit, GLOB_FETCH) if paths else request.limit,
+        mode=request.mode,
+        explain=request.explain,
     )
-    resp.results = [r for r in resp.results if path_wanted(r.path, paths)][:limit]
+    if paths:
+        resp.results = [r for r in resp.results if path_wanted(r.path, paths)][: request.limit]
     return resp
 
 
@@ -299,13 +286,13 @@ class Completeness:
     pending: int  # texts (chunks, passages) still without a vector
 
 
-def completeness(engine: Engine, mode: str, reading: bool) -> Completeness:
+def completeness(engine: Engine, mode: Mode, reading: bool) -> Completeness:
     """Whether a search's answer is final: not while the folder is still being
     read (``reading``: the layer knows) nor, for a ranking with meaning
     (hybrid, dense), while chunks still wait for their vector. A model that
     cannot load leaves nothing to wait for (the answer's own note says lexical only)."""
     pending = 0
-    if mode != "lexical" and engine.embedder.error is None:
+    if mode != Mode.LEXICAL and engine.embedder.error is None:
         pending = engine.store.vectors.pending_count(engine.model_id)
     parts = []
     if reading:
@@ -331,7 +318,7 @@ def sections_like(
     return engine.search(
         text[:2000],
         limit=limit,
-        mode="hybrid" if dense else "lexical",
+        mode=Mode.HYBRID if dense else Mode.LEXICAL,
         wait_for_model=False,
         exclude_path=exclude_path,
     )
@@ -343,13 +330,13 @@ def related(
     """Sections elsewhere about the same thing as the indexed section of ``rel``
     with this slug (or, for a preamble or a moved heading, starting at this line)."""
     if limit <= 0:
-        return SearchResponse([], "lexical")
+        return SearchResponse([], Mode.LEXICAL)
     sections = engine.store.chunks.document_sections(rel)
     match = [s for s in sections if slug and s.slug == slug] or [
         s for s in sections if s.start_line == start_line
     ]
     if not match:
-        return SearchResponse([], "lexical", "section not indexed yet")
+        return SearchResponse([], Mode.LEXICAL, "section not indexed yet")
     return engine.related(rel, match[0].ordinal, limit=limit)
 
 

@@ -25,20 +25,23 @@ holds is still searched by keywords).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from ..model.demand import DEMAND
+from ..search.requests import Mode, SearchRequest
 from ..store.adopt import flush_records
 from . import facade
 from .engine import Engine, IndexReport, SearchResponse
 from .opening import EngineOptions, OpenError, open_engine
+from .status import FolderState
 
 log = logging.getLogger(__name__)
 
@@ -46,9 +49,6 @@ EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one
 READ_SLICE = 64  # files per writer job while a folder is first read (about 0.3 s idle)
 FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.catch_up`) is skipped for
 SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
-# Writer jobs of the index's own making (not a request): they leave bulk threads alone.
-_BULK = {"embed_next", "move_next", "embed_files", "read_next", "start_reading",
-         "finish_reading", "_finish", "warm_up", "open_engine", "pending_count"}  # fmt: skip
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
 
 Progress = Callable[[str, int, int], None]
@@ -81,7 +81,7 @@ class Folder:
         self.name = name or self.path.name or str(self.path)
         self.engine: Engine | None = None
         self.model_setting: str | None = None
-        self.state = "starting"
+        self.state: FolderState = FolderState.STARTING
         self.message: str | None = None
         self.chunked = False  # every file's chunks are in the index (keyword search is complete)
         self.pending = 0  # chunks without a vector, as of the last slice
@@ -115,11 +115,19 @@ class Folder:
     # -- threads ------------------------------------------------------------------
 
     def submit(self, fn: Callable, *args: Any, **kw: Any) -> Future:
-        """``fn`` on the writer thread; Cancelled once the folder is closing."""
+        """``fn`` on the writer thread, for a request (a save, a folder change:
+        someone is at work, so bulk embedding makes room); Cancelled once the
+        folder is closing."""
         if self.closed:
             raise Cancelled()
-        if getattr(fn, "__name__", "") not in _BULK:  # a save, a folder change: someone is at work
-            DEMAND.touch()
+        DEMAND.touch()
+        return self._submit(fn, *args, **kw)
+
+    def _submit(self, fn: Callable, *args: Any, **kw: Any) -> Future:
+        """``fn`` on the writer thread: work of the index's own making (reading,
+        embedding, a precision move), which leaves bulk threads alone."""
+        if self.closed:
+            raise Cancelled()
         try:
             return self.writer.submit(partial(fn, *args, **kw))
         except RuntimeError:  # the executor shut down under us
@@ -133,8 +141,16 @@ class Folder:
             raise Cancelled() from None
 
     def write(self, fn: Callable, *args: Any, **kw: Any) -> Any:
-        """``fn`` on the writer thread, waited for (never call it from that thread)."""
-        out = self.submit(fn, *args, **kw).result()
+        """``fn`` on the writer thread for a request (:meth:`submit`), waited
+        for (never call it from that thread)."""
+        return self._waited(self.submit(fn, *args, **kw))
+
+    def _own(self, fn: Callable, *args: Any, **kw: Any) -> Any:
+        """``fn`` on the writer thread as the index's own work (:meth:`_submit`), waited for."""
+        return self._waited(self._submit(fn, *args, **kw))
+
+    def _waited(self, job: Future) -> Any:
+        out = job.result()
         if self.closed:
             raise Cancelled()
         return out
@@ -147,11 +163,11 @@ class Folder:
         cannot be opened leaves the folder in ``error`` with the one-line message."""
         self.model_setting = options.model
         try:
-            self.engine, notes = self.write(open_engine, self.path, options)
+            self.engine, notes = self._own(open_engine, self.path, options)
         except Cancelled:
             return []
         except OpenError as exc:
-            self.state, self.message = "error", str(exc)
+            self.state, self.message = FolderState.ERROR, str(exc)
             log.error("%s", self.message)
             return [self.message]
         return notes
@@ -179,7 +195,7 @@ class Folder:
         eng = self.engine
         if eng is None or self.closed:
             return None
-        self.state, self.message, self.chunked = "indexing", None, False
+        self.state, self.message, self.chunked = FolderState.INDEXING, None, False
         self._preload()
         try:
             rep = self._read_all(progress)
@@ -188,8 +204,8 @@ class Folder:
             # Vectors of other models are swept only once this one has proven to
             # load: a model that cannot be used leaves the index's vectors alone.
             self._ensure_model(progress)
-            rep = self.write(self._finish, rep)
-            self.write(eng.warm_up)
+            rep = self._own(self._finish, rep)
+            self._own(eng.warm_up)
             # A long-lived process ranks BM25 from memory (built in the background
             # at the next search; FTS5 answers until then). Not before: the build
             # would compete with opening the folder for the first hybrid answer.
@@ -200,7 +216,7 @@ class Folder:
             if self.closed:
                 return None
             log.exception("indexing %s failed", self.path)
-            self.state, self.message = "error", f"indexing failed: {exc}"
+            self.state, self.message = FolderState.ERROR, f"indexing failed: {exc}"
             return None
         self.last_report = rep
         self.settle(rep)
@@ -212,7 +228,7 @@ class Folder:
         made a slice at a time on a background thread (the writer runs each
         slice), search on the old ones until the switch (:mod:`precision_move`)."""
         eng = self.engine
-        if self.closed or eng is None or eng.mover is None or self.state != "ready":
+        if self.closed or eng is None or eng.mover is None or self.state != FolderState.READY:
             return
         self._start_once("_moving", self._move_rest, "move", "moving %s's vectors")
 
@@ -221,7 +237,7 @@ class Folder:
         the next start resumes it). Whether it is done."""
         eng = self.engine
         assert eng is not None
-        while not self.closed and self.write(eng.move_next, EMBED_SLICE):
+        while not self.closed and self._own(eng.move_next, EMBED_SLICE):
             pass
         return eng.mover is None
 
@@ -233,10 +249,10 @@ class Folder:
         assert eng is not None
         t0 = time.perf_counter()
         rep = IndexReport()
-        reading = self.write(eng.start_reading, rep, self.first_files())
-        while self.write(eng.read_next, reading, READ_SLICE, rep, progress):
+        reading = self._own(eng.start_reading, rep, self.first_files())
+        while self._own(eng.read_next, reading, READ_SLICE, rep, progress):
             self._embed_open(rep)
-        self.write(eng.finish_reading, rep)
+        self._own(eng.finish_reading, rep)
         rep.seconds = time.perf_counter() - t0
         return rep
 
@@ -249,7 +265,7 @@ class Folder:
         if self.closed or not eng.embedder.loaded or eng.embedder.error is not None:
             return
         if opened := self.first_files():
-            self.write(eng.embed_files, opened, EMBED_SLICE, rep)
+            self._own(eng.embed_files, opened, EMBED_SLICE, rep)
 
     def _preload(self) -> None:
         """Start loading the model in the background, while the files are read."""
@@ -290,7 +306,7 @@ class Folder:
     def _embed_slices(self, progress: Progress | None, rep: IndexReport) -> None:
         eng = self.engine
         assert eng is not None
-        total = self.pending = self.write(eng.store.vectors.pending_count, eng.model_id)
+        total = self.pending = self._own(eng.store.vectors.pending_count, eng.model_id)
         if not total:
             return
         self._ensure_model(progress)
@@ -318,7 +334,7 @@ class Folder:
         stalled = 0
         while not self.closed:
             before = rep.embedded
-            self.pending = self.write(eng.embed_next, EMBED_SLICE, self.first_files(), overall, rep)
+            self.pending = self._own(eng.embed_next, EMBED_SLICE, self.first_files(), overall, rep)
             if not self.pending or rep.lexical_only_reason or rep.interrupted:
                 break
             stalled = stalled + 1 if rep.embedded == before else 0
@@ -332,6 +348,19 @@ class Folder:
         eng = self.engine
         assert eng is not None
         return self._finish(eng.index(embed=False))
+
+    def file_saved(self, path: Path) -> IndexReport | None:
+        """(Writer thread.) A file saved or changed, the save policy: its chunks
+        indexed and their vectors made now (it is searchable by meaning at
+        once), its passages' vectors a moment later in the background
+        (:meth:`embed_in_background`). None while the index is not open."""
+        eng = self.engine
+        if eng is None:
+            return None
+        rep = eng.index_file(path, passages=False)
+        if rep.pending:
+            self.embed_in_background(rep.pending)
+        return rep
 
     def embed_in_background(self, pending: int = 0) -> None:
         """The vectors that changes left pending (``pending``: that many more,
@@ -381,7 +410,7 @@ class Folder:
         self._embed_slices(None, rep)
         if not rep.embedded or self.closed:
             return False
-        self.write(self._finish, rep)
+        self._own(self._finish, rep)
         return True
 
     def catch_up(self) -> bool:
@@ -415,81 +444,61 @@ class Folder:
             return
         err = eng.embedder.error
         if err is not None or (rep is not None and rep.lexical_only_reason):
-            self.state = "lexical-only"
+            self.state = FolderState.LEXICAL_ONLY
             self.message = str(err or (rep.lexical_only_reason if rep else ""))
-        elif self.state in ("indexing", "starting"):
-            self.state = "ready"
+        elif self.state.busy:
+            self.state = FolderState.READY
 
     # -- reading ---------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        limit: int = 10,
-        mode: str = "hybrid",
-        paths: Sequence[str] = (),
-        token: CancelToken | None = None,
-        **how: bool,
-    ) -> SearchResponse:
+    def search(self, request: SearchRequest, token: CancelToken | None = None) -> SearchResponse:
         """Search through :func:`facade.search`. While the folder is indexing,
         meaning (hybrid, dense) once the model is loaded, over the vectors made
         so far (the open files' first, while the rest is still read; a section
         with no vector yet is ranked by its keywords), keywords before, and the
         note says so; otherwise as asked (the engine says why if the model
-        cannot be used). ``how``: :func:`facade.search`'s ``prefix_last`` and
-        ``explain``."""
+        cannot be used)."""
         with DEMAND.request():  # bulk embedding drops to one thread meanwhile
-            return self._search(query, limit, mode, paths, token, **how)
+            return self._search(request, token)
 
-    def _search(
-        self,
-        query: str,
-        limit: int,
-        mode: str,
-        paths: Sequence[str],
-        token: CancelToken | None,
-        **how: bool,
-    ) -> SearchResponse:
+    def _search(self, request: SearchRequest, token: CancelToken | None) -> SearchResponse:
         if token:
             token.check()
         eng = self.engine
         if eng is None:
-            return SearchResponse([], "lexical", self.message)  # completeness: it is opening
-        busy = self.state in ("starting", "indexing")
-        wait = busy and not eng.embedder.loaded
-        resp = facade.search(
-            eng, query, limit=limit, mode="lexical" if wait else mode, paths=paths, **how
-        )
-        if wait and mode != "lexical" and resp.note is None:
+            return SearchResponse([], Mode.LEXICAL, self.message)  # completeness: it is opening
+        wait = self.state.busy and not eng.embedder.loaded
+        asked = dataclasses.replace(request, mode=Mode.LEXICAL) if wait else request
+        resp = facade.search(eng, asked)
+        if wait and request.mode != Mode.LEXICAL and resp.note is None:
             resp.note = "lexical results only: indexing in progress (semantic results once the vectors are ready)"
         if token:
             token.check()
         return resp
 
-    def completeness(self, mode: str) -> facade.Completeness:
+    def completeness(self, mode: Mode) -> facade.Completeness:
         """Whether this folder's part of an answer in ``mode`` (the mode asked
         for) is final: not while the folder is read, nor, for a ranking with
         meaning, while chunks wait for a vector (a lexical answer given while
         indexing becomes hybrid then)."""
         eng = self.engine
         if eng is None:
-            if self.state == "error":  # nothing will come: the message says why
+            if self.state == FolderState.ERROR:  # nothing will come: the message says why
                 return facade.Completeness(True, None, 0)
             return facade.Completeness(False, "partial results: the index is still opening", 0)
-        busy = self.state in ("starting", "indexing")
-        return facade.completeness(eng, mode, reading=busy and not self.chunked)
+        return facade.completeness(eng, mode, reading=self.state.busy and not self.chunked)
 
     def related(self, rel: str, slug: str | None, start_line: int, limit: int) -> SearchResponse:
         if self.engine is None:
-            return SearchResponse([], "lexical", self.message)
+            return SearchResponse([], Mode.LEXICAL, self.message)
         with DEMAND.request():
             return facade.related(self.engine, rel, slug, start_line, limit)
 
     def sections_like(self, text: str, exclude_rel: str | None, limit: int) -> SearchResponse:
         if self.engine is None or not text.strip():
-            return SearchResponse([], "lexical", self.message)
+            return SearchResponse([], Mode.LEXICAL, self.message)
         return facade.sections_like(
-            self.engine, text, limit, exclude_rel, dense=self.state == "ready"
+            self.engine, text, limit, exclude_rel, dense=self.state == FolderState.READY
         )
 
     def status(self) -> dict:

@@ -1,31 +1,22 @@
 """Several folders as one, for the front ends that serve more than one: one
-state (:func:`overall_state`), their statuses summed (:func:`summary`), and one
+state (:func:`.status.overall_state`), their statuses summed (:func:`summary`), and one
 search over all of them on their reader threads at once (:func:`search_folders`,
 an :class:`Answer`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
+from ..search.requests import Mode, SearchRequest
+from ..text.snippet import mark
 from . import facade
 from .engine import SearchResponse, SearchResult
 from .folder import CancelToken, Folder
-
-
-def overall_state(states: Sequence[str]) -> str:
-    """One state for several folders: ``indexing`` while any is, ``ready`` when
-    all are (or there are none), ``error`` when every one failed, else
-    ``lexical-only`` (some answer by keywords only)."""
-    s = set(states)
-    if s & {"starting", "indexing"}:
-        return "indexing"
-    if s <= {"ready"}:
-        return "ready"
-    if s == {"error"}:
-        return "error"
-    return "lexical-only"
+from .status import overall_state
 
 
 def summary(statuses: Sequence[dict]) -> dict:
@@ -43,48 +34,63 @@ def summary(statuses: Sequence[dict]) -> dict:
     }
 
 
+class Hit(NamedTuple):
+    """One result of a search over several folders: the folder it is in, and the result."""
+
+    folder: Folder
+    result: SearchResult
+
+
 @dataclass
 class Answer:
     """A search over several folders: the best results of all, the mode that
-    ranked (the folders' one mode, else ``lexical``), whether it is final, and why not."""
+    ranked (the folders' one mode, else ``lexical``), whether it is final, and
+    why not; ``highlight``: the query's words worth marking in a snippet."""
 
-    mode: str
+    mode: Mode
     complete: bool
     notes: list[str] = field(default_factory=list)
-    hits: list[tuple[Folder, SearchResult]] = field(default_factory=list)
+    hits: list[Hit] = field(default_factory=list)
+    highlight: list[str] = field(default_factory=list)
 
     @property
     def note(self) -> str | None:
         return "; ".join(dict.fromkeys(self.notes)) or None
 
+    def marked(self, snippet: str) -> str:
+        """A result's snippet with the query's words marked ``**word**``."""
+        return mark(snippet, self.highlight) if self.highlight else snippet
+
 
 def search_folders(
-    asked: Sequence[tuple[Folder, Sequence[str]]],
-    query: str,
-    limit: int = 10,
-    mode: str = "hybrid",
+    request: SearchRequest,
+    folders: Sequence[Folder],
     token: CancelToken | None = None,
-    **how: bool,
+    paths: Mapping[Folder, tuple[str, ...]] | None = None,
 ) -> Answer:
-    """``query`` over each folder (with the path globs it applies), on the
-    folders' reader threads at once; one folder's results keep the engine's order,
-    several folders' are merged by score. ``how``: see
-    :meth:`Folder.search`."""
+    """``request`` over each folder, on the folders' reader threads at once;
+    one folder's results keep the engine's order, several folders' are merged
+    by score. ``paths``: a folder's own path globs in place of the request's
+    (MCP, where a glob names the folder)."""
 
-    def one(folder: Folder, paths: Sequence[str]) -> tuple[SearchResponse, facade.Completeness]:
-        resp = folder.search(query, limit, mode, paths, token, **how)
-        return resp, folder.completeness(mode)
+    def one(folder: Folder) -> tuple[SearchResponse, facade.Completeness]:
+        own = request
+        if paths is not None and folder in paths:
+            own = dataclasses.replace(request, paths=paths[folder])
+        resp = folder.search(own, token)
+        return resp, folder.completeness(request.mode)
 
-    answers = [f.result() for f in [fo.read(one, fo, p) for fo, p in asked]]
+    answers = [f.result() for f in [fo.read(one, fo) for fo in folders]]
     modes = {resp.mode for resp, _ in answers}
     out = Answer(
-        mode=(modes.pop() if len(modes) == 1 else "lexical") if modes else mode,
+        mode=(modes.pop() if len(modes) == 1 else Mode.LEXICAL) if modes else request.mode,
         complete=all(done.complete for _, done in answers),
+        highlight=request.query.highlight,
     )
-    for (folder, _), (resp, done) in zip(asked, answers, strict=True):
-        out.hits += [(folder, r) for r in resp.results]
+    for folder, (resp, done) in zip(folders, answers, strict=True):
+        out.hits += [Hit(folder, r) for r in resp.results]
         out.notes += [n for n in (resp.note, done.note) if n]
     if len(answers) > 1:  # one folder keeps its engine's order (a reranker's, say)
-        out.hits.sort(key=lambda t: -t[1].score)
-    del out.hits[limit:]
+        out.hits.sort(key=lambda t: -t.result.score)
+    del out.hits[request.limit :]
     return out

@@ -6,6 +6,7 @@ in a note).
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from dataclasses import dataclass
@@ -14,8 +15,10 @@ from pathlib import Path
 from ..model.embed import EmbedSettings
 from ..model.model import ModelUnavailable
 from ..model.rerank import Reranker
-from ..store.location import IndexFileError
-from ..text.files import FileFilter
+from ..store.adopt import trusted
+from ..store.location import IndexFileError, locate
+from ..store.store import read_meta
+from ..text.files import FileFilter, filter_from_spec
 from .engine import Engine
 
 log = logging.getLogger(__name__)
@@ -69,3 +72,15 @@ def open_engine(root: Path, options: EngineOptions) -> tuple[Engine, list[str]]:
 def _engine(root: Path, o: EngineOptions, model: str | None) -> Engine:
     return Engine(root, index_path=o.index_path, model=model, file_filter=o.file_filter,
                   embed=o.embed, check_index=o.check_index)  # fmt: skip
+
+
+def stored_filter(root: Path, index_path: str | Path | None = None) -> FileFilter | None:
+    """The file filter a folder's index was last built with, read without
+    opening it (None: no index, it never said, or a workspace index not made
+    here, which says nothing that counts: it is read again)."""
+    loc = locate(root.resolve(), index_path)
+    try:
+        raw = read_meta(loc.path, "file_filter") if trusted(loc) else None
+        return filter_from_spec(json.loads(raw)) if raw else None
+    except ValueError:
+        return None

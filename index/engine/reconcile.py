@@ -15,7 +15,6 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..search.requests import filter_spec
 from ..store.store import Store
 from ..store.vectors_file import ImportReport
 from ..text.chunk import Chunk
@@ -26,6 +25,7 @@ from ..text.files import (
     FoundFile,
     check_file,
     display_path,
+    filter_spec,
     read_found,
     relpath,
     scan,

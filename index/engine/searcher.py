@@ -17,6 +17,7 @@ import numpy as np
 from ..model.rerank import Reranker
 from ..search import retrieve
 from ..search.query import Query, QueryTerms
+from ..search.requests import Mode
 from ..store.chunks import Chunks
 from ..store.store import SectionRow
 from ..text.files import relpath
@@ -64,7 +65,7 @@ class SearchResult:
 @dataclass
 class SearchResponse:
     results: list[SearchResult]
-    mode: str  # "hybrid", "lexical" or "dense"
+    mode: Mode  # what ranked
     note: str | None = None
     # how well the best candidates match, on an absolute scale (retrieve.evidence)
     evidence: dict | None = None
@@ -143,7 +144,7 @@ class Searcher:
     def candidates(
         self,
         query: Query,
-        mode: str,
+        mode: Mode,
         lexical: tuple[QueryTerms, list[tuple[int, float]]] | None = None,
     ) -> tuple[dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], Query]:
         """Each retriever's best chunks, (chunk id, score) best first, the dense
@@ -153,11 +154,11 @@ class Searcher:
         lists: dict[str, list[tuple[int, float]]] = {}
         extra: dict[str, dict[int, float]] = {}
         k = self.ranking.candidates
-        if mode in ("hybrid", "lexical"):
+        if mode in (Mode.HYBRID, Mode.LEXICAL):
             terms, lists["lexical"] = lexical or self._lexical_hits(query)
             query = query.with_terms(terms)
         qv = query.vector
-        if mode in ("hybrid", "dense") and qv is not None:
+        if mode in (Mode.HYBRID, Mode.DENSE) and qv is not None:
             self._dense.sync()
             lists["dense"] = self._dense.matrix.search(qv, k)
             if "lexical" in lists:
@@ -170,7 +171,7 @@ class Searcher:
         self,
         query: str | Query,
         limit: int = 10,
-        mode: str = "hybrid",
+        mode: Mode = Mode.HYBRID,
         prefix_last: bool = False,
         wait_for_model: bool = True,
         exclude_path: str | None = None,
@@ -182,11 +183,11 @@ class Searcher:
         if not q.seeded and not q.prefix_last and not q.blank:
             weak = q.unsearchable()
             if weak is not None:  # nothing to rank by: say so instead of confident scores
-                return SearchResponse([], "lexical" if mode == "lexical" else mode, weak)
+                return SearchResponse([], mode, weak)
         note = None
-        use_dense = mode in ("hybrid", "dense") and (not q.blank or q.seeded)
+        use_dense = mode in (Mode.HYBRID, Mode.DENSE) and (not q.blank or q.seeded)
         lexical: Future | None = None
-        if use_dense and mode == "hybrid" and not q.seeded:
+        if use_dense and mode == Mode.HYBRID and not q.seeded:
             # The lexical side runs while the model loads (a cold start) and embeds the query.
             lexical = self._pool().submit(self._lexical_hits, q)
         if use_dense and not self._models.embedder.loaded:
@@ -208,9 +209,9 @@ class Searcher:
             q = q.with_vector(None)
         elif not q.seeded:
             q = q.with_vector(self.query_vector(q))
-        lexical_mode = "hybrid" if mode == "hybrid" else mode
-        if mode == "hybrid" and q.vector is None:
-            lexical_mode = "lexical"
+        lexical_mode = mode
+        if mode == Mode.HYBRID and q.vector is None:
+            lexical_mode = Mode.LEXICAL
         lists, extra, q = self.candidates(
             q, lexical_mode, lexical.result() if lexical is not None else None
         )
@@ -281,7 +282,9 @@ class Searcher:
                         "ms": self.reranker.stats()["last_ms"],
                     }
             results.append(r)
-        used = "hybrid" if len(lists) == 2 else ("dense" if "dense" in lists else "lexical")
+        used = (
+            Mode.HYBRID if len(lists) == 2 else (Mode.DENSE if "dense" in lists else Mode.LEXICAL)
+        )
         if no_match:  # said first: it is what the reader needs to know
             note = f"{retrieve.NO_GOOD_MATCH}; {note}" if note else retrieve.NO_GOOD_MATCH
         return SearchResponse(results, used, note, ev)
@@ -356,7 +359,7 @@ class Searcher:
             if c.section_first <= ordinal <= c.section_last
         ]
         if not chunks:
-            return SearchResponse([], "lexical", "section not indexed")
+            return SearchResponse([], Mode.LEXICAL, "section not indexed")
         text = " ".join(c.embedding_text for c in chunks)[:2000]
         seed = None
         if self._models.embedder.loaded:
@@ -366,9 +369,9 @@ class Searcher:
                 m = np.mean(vecs, axis=0)
                 seed = (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
         if seed is None:  # lexical only, the text read as any query's
-            query, mode = self.parse_query(text), "lexical"
+            query, mode = self.parse_query(text), Mode.LEXICAL
         else:
-            query, mode = Query.seed(text, seed), "hybrid"
+            query, mode = Query.seed(text, seed), Mode.HYBRID
         return self.search(query, limit=limit, mode=mode, wait_for_model=False, exclude_path=rel)
 
 

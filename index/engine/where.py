@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..search.requests import Mode
 from .engine import Engine, SearchResult
 
 ALL = 10_000  # "every candidate": more sections than any retriever returns
@@ -43,20 +44,20 @@ def where_ranked(engine: Engine, query: str, path: str, line: int) -> dict:
     "why"}``, each ranking a :class:`Place` as a dict."""
     places: dict[str, Place] = {}
     heading = None
-    for mode in ("hybrid", "lexical", "dense"):
+    for mode in Mode:
         res = engine.search(query, limit=ALL, mode=mode, explain=True)
-        if res.mode != mode and mode != "hybrid":
+        if res.mode != mode and mode != Mode.HYBRID:
             continue  # no model: no dense ranking
         found = _find(res.results, path, line)
         top = res.results[0] if res.results else None
         p = Place(of=len(res.results), best=top.score if top else None)
-        if top is not None and mode != "hybrid":
+        if top is not None and mode != Mode.HYBRID:
             p.best_raw = ((top.explain or {}).get(mode) or {}).get("raw")
         if found is not None:
             p.rank, r = found
             p.score = r.score
             p.explain = r.explain or {}
-            if mode != "hybrid":
+            if mode != Mode.HYBRID:
                 p.raw = (p.explain.get(mode) or {}).get("raw")
             heading = heading or r.breadcrumb
         places[mode] = p
@@ -68,8 +69,8 @@ def where_ranked(engine: Engine, query: str, path: str, line: int) -> dict:
 
 
 def _why(places: dict[str, Place]) -> str:
-    shown = places.get("hybrid")
-    sides = {m: p for m, p in places.items() if m != "hybrid"}
+    shown = places.get(Mode.HYBRID)
+    sides = {m: p for m, p in places.items() if m != Mode.HYBRID}
     found_by = [m for m, p in sides.items() if p.rank is not None]
     if shown is not None and shown.rank is not None:
         return f"shown at #{shown.rank}" + (

@@ -10,12 +10,59 @@ no type names, no library's wording.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from ..settings import MAX_LIMIT
-from ..text.files import DEFAULT_EXCLUDE, FileFilter, matches
+from ..text.files import matches
+from .query import Query
 
-MODES = ("hybrid", "lexical", "dense")
+
+class Mode(StrEnum):
+    """How a search ranks (a ``str``: the value is what JSON and people read)."""
+
+    HYBRID = "hybrid"  # keywords and meaning, fused
+    LEXICAL = "lexical"  # keywords only (BM25)
+    DENSE = "dense"  # meaning only (the model's vectors)
+
+
+MODES = tuple(m.value for m in Mode)
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search as a front end asks it, built once (:meth:`make`) and handed
+    down unchanged: the query read once (:class:`Query`: its words, the words
+    to highlight, whether the last word is a prefix), how many results, the
+    ranking, the path globs a result must pass (``rg -g`` style, see
+    :func:`path_wanted`; a filter on results) and whether each result says
+    why it ranked (``explain``). Values come checked by this module's checks."""
+
+    query: Query
+    limit: int = 10
+    mode: Mode = Mode.HYBRID
+    paths: tuple[str, ...] = ()
+    explain: bool = False
+
+    @classmethod
+    def make(
+        cls,
+        text: str,
+        limit: int = 10,
+        mode: Mode | str = Mode.HYBRID,
+        paths: Sequence[str] = (),
+        explain: bool = False,
+        prefix_last: bool = False,
+    ) -> SearchRequest:
+        """``prefix_last``: as you type, the last word may be a prefix."""
+        return cls(Query.parse(text, prefix_last), limit, Mode(mode), tuple(paths), explain)
+
+    @property
+    def text(self) -> str:
+        return self.query.text
+
+
 MAX_GLOB_CHARS = 1000
 
 
@@ -105,10 +152,12 @@ def unknown_argument(name: Any, command: str, known: Iterable[str]) -> BadReques
     )
 
 
-def check_mode(mode: Any) -> str:
+def check_mode(mode: Any) -> Mode:
     if mode not in MODES:
-        raise BadRequest(f"mode must be hybrid, lexical or dense (got {str(mode)[:40]!r})")
-    return str(mode)
+        raise BadRequest(
+            f"mode must be {', '.join(MODES[:-1])} or {MODES[-1]} (got {str(mode)[:40]!r})"
+        )
+    return Mode(mode)
 
 
 def check_globs(globs: Any) -> tuple[str, ...]:
@@ -167,44 +216,3 @@ def path_wanted(rel: str, globs: Sequence[str]) -> bool:
     if plain and not hit(plain):
         return False
     return not (negated and hit(negated))
-
-
-def filter_differs(stored: dict | None, wanted: dict) -> str | None:
-    """The one-line message when a search asks for an index shaped otherwise
-    than the one it has (``stored`` None: the index never said; anything goes)."""
-    if stored is None or stored == wanted:
-        return None
-    parts = []
-    for key, label in (("include", "--include"), ("exclude", "--exclude")):
-        if stored.get(key) != wanted.get(key):
-            own = [g for g in stored.get(key) or [] if g not in DEFAULT_EXCLUDE]
-            parts.append(f"{label} {' '.join(own) or '(default)'}")
-    if stored.get("max_file_size") != wanted.get("max_file_size"):
-        parts.append(f"--max-file-size {stored.get('max_file_size')}")
-    return (
-        "the index holds files chosen by "
-        + ", ".join(parts)
-        + "; search does not change what the index holds: filter results with --path GLOB,"
-        " or run `mdseek index` with the options you want"
-    )
-
-
-def filter_spec(flt: FileFilter) -> dict:
-    """What shapes an index, as the index remembers it (a meta row)."""
-    return {
-        "include": list(flt.include),
-        "exclude": list(flt.exclude),
-        "max_file_size": flt.max_file_size,
-    }
-
-
-def filter_from_spec(spec: Any) -> FileFilter | None:
-    """A remembered filter back (None if the row is missing or not understood)."""
-    try:
-        return FileFilter(
-            include=tuple(str(g) for g in spec["include"]),
-            exclude=tuple(str(g) for g in spec["exclude"]),
-            max_file_size=int(spec["max_file_size"]),
-        )
-    except (TypeError, KeyError, ValueError):
-        return None

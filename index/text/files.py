@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..settings import DEFAULT_INCLUDE, DEFAULT_MAX_FILE_SIZE
 
@@ -356,3 +357,24 @@ def read_found(found: FoundFile, limit: int) -> bytes:
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"over the {limit:,}-byte limit")
     return data
+
+
+def filter_spec(flt: FileFilter) -> dict:
+    """What shapes an index, as the index remembers it (a meta row)."""
+    return {
+        "include": list(flt.include),
+        "exclude": list(flt.exclude),
+        "max_file_size": flt.max_file_size,
+    }
+
+
+def filter_from_spec(spec: Any) -> FileFilter | None:
+    """A remembered filter back (None if the row is missing or not understood)."""
+    try:
+        return FileFilter(
+            include=tuple(str(g) for g in spec["include"]),
+            exclude=tuple(str(g) for g in spec["exclude"]),
+            max_file_size=int(spec["max_file_size"]),
+        )
+    except (TypeError, KeyError, ValueError):
+        return None

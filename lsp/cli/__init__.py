@@ -26,7 +26,7 @@ import sqlite3
 import sys
 
 from mdseek.index import settings as table
-from mdseek.index.model.model import ModelUnavailable
+from mdseek.index.api import ModelUnavailable
 
 from .chunks import cmd_chunks, cmd_coverage
 from .common import CliError, UsageError, check_model

@@ -9,21 +9,18 @@ Imports no other module of the CLI.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
-from mdseek.index.model.model import ModelUnavailable, resolve_model
-from mdseek.index.model.tokenizer import load_tokenizer
-from mdseek.index.search import requests
-from mdseek.index.store.location import locate
-from mdseek.index.store.store import read_meta
+from mdseek.index.api import ModelUnavailable, load_tokenizer, resolve_model
 from mdseek.index.text.files import (
+    DEFAULT_EXCLUDE,
     DEFAULT_MAX_FILE_SIZE,
     FileFilter,
     check_glob,
     display_path,
+    filter_spec,
     scan,
 )
 
@@ -51,7 +48,7 @@ def load_reranker(args: argparse.Namespace):
     """The --rerank cross-encoder, loaded now so that a bad one fails in one line."""
     if not args.rerank:
         return None
-    from mdseek.index.model.rerank import Reranker
+    from mdseek.index.api import Reranker
 
     try:
         r = Reranker(args.rerank, args.rerank_top, bool(embed_settings(args).allow_pickle))
@@ -94,27 +91,42 @@ def index_filter(args: argparse.Namespace, root: Path) -> FileFilter:
     """The filter a command that does not shape the index (search, status) uses:
     the one the index was built with. Options that would change it stop the
     command with one line saying so (search never rewrites what the index holds)."""
-    from mdseek.index.store.adopt import trusted
+    from mdseek.index.api import stored_filter
 
     flt = file_filter(args)
-    loc = locate(root.resolve(), args.db)
-    try:  # a workspace index not made here says nothing that counts (it is read again)
-        raw = read_meta(loc.path, "file_filter") if trusted(loc) else None
-        stored = requests.filter_from_spec(json.loads(raw)) if raw else None
-    except ValueError:
-        stored = None
+    stored = stored_filter(root, args.db)
     if stored is None:
         return flt
     if not shapes_index(args):
         return stored
-    why = requests.filter_differs(requests.filter_spec(stored), requests.filter_spec(flt))
+    why = filter_differs(filter_spec(stored), filter_spec(flt))
     if why:
         raise CliError(f"{why} (e.g. `mdseek index {args.dir} ...`)")
     return flt
 
 
+def filter_differs(stored: dict | None, wanted: dict) -> str | None:
+    """The one-line message when a search asks for an index shaped otherwise
+    than the one it has (``stored`` None: the index never said; anything goes)."""
+    if stored is None or stored == wanted:
+        return None
+    parts = []
+    for key, label in (("include", "--include"), ("exclude", "--exclude")):
+        if stored.get(key) != wanted.get(key):
+            own = [g for g in stored.get(key) or [] if g not in DEFAULT_EXCLUDE]
+            parts.append(f"{label} {' '.join(own) or '(default)'}")
+    if stored.get("max_file_size") != wanted.get("max_file_size"):
+        parts.append(f"--max-file-size {stored.get('max_file_size')}")
+    return (
+        "the index holds files chosen by "
+        + ", ".join(parts)
+        + "; search does not change what the index holds: filter results with --path GLOB,"
+        " or run `mdseek index` with the options you want"
+    )
+
+
 def embed_settings(args: argparse.Namespace):
-    from mdseek.index.model.embed import EmbedSettings
+    from mdseek.index.api import EmbedSettings
 
     try:
         return EmbedSettings.from_env(  # a command without a flag: its variable, else the default
@@ -127,7 +139,7 @@ def embed_settings(args: argparse.Namespace):
 
 def window_tokenizer(args: argparse.Namespace):
     """The model's tokenizer with the window the index uses (room left for the document prompt)."""
-    from mdseek.index.model.tokenizer import minus_prompt
+    from mdseek.index.api import minus_prompt
 
     resolved = resolve_model(args.model)
     prompt = embed_settings(args).prompts_for(resolved).document
@@ -142,7 +154,7 @@ def engine_for(
 ):
     """``shapes``: the command's options decide what the index holds (``index``);
     otherwise the index's own filter is kept (see index_filter)."""
-    from mdseek.index.engine.opening import EngineOptions, OpenError, open_engine
+    from mdseek.index.api import EngineOptions, OpenError, open_engine
 
     root = folder_arg(args.dir)
     flt = file_filter(args) if shapes else index_filter(args, root)

@@ -18,7 +18,7 @@ from .progress import Progress
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    from mdseek.index.store.vectors_file import VectorsFileError
+    from mdseek.index.api import VectorsFileError
 
     eng = engine_for(args)
     bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
@@ -116,7 +116,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_prune(args: argparse.Namespace) -> int:
-    from mdseek.index.store.prune import prune
+    from mdseek.index.api import prune
 
     if not args.days >= 0:  # NaN too
         raise CliError(f"--days must be a number of days, 0 or more (got {args.days:g})")

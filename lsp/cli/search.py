@@ -14,23 +14,25 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from mdseek.index.search import requests
-from mdseek.index.store.store import is_damage
+from mdseek.index.api import Mode, is_damage, requests
 from mdseek.index.text.files import display_path
 
 from .common import CliError, UsageError, engine_for, load_reranker, shown
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from mdseek.index.engine.engine import Engine
+    from mdseek.index.api import Engine
 
 
 def cmd_search(args: argparse.Namespace) -> int:
     try:  # the same checks and words as MCP and the language server
-        requests.check_query(args.query)
-        args.limit = requests.check_limit(args.limit)
-        args.mode = requests.check_mode(args.mode)
-        args.path = requests.check_globs(args.path)
+        request = requests.SearchRequest.make(
+            requests.check_query(args.query),
+            requests.check_limit(args.limit),
+            requests.check_mode(args.mode),
+            requests.check_globs(args.path),
+            explain=args.explain,
+        )
     except requests.BadRequest as exc:
         raise UsageError(str(exc)) from None
     if args.section is not None and not args.explain:
@@ -38,8 +40,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     loading: list[threading.Thread] = []
     eng = None
     try:
-        if args.mode != "lexical" and not args.model:
-            from mdseek.index.model.embed import warm_default_session
+        if request.mode != Mode.LEXICAL and not args.model:
+            from mdseek.index.api import warm_default_session
 
             loading.append(
                 warm_default_session(args.backend, args.threads, args.precision)
@@ -47,9 +49,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
         # met on the way says how to recover instead.
         eng = engine_for(args, check_index=False, shapes=False)
-        if args.mode != "lexical":
+        if request.mode != Mode.LEXICAL:
             loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
-        return _search(args, eng)
+        return _search(args, eng, request)
     except sqlite3.DatabaseError as exc:
         if eng is None or not is_damage(exc):
             raise
@@ -64,9 +66,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             t.join()
 
 
-def _search(args: argparse.Namespace, eng: Engine) -> int:
-    from mdseek.index.engine.folder import Folder
-    from mdseek.index.engine.folders import search_folders
+def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchRequest) -> int:
+    from mdseek.index.api import Folder, search_folders
 
     bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
     try:
@@ -74,19 +75,12 @@ def _search(args: argparse.Namespace, eng: Engine) -> int:
     finally:
         bar.close()
     eng.reranker = load_reranker(args)
-    answer = search_folders(
-        [(Folder.adopt(eng, rep), args.path)], args.query, args.limit, args.mode,
-        explain=args.explain,
-    )  # fmt: skip
+    answer = search_folders(request, [Folder.adopt(eng, rep)])
     results = [r for _, r in answer.hits]
     where = _where(args, eng) if args.section else None
     if args.highlight:
-        from mdseek.index.search.query import Query
-        from mdseek.index.text.snippet import mark
-
-        words = Query.parse(args.query).highlight
         for r in results:
-            r.snippet = mark(r.snippet, words)
+            r.snippet = answer.marked(r.snippet)
     if args.json:
         out = {
             "mode": answer.mode,
@@ -121,7 +115,7 @@ def _where(args: argparse.Namespace, eng: Engine) -> dict:
     """``--section PATH:LINE``: where that section ranked (:func:`where_ranked`)."""
     from pathlib import Path
 
-    from mdseek.index.engine.where import where_ranked
+    from mdseek.index.api import where_ranked
     from mdseek.index.text.files import relpath
 
     path, sep, line = args.section.rpartition(":")
@@ -143,19 +137,23 @@ def _where(args: argparse.Namespace, eng: Engine) -> dict:
 def _where_lines(w: dict) -> str:
     sec = w["section"]
     out = [f"where {sec['path']}:{sec['line']} ranked ({sec['breadcrumb'] or 'no section there'}):"]
-    names = {"hybrid": "shown (hybrid)", "lexical": "keywords (BM25)", "dense": "meaning (cosine)"}
-    for mode in ("hybrid", "lexical", "dense"):
+    names = {
+        Mode.HYBRID: "shown (hybrid)",
+        Mode.LEXICAL: "keywords (BM25)",
+        Mode.DENSE: "meaning (cosine)",
+    }
+    for mode in Mode:
         p = w.get(mode)
         if p is None:
             continue
-        key, mine = ("best", "score") if mode == "hybrid" else ("best_raw", "raw")
+        key, mine = ("best", "score") if mode == Mode.HYBRID else ("best_raw", "raw")
         best = "" if p[key] is None else f"; the top one {p[key]:.4g}"
         if p["rank"] is None:
             out.append(f"  {names[mode]}: not among its {p['of']} sections{best}")
             continue
         score = "-" if p[mine] is None else f"{p[mine]:.4g}"
         line = f"  {names[mode]}: #{p['rank']} of {p['of']}, {score}{best}"
-        if mode == "hybrid" and p["explain"]:
+        if mode == Mode.HYBRID and p["explain"]:
             line += f"\n    {_explain_line(p['explain'])}"
         out.append(line)
     out.append(f"  why: {w['why']}")
@@ -165,7 +163,7 @@ def _where_lines(w: dict) -> str:
 def _json_result(eng: Engine, r) -> dict:
     """One result of ``search --json``: lines 1-based and inclusive, the heading
     as written (and as plain text), as MCP has them."""
-    from mdseek.index.engine.facade import heading_as_written
+    from mdseek.index.api import heading_as_written
 
     first, last = r.lines()
     out = {

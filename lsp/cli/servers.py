@@ -14,8 +14,7 @@ from .common import CliError, embed_settings, file_filter, index_filter, load_re
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from mdseek.index.model.embed import warm_default_session
-    from mdseek.index.model.model import cache_dir
+    from mdseek.index.api import cache_dir, warm_default_session
     from mdseek.lsp.server import codecache
 
     warm_default_session()  # overlaps the protocol imports below
@@ -28,7 +27,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from mdseek.index.model.embed import warm_default_session
+    from mdseek.index.api import warm_default_session
 
     warm = None if args.model else warm_default_session()  # overlaps the SDK imports below
     try:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
-from mdseek.index.search import requests
+from mdseek.index.api import requests
 
 Check = Callable[[Any], Any]
 F = TypeVar("F", bound=Callable[..., Any])

@@ -34,19 +34,22 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from mdseek import __version__
-from mdseek.index import settings
-from mdseek.index.engine import facade
-from mdseek.index.engine.engine import Engine, SearchResult
-from mdseek.index.engine.folder import Folder
-from mdseek.index.engine.folders import Answer, search_folders, summary
-from mdseek.index.engine.opening import EngineOptions
-from mdseek.index.model.embed import EmbedSettings
-from mdseek.index.model.rerank import Reranker
-from mdseek.index.search import requests
-from mdseek.index.search.query import Query
+from mdseek.index import api, settings
+from mdseek.index.api import (
+    Answer,
+    EmbedSettings,
+    Engine,
+    EngineOptions,
+    Folder,
+    Reranker,
+    SearchRequest,
+    SearchResult,
+    requests,
+    search_folders,
+    summary,
+)
 from mdseek.index.text.document import ParsedDocument, Section
 from mdseek.index.text.files import FileFilter
-from mdseek.index.text.snippet import mark
 
 from .args import CheckedServer, flag, globs
 
@@ -97,7 +100,7 @@ class Folders:
         """(folder, path within it) of a path a client gave (text, checked by
         :func:`requests.check_file`); ToolError if none fits."""
         p = path.strip()
-        if Path(p).is_absolute():  # facade.confine checks it (symlinks resolved)
+        if Path(p).is_absolute():  # api.confine checks it (symlinks resolved)
             inner = sorted(self.all, key=lambda f: -len(str(f.path)))
             return next((f for f in inner if Path(p).is_relative_to(f.path)), inner[0]), p
         if len(self.all) == 1:
@@ -113,8 +116,8 @@ class Folders:
         folder, p = self.locate(path)
         folder.catch_up()
         try:
-            return folder, facade.read_document(engine(folder), p)
-        except (facade.OutsideRoot, facade.NotIndexed) as exc:
+            return folder, api.read_document(engine(folder), p)
+        except (api.OutsideRoot, api.NotIndexed) as exc:
             raise ToolError(str(exc)) from None
 
 
@@ -269,24 +272,24 @@ class StatusAnswer(BaseModel):
     folders: list[FolderStatus]
 
 
-def _hit(folders: Folders, folder: Folder, r: SearchResult, marked: list[str] | None = None) -> Hit:
+def _hit(folders: Folders, folder: Folder, r: SearchResult, snippet: str | None = None) -> Hit:
     return Hit(
         path=folders.shown(folder, r.path),
-        heading=facade.heading_as_written(engine(folder), r),
+        heading=api.heading_as_written(engine(folder), r),
         heading_text=r.heading,
         anchor=r.slug,
         breadcrumb=r.breadcrumb,
         start_line=r.lines()[0],
         end_line=r.lines()[1],
         score=r.score,
-        snippet=mark(r.snippet, marked) if marked else r.snippet,
+        snippet=r.snippet if snippet is None else snippet,
     )
 
 
 def _written(doc: ParsedDocument, sec: Section) -> str:
     """A section's heading as the file writes it ('' for a preamble)."""
     h = sec.heading
-    return facade.written_heading(doc.lines(), h.line, h.end_line, h.text) if h else ""
+    return api.written_heading(doc.lines(), h.line, h.end_line, h.text) if h else ""
 
 
 def _section(
@@ -298,10 +301,10 @@ def _section(
     line: int | None,
 ) -> Section:
     try:
-        return facade.find_section(
+        return api.find_section(
             doc, heading=heading, anchor=anchor, line=None if line is None else line - 1
         )
-    except facade.NoSuchSection as exc:
+    except api.NoSuchSection as exc:
         raise ToolError(str(exc).replace(doc.path, folders.shown(folder, doc.path))) from None
 
 
@@ -359,16 +362,23 @@ def build_server(folders: Folders) -> CheckedServer:
         breadcrumb, line range, score and a snippet. complete is false (and note
         says why) while the folder is still being read or vectors are pending."""
         wanted = tuple(path or ())  # a list by now (args.globs)
-        asked = [(f, g) for f in folders.all if (g := folders.globs_for(f, wanted)) is not None]
-        for f, _ in asked:
+        asked = {f: g for f in folders.all if (g := folders.globs_for(f, wanted)) is not None}
+        for f in asked:
             f.catch_up()
-        answer = search_folders(asked, query, limit, mode) if asked else Answer(mode, True)
-        marked = Query.parse(query).highlight if highlight else []
+        request = SearchRequest.make(query, limit, mode, wanted)
+        answer = (
+            search_folders(request, list(asked), paths=asked)
+            if asked
+            else Answer(request.mode, True)
+        )
         return SearchAnswer(
             mode=answer.mode,
             complete=answer.complete,
             note=answer.note,
-            results=[_hit(folders, f, r, marked) for f, r in answer.hits],
+            results=[
+                _hit(folders, f, r, answer.marked(r.snippet) if highlight else None)
+                for f, r in answer.hits
+            ],
         )
 
     @server.checked_tool(**SECTION_CHECKS, include_subsections=flag("include_subsections"))
@@ -386,8 +396,8 @@ def build_server(folders: Folders) -> CheckedServer:
         real headings."""
         folder, doc = folders.document(path)
         sec = _section(folders, folder, doc, heading, anchor, line)
-        end = facade.section_end(doc, sec, include_subsections)
-        text = facade.section_text(doc, sec.start_line, end)
+        end = api.section_end(doc, sec, include_subsections)
+        text = api.section_text(doc, sec.start_line, end)
         return SectionAnswer(
             path=folders.shown(folder, doc.path),
             heading=_written(doc, sec),
@@ -438,7 +448,7 @@ def build_server(folders: Folders) -> CheckedServer:
                     line=e.line + 1,
                     end_line=max(e.line + 1, e.end_line),
                 )
-                for e in facade.outline(doc)
+                for e in api.outline(doc)
             ],
         )
 

@@ -27,7 +27,7 @@ import os
 import types
 from pathlib import Path
 
-from mdseek.index.model.private import why_not_private
+from mdseek.index.api import why_not_private
 
 log = logging.getLogger(__name__)
 

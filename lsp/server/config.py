@@ -63,7 +63,7 @@ class Settings:
                 self.document_prompt, self.rerank, self.rerank_top)  # fmt: skip
 
     def embed_settings(self):
-        from mdseek.index.model.embed import EmbedSettings
+        from mdseek.index.api import EmbedSettings
 
         return EmbedSettings.from_env(
             self.backend, self.threads, self.query_prompt, self.document_prompt,

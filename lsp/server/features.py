@@ -9,8 +9,7 @@ from collections.abc import Sequence
 
 from lsprotocol import types
 
-from mdseek.index.engine.engine import SearchResult
-from mdseek.index.engine.facade import outline
+from mdseek.index.api import SearchResult, outline
 from mdseek.index.links.links import Link
 from mdseek.index.text.document import Heading, ParsedDocument
 from mdseek.index.text.files import display_path

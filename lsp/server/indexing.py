@@ -15,6 +15,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from mdseek.index.api import FolderState
 from mdseek.index.links.links import MARKDOWN_SUFFIXES
 
 from .client import Tasks, supports, tell
@@ -111,7 +112,7 @@ class Indexing:
             tell(self.server, note)
         if root.engine is not None:
             await self.reconcile(root)
-            if root.state == "lexical-only":
+            if root.state == FolderState.LEXICAL_ONLY:
                 tell(
                     self.server,
                     f"mdseek: semantic search is unavailable ({root.folder.message}); keyword search only",
@@ -169,7 +170,7 @@ class Indexing:
     def close(self) -> list[str]:
         """Close every folder (their engines stop between batches); returns the
         names of those that were still indexing."""
-        busy = [r.name for r in self.ws.roots if r.state == "indexing"]
+        busy = [r.name for r in self.ws.roots if r.state == FolderState.INDEXING]
         for r in self.ws.roots:
             r.close()
         return busy

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 from lsprotocol import types
 
-from mdseek.index.engine.engine import SearchResult
+from mdseek.index.api import SearchResult
 from mdseek.index.links.links import find_links, link_destination, wiki_name
 from mdseek.index.text.aliases import AliasMap
 from mdseek.index.text.document import ParsedDocument

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from mdseek.index.engine.engine import SearchResult
+from mdseek.index.api import SearchResult
 from mdseek.index.links.context import anchor_context, anchor_link
 from mdseek.index.links.links import find_heading, link_at, resolve
 from mdseek.index.links.obsidian import block_ids, is_block_ref

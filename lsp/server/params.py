@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import attrs
 
-from mdseek.index.search import requests
+from mdseek.index.api import requests
 
 T = TypeVar("T")
 

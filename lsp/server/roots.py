@@ -17,10 +17,17 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mdseek.index.engine.engine import Engine, IndexReport
-from mdseek.index.engine.folder import Cancelled, CancelToken, Folder, Progress
-from mdseek.index.engine.opening import EngineOptions
-from mdseek.index.model.rerank import Reranker
+from mdseek.index.api import (
+    Cancelled,
+    CancelToken,
+    Engine,
+    EngineOptions,
+    Folder,
+    FolderState,
+    IndexReport,
+    Progress,
+    Reranker,
+)
 from mdseek.index.text.files import other_files, scan
 
 from .config import Settings
@@ -69,7 +76,7 @@ class Root:
         return self.folder.engine
 
     @property
-    def state(self) -> str:
+    def state(self) -> FolderState:
         return self.folder.state
 
     def set_first_files(self, files: Callable[[], list[str]]) -> None:
@@ -121,7 +128,7 @@ class Root:
 
     def schedule_file(self, path: Path, delay: float = DEBOUNCE_SECONDS) -> None:
         """Reindex one file after ``delay`` of quiet (saves and file events coalesce)."""
-        self._schedule(str(path), partial(self._index_file, path), delay)
+        self._schedule(str(path), partial(self.folder.file_saved, path), delay)
 
     def schedule_save(self, path: Path) -> None:
         """A save is deliberate: a lone save is indexed at once (after a few ms,
@@ -137,12 +144,6 @@ class Root:
     def schedule_reconcile(self, delay: float = DEBOUNCE_SECONDS) -> None:
         """A folder event (a checkout, a sync): see :meth:`Folder.chunk_changes`."""
         self._schedule("*", self.folder.chunk_changes, delay)
-
-    def _index_file(self, path: Path) -> IndexReport | None:
-        eng = self.folder.engine
-        # the chunks' vectors now (a save is searchable by meaning at once), the
-        # passages' a moment later in the background (see _fired)
-        return None if eng is None else eng.index_file(path, passages=False)
 
     def _schedule(self, key: str, job: Callable[[], Any], delay: float) -> None:
         if self.folder.closed or self.engine is None:
@@ -179,8 +180,6 @@ class Root:
         rep = fut.result()
         if key == "*":
             self.folder.embed_in_background()
-        elif isinstance(rep, IndexReport) and rep.pending:
-            self.folder.embed_in_background(rep.pending)  # a saved file's passages
         if isinstance(rep, IndexReport):
             ms = (time.perf_counter() - t0) * 1000
             self.last_update = {

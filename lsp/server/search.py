@@ -8,15 +8,23 @@ merged by score. A request the client cancels stops at the next check.
 from __future__ import annotations
 
 import asyncio
-from functools import partial
 from typing import Any
 
 from lsprotocol import types
 
-from mdseek.index.engine.engine import SearchResult
-from mdseek.index.engine.facade import written_heading
-from mdseek.index.engine.folder import Cancelled, CancelToken, Folder
-from mdseek.index.engine.folders import Answer, search_folders, summary
+from mdseek.index.api import (
+    Answer,
+    Cancelled,
+    CancelToken,
+    FolderState,
+    Hit,
+    Mode,
+    SearchRequest,
+    SearchResult,
+    search_folders,
+    summary,
+    written_heading,
+)
 from mdseek.index.settings import MAX_LIMIT
 
 from . import features as F
@@ -30,7 +38,7 @@ NO_FOLDER = "no workspace folder is open: open a folder, or a markdown file in o
 Row = tuple[SearchResult, str, types.Range, str]
 
 
-def _rows(ws: Workspace, hits: list[tuple[Folder, SearchResult]]) -> list[Row]:
+def _rows(ws: Workspace, hits: list[Hit]) -> list[Row]:
     rows = []
     for folder, r in hits:
         p = folder.path / r.path
@@ -51,15 +59,11 @@ async def search(
     """A query over every open folder (:func:`search_folders`), best first."""
     roots = list(ws.roots)
     if not roots:
-        return Answer("lexical", False, [NO_FOLDER]), []
+        return Answer(Mode.LEXICAL, False, [NO_FOLDER]), []
     token = CancelToken()
-    asked = [(r.folder, paths) for r in roots]
+    request = SearchRequest.make(query, limit, Mode.HYBRID, paths, explain, prefix_last)
     try:
-        answer = await asyncio.to_thread(
-            partial(search_folders, asked, query, limit, "hybrid", token),
-            prefix_last=prefix_last,
-            explain=explain,
-        )
+        answer = await asyncio.to_thread(search_folders, request, [r.folder for r in roots], token)
         rows = await asyncio.to_thread(_rows, ws, answer.hits)
     except (asyncio.CancelledError, Cancelled):
         token.cancelled = True
@@ -137,7 +141,7 @@ async def status(ws: Workspace) -> dict:
         ],
     }
     if not roots:
-        out["state"] = "no folder"  # nothing is indexed: never "ready"
+        out["state"] = FolderState.NO_FOLDER  # nothing is indexed: never "ready"
     if messages:
         out["message"] = "; ".join(messages)
     return out

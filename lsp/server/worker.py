@@ -15,7 +15,7 @@ import contextvars
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from mdseek.index.engine.folder import Cancelled, CancelToken
+from mdseek.index.api import Cancelled, CancelToken
 
 T = TypeVar("T")
 

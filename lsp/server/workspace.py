@@ -15,7 +15,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from mdseek.index.engine.facade import NotIndexed, OutsideRoot, confine_in
+from mdseek.index.api import NotIndexed, OutsideRoot, confine_in
 from mdseek.index.links.links import Link, Target, find_heading, resolve
 from mdseek.index.text.aliases import AliasMap
 from mdseek.index.text.document import Heading, ParsedDocument

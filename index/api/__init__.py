@@ -1,0 +1,173 @@
+"""index/api/: the engine's front door. The front ends (``mdseek.lsp``: the
+language server, MCP, the command line) import the engine from here only,
+besides the pure helpers of ``text/`` and ``links/``
+(tests/test_architecture.py checks it). What is named here is the engine's
+whole surface; what is not is inside it, free to change.
+
+- one search: :class:`SearchRequest` (built once, the query read once) with
+  its :class:`Mode`, its checks and their one-line errors (:data:`requests`,
+  :class:`BadRequest`), and the :class:`Answer` of :func:`search_folders`
+  (its :class:`Hit`\\ s, the words to highlight);
+- one folder: :class:`Folder`, the handle every front end holds (open,
+  reconcile, search, related, status, file_saved, close), its
+  :class:`FolderState`, and the options it opens with (:class:`EngineOptions`);
+- reading a folder's files as a client names them: :func:`confine_in`,
+  :func:`read_document`, :func:`outline`, :func:`find_section` and their errors;
+- the command line's one-shot work: :func:`open_engine` (an index brought up to
+  date with a progress bar, exported, pruned), :func:`stored_filter`,
+  :func:`where_ranked`;
+- the model's and the reranker's settings (:class:`EmbedSettings`,
+  :class:`Reranker`) and what a start warms up.
+
+Names load on first use (importing the door loads nothing else), as
+``mdseek.index`` does.
+
+Never imports: nothing is above it; like every folder here, never
+mdseek.lsp, pygls, lsprotocol or mcp.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..engine.engine import Engine, IndexReport, SearchResponse, SearchResult
+    from ..engine.facade import (
+        NoSuchSection,
+        NotIndexed,
+        OutsideRoot,
+        confine_in,
+        find_section,
+        heading_as_written,
+        outline,
+        read_document,
+        section_end,
+        section_text,
+        written_heading,
+    )
+    from ..engine.folder import Cancelled, CancelToken, Folder, Progress
+    from ..engine.folders import Answer, Hit, search_folders, summary
+    from ..engine.opening import EngineOptions, OpenError, open_engine, stored_filter
+    from ..engine.status import FolderState
+    from ..engine.where import where_ranked
+    from ..model.embed import EmbedSettings, warm_default_session
+    from ..model.model import ModelUnavailable, cache_dir, resolve_model
+    from ..model.private import why_not_private
+    from ..model.rerank import MAX_TOP_N, TOP_N, Reranker
+    from ..model.tokenizer import load_tokenizer, minus_prompt
+    from ..search import requests
+    from ..search.requests import BadRequest, Mode, SearchRequest
+    from ..store.prune import prune
+    from ..store.store import is_damage
+    from ..store.vectors_file import VectorsFileError
+
+# name -> the module (under mdseek.index) that defines it
+_HOME = {
+    "Engine": "engine.engine",
+    "IndexReport": "engine.engine",
+    "SearchResponse": "engine.engine",
+    "SearchResult": "engine.engine",
+    "NoSuchSection": "engine.facade",
+    "NotIndexed": "engine.facade",
+    "OutsideRoot": "engine.facade",
+    "confine_in": "engine.facade",
+    "find_section": "engine.facade",
+    "heading_as_written": "engine.facade",
+    "outline": "engine.facade",
+    "read_document": "engine.facade",
+    "section_end": "engine.facade",
+    "section_text": "engine.facade",
+    "written_heading": "engine.facade",
+    "CancelToken": "engine.folder",
+    "Cancelled": "engine.folder",
+    "Folder": "engine.folder",
+    "Progress": "engine.folder",
+    "Answer": "engine.folders",
+    "Hit": "engine.folders",
+    "search_folders": "engine.folders",
+    "summary": "engine.folders",
+    "EngineOptions": "engine.opening",
+    "OpenError": "engine.opening",
+    "open_engine": "engine.opening",
+    "stored_filter": "engine.opening",
+    "FolderState": "engine.status",
+    "where_ranked": "engine.where",
+    "EmbedSettings": "model.embed",
+    "warm_default_session": "model.embed",
+    "ModelUnavailable": "model.model",
+    "cache_dir": "model.model",
+    "resolve_model": "model.model",
+    "why_not_private": "model.private",
+    "MAX_TOP_N": "model.rerank",
+    "Reranker": "model.rerank",
+    "TOP_N": "model.rerank",
+    "load_tokenizer": "model.tokenizer",
+    "minus_prompt": "model.tokenizer",
+    "BadRequest": "search.requests",
+    "Mode": "search.requests",
+    "SearchRequest": "search.requests",
+    "prune": "store.prune",
+    "is_damage": "store.store",
+    "VectorsFileError": "store.vectors_file",
+}
+_MODULES = {"requests": "search.requests"}  # a module handed over whole: the checks
+
+__all__ = [
+    "Answer",
+    "BadRequest",
+    "cache_dir",
+    "Cancelled",
+    "CancelToken",
+    "confine_in",
+    "EmbedSettings",
+    "Engine",
+    "EngineOptions",
+    "find_section",
+    "Folder",
+    "FolderState",
+    "heading_as_written",
+    "Hit",
+    "IndexReport",
+    "is_damage",
+    "load_tokenizer",
+    "MAX_TOP_N",
+    "minus_prompt",
+    "Mode",
+    "ModelUnavailable",
+    "NoSuchSection",
+    "NotIndexed",
+    "open_engine",
+    "OpenError",
+    "outline",
+    "OutsideRoot",
+    "Progress",
+    "prune",
+    "read_document",
+    "requests",
+    "Reranker",
+    "resolve_model",
+    "search_folders",
+    "SearchRequest",
+    "SearchResponse",
+    "SearchResult",
+    "section_end",
+    "section_text",
+    "stored_filter",
+    "summary",
+    "TOP_N",
+    "VectorsFileError",
+    "warm_default_session",
+    "where_ranked",
+    "why_not_private",
+    "written_heading",
+]
+
+
+def __getattr__(name: str) -> Any:
+    """Lazy: a front end that imports one name loads only that name's module."""
+    if name in _MODULES:
+        return importlib.import_module(f"mdseek.index.{_MODULES[name]}")
+    if name in _HOME:
+        return getattr(importlib.import_module(f"mdseek.index.{_HOME[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
