@@ -257,48 +257,22 @@ function codeLensMode(): CodeLensMode {
   return v === 'all' || v === 'off' ? v : 'nonzero';
 }
 
-const LENS_MARGIN = 80; // lines around the visible ones whose lenses are counted
-
-/** Counted lenses per document version, for 10 s (links elsewhere change the
- * counts too): line -> the resolved lens (null: 0 references). */
-const lensCounts = new Map<string, { at: number; lines: Map<number, vscode.CodeLens | null> }>();
-const LENS_COUNT_TTL = 10_000;
-
-/** The lenses a user asked for (setting mdseek.codeLens): all of them, none,
- * or only those with a count above 0. The server counts on resolve (one
- * search of the folder's links per heading), so "nonzero" counts the lenses
- * on screen and around them only, as VS Code resolves lenses, and again as
- * the editor scrolls (a count is kept per document version). */
+/** The lenses a user asked for (setting mdseek.codeLens): all of them, only
+ * those with a count above 0 (resolved here, as the server counts on resolve),
+ * or none. */
 async function filterLenses(
   c: LanguageClient,
-  doc: vscode.TextDocument,
   lenses: vscode.CodeLens[] | null | undefined,
   token: vscode.CancellationToken,
 ): Promise<vscode.CodeLens[] | null | undefined> {
   const mode = codeLensMode();
   if (mode === 'off') return [];
   if (mode === 'all' || !lenses?.length) return lenses;
-  const windows = vscode.window.visibleTextEditors
-    .filter((e) => e.document.uri.toString() === doc.uri.toString())
-    .flatMap((e) => e.visibleRanges.map((r) => [r.start.line - LENS_MARGIN, r.end.line + LENS_MARGIN]));
-  const key = `${doc.uri.toString()}@${doc.version}`;
-  for (const k of lensCounts.keys()) if (k.startsWith(`${doc.uri.toString()}@`) && k !== key) lensCounts.delete(k);
-  let entry = lensCounts.get(key);
-  if (!entry || Date.now() - entry.at > LENS_COUNT_TTL) {
-    entry = { at: Date.now(), lines: new Map() };
-    lensCounts.set(key, entry);
-  }
-  const counted = entry.lines;
-  const near = lenses.filter((l) => windows.some(([a, b]) => l.range.start.line >= a && l.range.start.line <= b));
-  const resolved = await Promise.all(near.map(async (l) => {
-    const line = l.range.start.line;
-    if (counted.has(line)) return counted.get(line);
+  const resolved = await Promise.all(lenses.map(async (l) => {
     if (l.command) return l;
     try {
       const r = await c.sendRequest(CodeLensResolveRequest.type, c.code2ProtocolConverter.asCodeLens(l), token);
-      const lens = r ? c.protocol2CodeConverter.asCodeLens(r) : undefined;
-      if (lens && !token.isCancellationRequested) counted.set(line, lens.command?.command ? lens : null);
-      return lens;
+      return r ? c.protocol2CodeConverter.asCodeLens(r) : undefined;
     } catch {
       return undefined;
     }
@@ -306,26 +280,14 @@ async function filterLenses(
   return resolved.filter((l): l is vscode.CodeLens => !!l?.command?.command);
 }
 
-/** Asks VS Code for the lenses again (the setting changed, or the editor scrolled). */
-function refreshCodeLenses(editors: readonly vscode.TextEditor[] = vscode.window.visibleTextEditors): void {
+/** Asks VS Code for the lenses again (the setting changed). */
+function refreshCodeLenses(): void {
   const c = client;
   if (!c || !clientReady) return;
   const feature = c.getFeature(CodeLensRequest.method);
-  for (const e of editors) feature.getProvider(e.document)?.onDidChangeCodeLensEmitter.fire();
-}
-
-let scrollTimer: NodeJS.Timeout | undefined;
-
-/** "nonzero" counts the lenses near the visible lines: count again after a scroll. */
-function lensesFollowScrolling(context: vscode.ExtensionContext): void {
-  context.subscriptions.push(
-    vscode.window.onDidChangeTextEditorVisibleRanges((e) => {
-      if (e.textEditor.document.languageId !== 'markdown' || codeLensMode() !== 'nonzero') return;
-      if (scrollTimer) clearTimeout(scrollTimer);
-      scrollTimer = setTimeout(() => refreshCodeLenses([e.textEditor]), 300);
-    }),
-    { dispose: () => scrollTimer && clearTimeout(scrollTimer) },
-  );
+  for (const e of vscode.window.visibleTextEditors) {
+    feature.getProvider(e.document)?.onDidChangeCodeLensEmitter.fire();
+  }
 }
 
 async function startClient(context: vscode.ExtensionContext): Promise<void> {
@@ -365,7 +327,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     initializationOptions: initializationOptions(),
     outputChannel: output,
     middleware: {
-      provideCodeLenses: async (doc, token, next) => filterLenses(c, doc, await next(doc, token), token),
+      provideCodeLenses: async (doc, token, next) => filterLenses(c, await next(doc, token), token),
     },
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),
@@ -1320,7 +1282,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   registerLinkSuggestions(context);
-  lensesFollowScrolling(context);
 
   // Do not block activation on the server: commands and the status bar are
   // already usable and report the server state themselves.
