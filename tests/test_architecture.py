@@ -237,7 +237,6 @@ FRONT_DOOR = (
     "mdseek.index.api",
     "mdseek.index.text",
     "mdseek.index.links",
-    "mdseek.index.settings",
 )
 
 

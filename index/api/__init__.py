@@ -32,6 +32,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from .. import settings
     from ..engine.engine import Engine, IndexReport, SearchResponse, SearchResult
     from ..engine.facade import (
         NoSuchSection,
@@ -111,9 +112,13 @@ _HOME = {
     "is_damage": "store.store",
     "VectorsFileError": "store.vectors_file",
 }
-_MODULES = {"requests": "search.requests"}  # a module handed over whole: the checks
+_MODULES = {
+    "requests": "search.requests",
+    "settings": "settings",
+}  # modules handed over whole: the checks, the settings table
 
 __all__ = [
+    "settings",
     "Answer",
     "BadRequest",
     "cache_dir",

@@ -25,8 +25,8 @@ import os
 import sqlite3
 import sys
 
-from mdseek.index import settings as table
 from mdseek.index.api import ModelUnavailable
+from mdseek.index.api import settings as table
 
 from .chunks import cmd_chunks, cmd_coverage
 from .common import CliError, UsageError, check_model

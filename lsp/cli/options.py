@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 
-from mdseek.index import settings as table
+from mdseek.index.api import settings as table
 
 # Settings whose flag, when given, shapes the index (None = not given).
 SHAPING = ("include", "exclude", "maxFileSize")

@@ -34,7 +34,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, WithJsonSchema
 
 from mdseek import __version__
-from mdseek.index import api, settings
+from mdseek.index import api
 from mdseek.index.api import (
     Answer,
     EmbedSettings,
@@ -46,6 +46,7 @@ from mdseek.index.api import (
     SearchResult,
     requests,
     search_folders,
+    settings,
     summary,
 )
 from mdseek.index.text.document import ParsedDocument, Section

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mdseek.index import settings as table
+from mdseek.index.api import settings as table
 from mdseek.index.text.files import DEFAULT_EXCLUDE, FileFilter, check_glob
 
 SECTION = "mdseek"

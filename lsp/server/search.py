@@ -22,10 +22,10 @@ from mdseek.index.api import (
     SearchRequest,
     SearchResult,
     search_folders,
+    settings,
     summary,
     written_heading,
 )
-from mdseek.index.settings import MAX_LIMIT
 
 from . import features as F
 from .convert import path_to_uri
@@ -86,7 +86,7 @@ async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInfor
 
 async def search_request(ws: Workspace, params: SearchParams) -> dict:
     """The answer to ``mdseek/search`` (the VS Code client depends on this shape)."""
-    limit = min(params.limit or ws.settings.search_limit, MAX_LIMIT)
+    limit = min(params.limit or ws.settings.search_limit, settings.MAX_LIMIT)
     answer, rows = await search(
         ws, params.query, limit, prefix_last=False, explain=params.explain, paths=params.path
     )
