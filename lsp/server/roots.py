@@ -279,3 +279,11 @@ class Root:
             return p.is_file() and p.resolve().is_relative_to(self.path)
         except OSError:
             return False
+
+    def is_folder(self, rel: str) -> bool:
+        """Whether ``rel`` is a folder inside this one (symlinks resolved)."""
+        p = self.path / rel
+        try:
+            return p.is_dir() and p.resolve().is_relative_to(self.path)
+        except OSError:
+            return False
