@@ -261,22 +261,25 @@ class Documents:
     def written_links(
         self, path: Path, doc: ParsedDocument, used_definitions: bool = True
     ) -> list[Link]:
-        """:meth:`links`, and the destination of each reference definition
+        """:meth:`links`, the source of each inline image (``![i](x.png)``, checked
+        and clickable as a link is), and the destination of each reference definition
         (``[ref]: x.md#anchor`` names its target even when no ``[t][ref]`` uses
         it, and a rename rewrites it); a footnote ``[^1]: ...`` is none. With
         ``used_definitions`` False, only the definitions no ``[t][ref]`` of the
         document uses: a used one counts once, at its use. Definitions are
         looked for only in a text that seems to hold one."""
         links = self.links(path, doc)
-        if not _DEFINITION.search(doc.text):
+        if "![" not in doc.text and not _DEFINITION.search(doc.text):
             return links
         lines = doc.lines()
+        sites = link_sites(doc, links)
+        images = [s.link for s in sites if s.kind == "image"]
         defs = [
             s.link
-            for s in link_sites(doc, links)
+            for s in sites
             if s.kind == "definition" and not lines[s.line].lstrip().startswith("[^")
         ]
         if not used_definitions:
             used = {lk.href for lk in links if lk.reference}
             defs = [d for d in defs if d.href not in used]
-        return [*links, *defs]
+        return [*links, *images, *defs]
