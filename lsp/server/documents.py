@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 MAX_READ = 20_000_000  # never read a huge file for a hover
 PARSED_KEPT = 512  # parsed documents kept (the open ones always)
 FACTS_KEPT = 200_000  # files whose links and headings are kept
-_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)  # a line that may be one
+# a line that may be one (its label may escape brackets: ``[\[x\]]: ...``)
+_DEFINITION = re.compile(r"^ {0,3}\[(?:\\.|[^\]\\\n])+\]:", re.MULTILINE)
 
 
 @dataclass(frozen=True)
