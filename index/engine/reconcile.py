@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
 NOT_TEXT_KEY = "not_text"  # meta row: {rel path: why} of the files skipped as not text
+IGNORED_KEY = "ignored"  # meta row: {"files": n, "by": {ignore file: n}} of the last scan
 
 
 class Reconciler:
@@ -119,8 +120,9 @@ class Reconciler:
         returns the files to read, those in ``first`` (open in an editor) first."""
         with self._write:
             known = self._store.documents.all()
-            found = list(scan(self._root, self._filter, rep.skipped))
+            found = list(scan(self._root, self._filter, rep.skipped, rep.ignored))
             rep.files = len(found)
+            self._note_ignored(rep.ignored)
             seen = {f.rel for f in found}
             gone = [p for p in known if p not in seen]
             self._note_not_text({p: None for p in self._skipped_not_text() if p not in seen})
@@ -214,6 +216,26 @@ class Reconciler:
         rep.indexed += 1
         rep.chunks_written += written
         return True
+
+    def _note_ignored(self, ignored: list[tuple[str, str]]) -> None:
+        by: dict[str, int] = {}
+        for _, why in ignored:
+            where = why.removeprefix("ignored by ")
+            by[where] = by.get(where, 0) + 1
+        row = json.dumps({"files": len(ignored), "by": by}, sort_keys=True)
+        if self._store.get_meta(IGNORED_KEY) != row:
+            self._store.set_meta(IGNORED_KEY, row)
+
+    def ignored(self) -> dict:
+        """What the last scan's ignore files left out: ``{"files": n, "by":
+        {ignore file: n}}`` (files the globs want; an ignored folder's counted)."""
+        try:
+            got = json.loads(self._store.get_meta(IGNORED_KEY) or "{}")
+        except ValueError:
+            got = {}
+        if not isinstance(got, dict):
+            got = {}
+        return {"files": int(got.get("files", 0)), "by": dict(got.get("by") or {})}
 
     def not_text(self) -> dict[str, str]:
         """The files skipped as not text (rel path -> why), as the index records

@@ -79,6 +79,8 @@ class FolderView(Protocol):
 
     def block_ids(self, rel: str) -> Iterable[str] | None: ...  # lower case; None: unreadable
 
+    def ignored(self, rel: str) -> str | None: ...  # "ignored by .gitignore", or None
+
 
 _LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)
 
@@ -100,6 +102,7 @@ def link_problems(links: Iterable[Link], folder: FolderView) -> list[Problem]:
     resolved: dict[tuple, Target] = {}
     heads: dict[str, HeadingIndex | None] = {}
     blocks: dict[str, set[str] | None] = {}
+    ignored: dict[str, str | None] = {}
     out: list[Problem] = []
 
     def broken(link: Link, message: str, fix: dict | None = None) -> None:
@@ -117,6 +120,11 @@ def link_problems(links: Iterable[Link], folder: FolderView) -> list[Problem]:
             broken(link, f"Ambiguous link: {link.path!r} is an alias of {notes}")
             continue
         if target.external or target.outside or target.path is None:
+            continue
+        if target.path not in ignored:
+            ignored[target.path] = folder.ignored(target.path)
+        if why := ignored[target.path]:  # there, but an ignore file leaves it out
+            broken(link, f"{target.path} is {why}: it is not indexed")
             continue
         if not target.exists:
             md = target.path.lower().endswith(MARKDOWN_SUFFIXES)
