@@ -117,6 +117,8 @@ async def status(ws: Workspace) -> dict:
         "index_location",
         "last_update",
         "skipped",
+        "ignored_files",
+        "ignored_by",
     )
     out: dict[str, Any] = {
         **total,
