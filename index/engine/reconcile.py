@@ -15,6 +15,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..links.tags import find_tags
+from ..search.filters import props_of
 from ..store.store import Store
 from ..store.vectors_file import ImportReport
 from ..text.chunk import Chunk
@@ -180,6 +182,7 @@ class Reconciler:
             and old.size == f.size
             and old.mtime_ns == f.mtime_ns
             and old.chunker == chunker.signature
+            and old.props_known
         ):
             rep.unchanged += 1
             return False
@@ -190,7 +193,12 @@ class Reconciler:
             if data is None:
                 data = read_found(f, self._filter.max_file_size)
             digest = hashlib.sha1(data).hexdigest()
-            if old is not None and old.hash == digest and old.chunker == chunker.signature:
+            if (
+                old is not None
+                and old.hash == digest
+                and old.chunker == chunker.signature
+                and old.props_known
+            ):
                 self._store.documents.touch(old.id, f.size, f.mtime_ns)
                 rep.unchanged += 1
                 return False
@@ -295,8 +303,9 @@ class Reconciler:
     ) -> int:
         """Write one document (its unchanged chunks keep their rows); returns the
         number of chunk rows inserted."""
+        props = props_of(parsed.front_matter, [t.key for t in find_tags(parsed)])
         removed, new_ids = self._store.documents.replace(
-            parsed, chunks, size, mtime_ns, digest, self._models.chunker.signature
+            parsed, chunks, size, mtime_ns, digest, self._models.chunker.signature, props
         )
         self._lexical.forget_count()
         self._forget(removed)
