@@ -242,6 +242,9 @@ class FolderStatus(BaseModel):
         default_factory=list,
         description="files not indexed because they are not text: {path, why}",
     )
+    ignored_files: int = Field(
+        default=0, description="markdown files .gitignore, .ignore or .mdseekignore leave out"
+    )
 
 
 FOLDER_KEYS = (
@@ -254,6 +257,7 @@ FOLDER_KEYS = (
     "model",
     "index_path",
     "skipped",
+    "ignored_files",
 )
 
 
