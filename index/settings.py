@@ -92,6 +92,12 @@ SETTINGS: tuple[Setting, ...] = (
         commands=EMBED, flag="--exclude", metavar="GLOB", vscode_default=SAME,
     ),
     Setting(
+        "ignoreFiles", "boolean", True,
+        "leave out what .gitignore, .ignore and .mdseekignore files ignore (nested, with "
+        "negation); off: only include and exclude decide",
+        commands=EMBED, flag="--no-ignore-files", env="MDSEEK_IGNORE_FILES", vscode_default=SAME,
+    ),
+    Setting(
         "maxFileSize", "integer", 5_000_000, "bytes; larger files are skipped", minimum=1,
         commands=EMBED + ("coverage",), flag="--max-file-size", metavar="BYTES", restricted=True,
         vscode_default=SAME,

@@ -325,6 +325,15 @@ def _as_older_index(path: Path, version: int) -> None:
     v4 chunker). The passages' vectors stay, as a real older index would not have
     them: the test then sees whether migrating re-embeds what it need not."""
     db = sqlite3.connect(path)
+    db.execute("ALTER TABLE documents DROP COLUMN props")
+    if version == 3:  # schema 3: only the filters' props are missing
+        db.execute(f"PRAGMA user_version={version}")
+        db.commit()
+        db.close()
+        from mdseek.index.store.adopt import remember
+
+        remember(path)
+        return
     db.execute("DROP TABLE passages")
     db.execute("UPDATE documents SET chunker = 'v4:' || chunker")
     if version < 2:
@@ -337,12 +346,13 @@ def _as_older_index(path: Path, version: int) -> None:
     remember(path)  # as that mdseek left it, vouched for on this machine
 
 
-@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("version", [1, 2, 3])
 def test_an_older_index_is_migrated_in_place_keeping_its_vectors(tmp_path, golden_index, version):
     """Schema 2 adds an index over the vectors' keys, schema 3 the passages
-    table; an older file gets them on open, its chunks keep their vectors, and
-    its documents are chunked again (the chunker changed), which writes their
-    passages."""
+    table, schema 4 the notes' props (what filters read); an older file gets
+    them on open, its chunks keep their vectors, and its documents are read
+    again (the chunker changed, or their props are not stored), which writes
+    their passages and props: a filter then works."""
     ws = workspace_with_index(tmp_path / "ws", golden_index)
     path = ws / ".mdseek" / "index.sqlite"
     db = sqlite3.connect(path)
@@ -354,14 +364,16 @@ def test_an_older_index_is_migrated_in_place_keeping_its_vectors(tmp_path, golde
     eng = Engine(ws)
     try:
         assert eng.store.migrated_from == version
-        assert f"schema {version} to 3" in " ".join(eng.notices)
+        assert f"schema {version} to {SCHEMA_VERSION}" in " ".join(eng.notices)
         names = {
             r[0] for r in eng.store.db.execute("SELECT name FROM sqlite_master WHERE type='index'")
         }
         assert {"vectors_key", "passages_chunk", "passages_hash"} <= names
         rep = eng.index()
-        assert rep.indexed == rep.files  # chunked again: the chunker's signature changed
+        assert rep.indexed == rep.files  # read again: the chunker's signature, or no props
         assert rep.embedded == 0 and eng.store.vectors.pending_count(eng.model_id) == 0
+        props = eng.store.documents.props()
+        assert None not in props.values() and len(props) == rep.files
         assert eng.store.counts()["passages"] == n_passages
         assert eng.store.db.execute("SELECT count(*) FROM vectors").fetchone()[0] == n_vectors
     finally:

@@ -69,6 +69,9 @@ class Folder:
     def is_folder(self, rel: str) -> bool:
         return any(f.startswith(rel.rstrip("/") + "/") for f in self.files)
 
+    def ignored(self, rel: str) -> str | None:
+        return "ignored by .gitignore" if rel.startswith("_site/") else None
+
 
 B = Facts([head("Intro", 0), head("Setup Steps", 4)], {"anchor-1": 9})
 
@@ -188,3 +191,12 @@ def test_an_alias_no_link_can_reach():
             "(a file name wins over an alias)",
         ),
     ]
+
+
+def test_a_link_to_an_ignored_file_says_which_ignore_file_not_no_such_file():
+    folder = Folder({"a.md": Facts([]), "b.md": B, "_site/b.md": B})
+    got = link_problems([md("_site/b.md#intro", line=1), md("b.md", line=2)], folder)
+    assert [(p.span.line, p.message) for p in got] == [
+        (1, "_site/b.md is ignored by .gitignore: it is not indexed")
+    ]
+    assert got[0].fix is None  # nothing to create: the file is there

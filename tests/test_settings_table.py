@@ -185,9 +185,14 @@ def test_every_command_reads_its_variables_and_a_flag_wins(monkeypatch):
             monkeypatch.setenv(s.env, raw)
             args = build_parser().parse_args([cmd, *positionals])
             from_environment(args, cmd)
-            dest = s.flag.lstrip("-").replace("-", "_")
+            off = s.flag.startswith("--no-")  # a setting on by default: its flag turns it off
+            dest = table.attr(s) if off else s.flag.lstrip("-").replace("-", "_")
             want = {"3": 3, "1": True}.get(raw, raw)
             assert getattr(args, dest) == want, (cmd, s.name)
+            if off:
+                args = build_parser().parse_args([cmd, *positionals, s.flag])
+                from_environment(args, cmd)
+                assert getattr(args, dest) is False, (cmd, s.name)
             if s.type != "boolean":
                 given = s.choices[0] if s.choices else "4" if s.type == "integer" else "/flag"
                 args = build_parser().parse_args([cmd, *positionals, s.flag, given])

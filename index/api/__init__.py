@@ -5,8 +5,9 @@ besides the pure helpers of ``text/`` and ``links/``
 whole surface; what is not is inside it, free to change.
 
 - one search: :class:`SearchRequest` (built once, the query read once) with
-  its :class:`Mode`, its checks and their one-line errors (:data:`requests`,
-  :class:`BadRequest`), and the :class:`Answer` of :func:`search_folders`
+  its :class:`Mode`, its :class:`Filter` (tags, front-matter fields; a
+  query's leading filter words: :func:`split_query`), its checks and their
+  one-line errors (:data:`requests`, :class:`BadRequest`), and the :class:`Answer` of :func:`search_folders`
   (its :class:`Hit`\\ s, the words to highlight);
 - one folder: :class:`Folder`, the handle every front end holds (open,
   reconcile, search, related, status, file_saved, close), its
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from ..model.rerank import MAX_TOP_N, TOP_N, Reranker
     from ..model.tokenizer import load_tokenizer, minus_prompt
     from ..search import requests
+    from ..search.filters import Filter, split_query
     from ..search.requests import BadRequest, Mode, SearchRequest
     from ..store.prune import prune
     from ..store.store import is_damage
@@ -105,6 +107,8 @@ _HOME = {
     "TOP_N": "model.rerank",
     "load_tokenizer": "model.tokenizer",
     "minus_prompt": "model.tokenizer",
+    "Filter": "search.filters",
+    "split_query": "search.filters",
     "BadRequest": "search.requests",
     "Mode": "search.requests",
     "SearchRequest": "search.requests",
@@ -128,6 +132,7 @@ __all__ = [
     "EmbedSettings",
     "Engine",
     "EngineOptions",
+    "Filter",
     "find_section",
     "Folder",
     "FolderState",
@@ -158,6 +163,7 @@ __all__ = [
     "SearchResult",
     "section_end",
     "section_text",
+    "split_query",
     "stored_filter",
     "summary",
     "TOP_N",

@@ -310,6 +310,9 @@ class Engine:
             "moving_vectors": self.move_pending(),  # texts waiting for the new precision (0: no move)
             "reranker": self.reranker.stats() if self.reranker is not None else None,
             **counts,
+            # files the include globs want that .gitignore, .ignore or .mdseekignore leave out
+            "ignored_files": self.reconciler.ignored()["files"],
+            "ignored_by": self.reconciler.ignored()["by"],
             # files found but not indexed: not text (binary, or mostly invalid UTF-8)
             "skipped": [
                 {"path": p, "why": w} for p, w in sorted(self.reconciler.not_text().items())

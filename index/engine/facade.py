@@ -41,6 +41,7 @@ from .engine import Engine, SearchResponse, SearchResult
 from .stats import window_fraction
 
 GLOB_FETCH = 500  # results asked of the engine before a path glob filters them
+FILTER_DEPTH = 2000  # chunks asked of each retriever when a filter chooses the notes
 
 
 class OutsideRoot(ValueError):
@@ -228,12 +229,24 @@ def search(engine: Engine, request: SearchRequest) -> SearchResponse:
     for glob in paths:
         if why := check_glob(glob):
             raise BadGlob(f"path: {why}")
+    only: frozenset[str] | None = None
+    notes: list[str] = []
+    if request.filter:  # the notes whose tags and fields pass; the index is not touched
+        chosen, notes = request.filter.select(engine.store.documents.props())
+        only = frozenset(chosen)
+        if not only:
+            why = "; ".join(notes) or f"no note matches {request.filter}"
+            return SearchResponse([], request.mode, why)
     resp = engine.search(
         request.query,
         limit=max(request.limit, GLOB_FETCH) if paths else request.limit,
         mode=request.mode,
         explain=request.explain,
+        only_paths=only,
+        depth=FILTER_DEPTH if only is not None else None,
     )
+    if notes:
+        resp.note = "; ".join([resp.note, *notes] if resp.note else notes)
     if paths:
         resp.results = [r for r in resp.results if path_wanted(r.path, paths)][: request.limit]
     return resp

@@ -514,6 +514,8 @@ class Folder:
                 "window_fit": 1.0,
                 "model": self.model_setting or "",
                 "embedded_total": 0,
+                "ignored_files": 0,
+                "ignored_by": {},
                 "skipped": [],
             }
         else:

@@ -31,6 +31,7 @@ def summary(statuses: Sequence[dict]) -> dict:
         "window_fit": round(fit, 6),
         "model": ", ".join(dict.fromkeys(str(s["model"]) for s in statuses if s["model"])),
         "embedded_total": sum(s["embedded_total"] for s in statuses),
+        "ignored_files": sum(s.get("ignored_files", 0) for s in statuses),
     }
 
 

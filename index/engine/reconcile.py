@@ -15,6 +15,8 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..links.tags import find_tags
+from ..search.filters import props_of
 from ..store.store import Store
 from ..store.vectors_file import ImportReport
 from ..text.chunk import Chunk
@@ -42,6 +44,7 @@ log = logging.getLogger(__name__)
 
 PARSED_KEPT = 16  # parsed documents kept for incremental re-parsing on save
 NOT_TEXT_KEY = "not_text"  # meta row: {rel path: why} of the files skipped as not text
+IGNORED_KEY = "ignored"  # meta row: {"files": n, "by": {ignore file: n}} of the last scan
 
 
 class Reconciler:
@@ -119,8 +122,9 @@ class Reconciler:
         returns the files to read, those in ``first`` (open in an editor) first."""
         with self._write:
             known = self._store.documents.all()
-            found = list(scan(self._root, self._filter, rep.skipped))
+            found = list(scan(self._root, self._filter, rep.skipped, rep.ignored))
             rep.files = len(found)
+            self._note_ignored(rep.ignored)
             seen = {f.rel for f in found}
             gone = [p for p in known if p not in seen]
             self._note_not_text({p: None for p in self._skipped_not_text() if p not in seen})
@@ -178,6 +182,7 @@ class Reconciler:
             and old.size == f.size
             and old.mtime_ns == f.mtime_ns
             and old.chunker == chunker.signature
+            and old.props_known
         ):
             rep.unchanged += 1
             return False
@@ -188,7 +193,12 @@ class Reconciler:
             if data is None:
                 data = read_found(f, self._filter.max_file_size)
             digest = hashlib.sha1(data).hexdigest()
-            if old is not None and old.hash == digest and old.chunker == chunker.signature:
+            if (
+                old is not None
+                and old.hash == digest
+                and old.chunker == chunker.signature
+                and old.props_known
+            ):
                 self._store.documents.touch(old.id, f.size, f.mtime_ns)
                 rep.unchanged += 1
                 return False
@@ -214,6 +224,26 @@ class Reconciler:
         rep.indexed += 1
         rep.chunks_written += written
         return True
+
+    def _note_ignored(self, ignored: list[tuple[str, str]]) -> None:
+        by: dict[str, int] = {}
+        for _, why in ignored:
+            where = why.removeprefix("ignored by ")
+            by[where] = by.get(where, 0) + 1
+        row = json.dumps({"files": len(ignored), "by": by}, sort_keys=True)
+        if self._store.get_meta(IGNORED_KEY) != row:
+            self._store.set_meta(IGNORED_KEY, row)
+
+    def ignored(self) -> dict:
+        """What the last scan's ignore files left out: ``{"files": n, "by":
+        {ignore file: n}}`` (files the globs want; an ignored folder's counted)."""
+        try:
+            got = json.loads(self._store.get_meta(IGNORED_KEY) or "{}")
+        except ValueError:
+            got = {}
+        if not isinstance(got, dict):
+            got = {}
+        return {"files": int(got.get("files", 0)), "by": dict(got.get("by") or {})}
 
     def not_text(self) -> dict[str, str]:
         """The files skipped as not text (rel path -> why), as the index records
@@ -273,8 +303,9 @@ class Reconciler:
     ) -> int:
         """Write one document (its unchanged chunks keep their rows); returns the
         number of chunk rows inserted."""
+        props = props_of(parsed.front_matter, [t.key for t in find_tags(parsed)])
         removed, new_ids = self._store.documents.replace(
-            parsed, chunks, size, mtime_ns, digest, self._models.chunker.signature
+            parsed, chunks, size, mtime_ns, digest, self._models.chunker.signature, props
         )
         self._lexical.forget_count()
         self._forget(removed)

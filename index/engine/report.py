@@ -21,6 +21,7 @@ class IndexReport:
     removed: int = 0
     skipped: list[tuple[str, str]] = field(default_factory=list)
     errors: list[tuple[str, str]] = field(default_factory=list)
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # left out by ignore files
     chunks: int = 0  # chunks in the index after the run
     chunks_written: int = 0  # chunks (re)written this run
     embedded: int = 0  # texts embedded this run: chunks, then passages

@@ -102,8 +102,10 @@ class Searcher:
         if self._threads is not None:
             self._threads.shutdown(wait=True)
 
-    def _lexical_hits(self, query: Query) -> tuple[QueryTerms, list[tuple[int, float]]]:
-        return self._lexical.hits(query, self.ranking.candidates)
+    def _lexical_hits(
+        self, query: Query, depth: int | None = None
+    ) -> tuple[QueryTerms, list[tuple[int, float]]]:
+        return self._lexical.hits(query, depth or self.ranking.candidates)
 
     def _pool(self) -> ThreadPoolExecutor:
         with self._lock:
@@ -146,16 +148,18 @@ class Searcher:
         query: Query,
         mode: Mode,
         lexical: tuple[QueryTerms, list[tuple[int, float]]] | None = None,
+        depth: int | None = None,
     ) -> tuple[dict[str, list[tuple[int, float]]], dict[str, dict[int, float]], Query]:
         """Each retriever's best chunks, (chunk id, score) best first, the dense
         score of every lexical candidate (exact: one row each), and the query
         with its lexical terms. Dense runs when the query has a vector.
-        ``lexical``: the lexical side's answer, when already computed."""
+        ``lexical``: the lexical side's answer, when already computed;
+        ``depth``: chunks asked of each retriever (a filtered search asks more)."""
         lists: dict[str, list[tuple[int, float]]] = {}
         extra: dict[str, dict[int, float]] = {}
-        k = self.ranking.candidates
+        k = depth or self.ranking.candidates
         if mode in (Mode.HYBRID, Mode.LEXICAL):
-            terms, lists["lexical"] = lexical or self._lexical_hits(query)
+            terms, lists["lexical"] = lexical or self._lexical_hits(query, depth)
             query = query.with_terms(terms)
         qv = query.vector
         if mode in (Mode.HYBRID, Mode.DENSE) and qv is not None:
@@ -176,9 +180,13 @@ class Searcher:
         wait_for_model: bool = True,
         exclude_path: str | None = None,
         explain: bool = False,
+        only_paths: frozenset[str] | None = None,
+        depth: int | None = None,
     ) -> SearchResponse:
         """Sections ranked for ``query`` (text, read by :meth:`parse_query`, or a
-        :class:`Query`); ``explain`` adds each result's score parts."""
+        :class:`Query`); ``explain`` adds each result's score parts;
+        ``only_paths``: sections of these documents only (a filter), from the
+        best ``depth`` chunks of each retriever."""
         q = query if isinstance(query, Query) else self.parse_query(query, prefix_last)
         if not q.seeded and not q.prefix_last and not q.blank:
             weak = q.unsearchable()
@@ -189,7 +197,7 @@ class Searcher:
         lexical: Future | None = None
         if use_dense and mode == Mode.HYBRID and not q.seeded:
             # The lexical side runs while the model loads (a cold start) and embeds the query.
-            lexical = self._pool().submit(self._lexical_hits, q)
+            lexical = self._pool().submit(self._lexical_hits, q, depth)
         if use_dense and not self._models.embedder.loaded:
             if wait_for_model and self._models.embedder.error is None:
                 self._pool().submit(self._prefetch)
@@ -213,7 +221,7 @@ class Searcher:
         if mode == Mode.HYBRID and q.vector is None:
             lexical_mode = Mode.LEXICAL
         lists, extra, q = self.candidates(
-            q, lexical_mode, lexical.result() if lexical is not None else None
+            q, lexical_mode, lexical.result() if lexical is not None else None, depth
         )
         all_ids = {cid for hits in lists.values() for cid, _ in hits} | {
             cid for e in extra.values() for cid in e
@@ -222,7 +230,8 @@ class Searcher:
         chunk_info = {
             cid: (doc_id, first, last)
             for cid, (doc_id, path, first, last) in spans.items()
-            if exclude_path is None or path != exclude_path
+            if (exclude_path is None or path != exclude_path)
+            and (only_paths is None or path in only_paths)
         }
         unscored = None
         if "dense" in lists and "lexical" in lists:  # chunks with no vector yet (a first index)

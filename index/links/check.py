@@ -80,6 +80,7 @@ class FolderView(Protocol):
     def block_ids(self, rel: str) -> Iterable[str] | None: ...  # lower case; None: unreadable
 
     def is_folder(self, rel: str) -> bool: ...  # a folder of the workspace (a link may name one)
+    def ignored(self, rel: str) -> str | None: ...  # "ignored by .gitignore", or None
 
 
 _LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)
@@ -102,6 +103,7 @@ def link_problems(links: Iterable[Link], folder: FolderView) -> list[Problem]:
     resolved: dict[tuple, Target] = {}
     heads: dict[str, HeadingIndex | None] = {}
     blocks: dict[str, set[str] | None] = {}
+    ignored: dict[str, str | None] = {}
     out: list[Problem] = []
 
     def broken(link: Link, message: str, fix: dict | None = None) -> None:
@@ -122,6 +124,11 @@ def link_problems(links: Iterable[Link], folder: FolderView) -> list[Problem]:
             continue
         if not target.exists and link.kind == "markdown" and folder.is_folder(target.path):
             continue  # [t](sub/): a folder that is there
+        if target.path not in ignored:
+            ignored[target.path] = folder.ignored(target.path)
+        if why := ignored[target.path]:  # there, but an ignore file leaves it out
+            broken(link, f"{target.path} is {why}: it is not indexed")
+            continue
         if not target.exists:
             md = target.path.lower().endswith(MARKDOWN_SUFFIXES)
             missing = {"kind": "missing", "target": target.path} if md else None

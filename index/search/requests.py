@@ -16,6 +16,7 @@ from typing import Any
 
 from ..settings import MAX_LIMIT
 from ..text.files import matches
+from .filters import NO_FILTER, BadFilter, Filter
 from .query import Query
 
 
@@ -37,13 +38,16 @@ class SearchRequest:
     to highlight, whether the last word is a prefix), how many results, the
     ranking, the path globs a result must pass (``rg -g`` style, see
     :func:`path_wanted`; a filter on results) and whether each result says
-    why it ranked (``explain``). Values come checked by this module's checks."""
+    why it ranked (``explain``), and the tags and front-matter fields a
+    result's note must have (``filter``, :mod:`.filters`; a filter on results
+    too). Values come checked by this module's checks."""
 
     query: Query
     limit: int = 10
     mode: Mode = Mode.HYBRID
     paths: tuple[str, ...] = ()
     explain: bool = False
+    filter: Filter = NO_FILTER
 
     @classmethod
     def make(
@@ -54,9 +58,10 @@ class SearchRequest:
         paths: Sequence[str] = (),
         explain: bool = False,
         prefix_last: bool = False,
+        filter: Filter = NO_FILTER,
     ) -> SearchRequest:
         """``prefix_last``: as you type, the last word may be a prefix."""
-        return cls(Query.parse(text, prefix_last), limit, Mode(mode), tuple(paths), explain)
+        return cls(Query.parse(text, prefix_last), limit, Mode(mode), tuple(paths), explain, filter)
 
     @property
     def text(self) -> str:
@@ -190,6 +195,28 @@ def check_globs(globs: Any) -> tuple[str, ...]:
             raise BadRequest(f"bad path glob {g[:60]!r}: {exc}") from None
         out.append(g)
     return tuple(out)
+
+
+def check_filter(tag: Any = None, where: Any = None) -> Filter:
+    """Tags (``runbook``, ``#area/sub``) and ``field OP value`` terms, each one
+    text or a list of texts (:mod:`.filters`)."""
+
+    def texts(name: str, v: Any, example: str) -> list[str]:
+        if v is None:
+            return []
+        if isinstance(v, str):
+            v = [v]
+        if not isinstance(v, list | tuple) or not all(isinstance(x, str) for x in v):
+            raise BadRequest(f"{name} must be a text or a list of texts, e.g. {example}")
+        return list(v)
+
+    try:
+        return Filter.make(
+            texts("tag", tag, "'runbook' or ['#area/sub']"),
+            texts("where", where, "'status=published' or ['owner~ops', 'date>=2024-01-01']"),
+        )
+    except BadFilter as exc:
+        raise BadRequest(str(exc)) from None
 
 
 def _variants(glob: str) -> list[str]:

@@ -35,6 +35,7 @@ class DocRow:
     hash: str
     title: str
     chunker: str
+    props_known: bool = True  # what filters read is stored (NULL in a migrated index)
 
 
 class Documents:
@@ -48,7 +49,8 @@ class Documents:
         """Every indexed document by its path."""
         with self._file.reading() as db:
             rows = db.execute(
-                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents"
+                "SELECT id, path, size, mtime_ns, hash, title, chunker, props IS NOT NULL"
+                " FROM documents"
             ).fetchall()
         docs = [DocRow(*with_path(r, 1)) for r in rows]
         return {d.path: d for d in docs}
@@ -56,10 +58,18 @@ class Documents:
     def get(self, path: str) -> DocRow | None:
         with self._file.reading() as db:
             r = db.execute(
-                "SELECT id, path, size, mtime_ns, hash, title, chunker FROM documents WHERE path=?",
+                "SELECT id, path, size, mtime_ns, hash, title, chunker, props IS NOT NULL"
+                " FROM documents WHERE path=?",
                 (path_in(path),),
             ).fetchone()
         return DocRow(*with_path(r, 1)) if r else None
+
+    def props(self) -> dict[str, str | None]:
+        """Every document's ``props`` (what search filters read: JSON, or None
+        when not yet stored) by its path."""
+        with self._file.reading() as db:
+            rows = db.execute("SELECT path, props FROM documents").fetchall()
+        return {with_path(r, 0)[0]: r[1] for r in rows}
 
     @contextmanager
     def _writing(self) -> Iterator[tuple[sqlite3.Connection, list[int]]]:
@@ -88,6 +98,7 @@ class Documents:
         mtime_ns: int,
         content_hash: str,
         chunker: str,
+        props: str | None = None,
     ) -> tuple[list[int], list[int]]:
         """Write one document atomically (one transaction: a crash leaves the old
         or the new version). Returns (removed chunk ids, new chunk ids).
@@ -97,7 +108,7 @@ class Documents:
         changed is written (its position after an edit above it; its FTS row
         only if its indexed text changed); other rows are deleted or inserted.
         Vectors whose text no chunk uses any more are dropped in the same
-        transaction."""
+        transaction. ``props``: what search filters read of it (JSON)."""
         path = parsed.path
         title = search_title(parsed.title, doc_aliases(parsed))  # what FTS5 reads as title
         with self._writing() as (db, touched):
@@ -106,8 +117,8 @@ class Documents:
             ).fetchone()
             if old is None:
                 cur = db.execute(
-                    "INSERT INTO documents(path, size, mtime_ns, hash, title, chunker, indexed_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO documents(path, size, mtime_ns, hash, title, chunker, indexed_at,"
+                    " props) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         path_in(path),
                         size,
@@ -116,6 +127,7 @@ class Documents:
                         parsed.title,
                         chunker,
                         time.time(),
+                        props,
                     ),
                 )
                 doc_id = int(cur.lastrowid or 0)
@@ -128,9 +140,9 @@ class Documents:
             ).fetchone()
             old_title = fts[0] if fts is not None else old[1]
             db.execute(
-                "UPDATE documents SET size=?, mtime_ns=?, hash=?, title=?, chunker=?, indexed_at=?"
-                " WHERE id=?",
-                (size, mtime_ns, content_hash, parsed.title, chunker, time.time(), doc_id),
+                "UPDATE documents SET size=?, mtime_ns=?, hash=?, title=?, chunker=?, indexed_at=?,"
+                " props=? WHERE id=?",
+                (size, mtime_ns, content_hash, parsed.title, chunker, time.time(), props, doc_id),
             )
             self._write_sections(db, doc_id, parsed, self._section_rows(db, doc_id))
             removed, new_ids = self._update_chunks(db, doc_id, old_title, title, chunks, touched)

@@ -40,7 +40,7 @@ from .location import (
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 APPLICATION_ID = 0x6D64736B  # "mdsk" in the SQLite header: this file is an mdseek index
 SIGNATURE = {"meta", "documents", "chunks", "vectors"}  # indexes from before application_id
 # SQLite result codes of a file that is not a database or is damaged.
@@ -121,6 +121,10 @@ _MIGRATIONS: dict[int, str | None] = {
     CREATE INDEX passages_chunk ON passages(chunk_id);
     CREATE INDEX passages_hash ON passages(text_hash);
     """,
+    # What search filters read of a note (search/filters.py: its tags and front
+    # matter, JSON); NULL until the note is read again, which the reconciler does
+    # for every such document (its chunks and vectors kept).
+    4: "ALTER TABLE documents ADD COLUMN props TEXT",
 }
 
 

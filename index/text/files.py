@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..settings import DEFAULT_INCLUDE, DEFAULT_MAX_FILE_SIZE
+from .ignore import Ignores
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,7 @@ class FileFilter:
     include: tuple[str, ...] = DEFAULT_INCLUDE
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    ignore_files: bool = True  # .gitignore, .ignore, .mdseekignore (ignore.py) leave files out
 
     def wants(self, rel: str) -> bool:
         # A folder pattern like **/.git/** must also exclude .git itself's files.
@@ -194,12 +196,42 @@ def inside(root: Path, path: Path) -> bool:
         return False
 
 
+MAX_IGNORED_LISTED = 10_000  # entries of an ignored folder looked at to count its files
+
+
+def ignored_why(root: Path, rel: str, flt: FileFilter) -> str | None:
+    """Why the ignore files leave ``rel`` out ("ignored by .gitignore"), or
+    None (also when the filter does not read ignore files)."""
+    return Ignores(root.resolve()).why(rel) if flt.ignore_files else None
+
+
+def _ignored_inside(folder: Path, rel_dir: str, flt: FileFilter, why: str, out: list) -> None:
+    """The files the globs want inside an ignored folder, for the count."""
+    seen = 0
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        base = relpath(folder, Path(dirpath))
+        prefix = rel_dir + ("" if base == "." else "/" + base) + "/"
+        dirnames[:] = [n for n in dirnames if not matches(prefix + n + "/\0", flt.exclude)]
+        for name in filenames:
+            if flt.wants(prefix + name):
+                out.append((prefix + name, why))
+        seen += len(filenames) + len(dirnames)
+        if seen > MAX_IGNORED_LISTED:
+            return
+
+
 def scan(
-    root: Path, flt: FileFilter, skipped: list[tuple[str, str]] | None = None
+    root: Path,
+    flt: FileFilter,
+    skipped: list[tuple[str, str]] | None = None,
+    ignored: list[tuple[str, str]] | None = None,
 ) -> Iterator[FoundFile]:
     """Every file to index under ``root``; skipped files are logged (and appended
-    to ``skipped`` as (relative path, reason))."""
+    to ``skipped`` as (relative path, reason)); ``ignored`` gets the files the
+    globs want that an ignore file leaves out, with why (an ignored folder is
+    not descended: its files are only counted, up to ``MAX_IGNORED_LISTED``)."""
     root = root.resolve()
+    ignores = Ignores(root) if flt.ignore_files else None
 
     def skip(rel: str, why: str) -> None:
         log.info("skipping %s: %s", display_path(rel), why)
@@ -223,10 +255,19 @@ def scan(
             if (d / name).is_symlink():
                 skip(rel_dir, "symlinked folder (not followed)")
                 continue
+            if ignores is not None and (why := ignores.folder_ignored(rel_dir[:-1])):
+                log.debug("not entering %s: %s", display_path(rel_dir), why)
+                if ignored is not None:
+                    _ignored_inside(d / name, rel_dir[:-1], flt, why, ignored)
+                continue
             keep.append(name)
         dirnames[:] = keep
         for name in sorted(filenames):
             rel = prefix + name
+            if ignores is not None and flt.wants(rel) and (why := ignores.why(rel)):
+                if ignored is not None:
+                    ignored.append((rel, why))
+                continue
             found = _check(root, d / name, rel, flt, skip)
             if found is not None:
                 yield found
@@ -238,6 +279,7 @@ def other_files(root: Path, flt: FileFilter, limit: int = 200_000) -> list[str]:
     under :func:`scan`'s folder rules: excluded folders pruned, symlinked folders
     and files not followed; at most ``limit``."""
     root = root.resolve()
+    ignores = Ignores(root) if flt.ignore_files else None
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
         d = Path(dirpath)
@@ -246,11 +288,15 @@ def other_files(root: Path, flt: FileFilter, limit: int = 200_000) -> list[str]:
         dirnames[:] = [
             n
             for n in sorted(dirnames)
-            if not matches(prefix + n + "/\0", flt.exclude) and not (d / n).is_symlink()
+            if not matches(prefix + n + "/\0", flt.exclude)
+            and not (d / n).is_symlink()
+            and not (ignores is not None and ignores.folder_ignored(prefix + n))
         ]
         for name in sorted(filenames):
             rel = prefix + name
             if flt.wants(rel) or matches(rel, flt.exclude) or (d / name).is_symlink():
+                continue
+            if ignores is not None and ignores.why(rel):
                 continue
             out.append(rel)
             if len(out) >= limit:
@@ -293,6 +339,9 @@ def check_file(
         if folder.is_symlink():
             say(rel, "inside a symlinked folder (not followed)")
             return None
+    if flt.ignore_files and (why := Ignores(root).why(rel)):
+        say(rel, why)
+        return None
     return _check(root, root / rel, rel, flt, skip, attachment)
 
 
@@ -365,6 +414,7 @@ def filter_spec(flt: FileFilter) -> dict:
         "include": list(flt.include),
         "exclude": list(flt.exclude),
         "max_file_size": flt.max_file_size,
+        "ignore_files": flt.ignore_files,
     }
 
 
@@ -375,6 +425,7 @@ def filter_from_spec(spec: Any) -> FileFilter | None:
             include=tuple(str(g) for g in spec["include"]),
             exclude=tuple(str(g) for g in spec["exclude"]),
             max_file_size=int(spec["max_file_size"]),
+            ignore_files=bool(spec.get("ignore_files", True)),
         )
     except (TypeError, KeyError, ValueError):
         return None

@@ -124,6 +124,22 @@ def build_parser() -> argparse.ArgumentParser:
         "files out; a glob without / matches file names in any folder). The index is not changed",
     )
     p.add_argument(
+        "--tag",
+        action="append",
+        default=[],
+        metavar="TAG",
+        help="only notes with this tag or a tag under it (#area matches #area/sub; repeatable: "
+        "all must hold)",
+    )
+    p.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="FIELD<OP>VALUE",
+        help="only notes whose front matter passes: status=published, owner~ops (contains), "
+        "status!=draft, date>=2024-01-01 (repeatable: all must hold; list fields match any element)",
+    )
+    p.add_argument(
         "--json", action="store_true", help="print the answer as a JSON object (see README)"
     )
     p.add_argument(

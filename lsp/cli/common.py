@@ -41,6 +41,7 @@ def shapes_index(args: argparse.Namespace) -> bool:
         getattr(args, "include", None)
         or getattr(args, "exclude", None)
         or getattr(args, "max_file_size", None) is not None
+        or getattr(args, "ignore_files", None) is not None
     )
 
 
@@ -61,6 +62,8 @@ def load_reranker(args: argparse.Namespace):
 def file_filter(args: argparse.Namespace) -> FileFilter:
     size = getattr(args, "max_file_size", None)
     kw: dict = {"max_file_size": DEFAULT_MAX_FILE_SIZE if size is None else size}
+    if getattr(args, "ignore_files", None) is not None:
+        kw["ignore_files"] = bool(args.ignore_files)
     if getattr(args, "include", None):
         kw["include"] = tuple(args.include)
     if getattr(args, "exclude", None):
@@ -117,6 +120,10 @@ def filter_differs(stored: dict | None, wanted: dict) -> str | None:
             parts.append(f"{label} {' '.join(own) or '(default)'}")
     if stored.get("max_file_size") != wanted.get("max_file_size"):
         parts.append(f"--max-file-size {stored.get('max_file_size')}")
+    if stored.get("ignore_files", True) != wanted.get("ignore_files", True):
+        parts.append(
+            "--no-ignore-files" if not stored.get("ignore_files", True) else "ignore files"
+        )
     return (
         "the index holds files chosen by "
         + ", ".join(parts)

@@ -58,7 +58,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         passages = rep.embedded_passages
         print(
             f"{rep.files} files: {rep.indexed} indexed, {rep.unchanged} unchanged, "
-            f"{rep.removed} removed, {len(rep.skipped)} skipped; {rep.chunks} chunks in the index "
+            f"{rep.removed} removed, {len(rep.skipped)} skipped, {len(rep.ignored)} ignored; {rep.chunks} chunks in the index "
             f"({rep.chunks_written} new or changed); {rep.embedded} vectors made "
             f"({rep.embedded - passages} for chunks, {passages} for passages) in {rep.seconds:.1f}s"
             + (f" ({'; '.join(detail)})" if detail else "")
@@ -79,6 +79,8 @@ def _human(v: object) -> str:
         return "yes" if v else "no"
     if isinstance(v, float):
         return f"{v:g}"
+    if isinstance(v, dict):
+        return ", ".join(f"{k} {n}" for k, n in v.items()) or "-"
     return str(v)
 
 

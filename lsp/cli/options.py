@@ -16,7 +16,7 @@ import argparse
 from mdseek.index.api import settings as table
 
 # Settings whose flag, when given, shapes the index (None = not given).
-SHAPING = ("include", "exclude", "maxFileSize")
+SHAPING = ("include", "exclude", "maxFileSize", "ignoreFiles")
 
 
 def _help(s: table.Setting, command: str) -> str:
@@ -38,6 +38,8 @@ def _help(s: table.Setting, command: str) -> str:
 def _dest(s: table.Setting) -> str:
     """The attribute of a flag's value (``--db`` -> ``db``)."""
     assert s.flag
+    if s.flag.startswith("--no-"):  # a setting on by default: the flag turns it off
+        return table.attr(s)
     return s.flag.lstrip("-").replace("-", "_")
 
 
@@ -46,7 +48,9 @@ def add_settings(p: argparse.ArgumentParser, command: str) -> None:
     for s in table.for_command(command):
         assert s.flag
         kw: dict = {"help": _help(s, command)}
-        if s.type == "boolean":
+        if s.type == "boolean" and s.flag.startswith("--no-"):
+            kw.update(action="store_const", const=False, default=None, dest=_dest(s))
+        elif s.type == "boolean":
             kw.update(action="store_true", default=None)
         else:
             kw["metavar"] = s.metavar

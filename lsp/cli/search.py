@@ -32,6 +32,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             requests.check_mode(args.mode),
             requests.check_globs(args.path),
             explain=args.explain,
+            filter=requests.check_filter(args.tag, args.where),
         )
     except requests.BadRequest as exc:
         raise UsageError(str(exc)) from None

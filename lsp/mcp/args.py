@@ -94,11 +94,28 @@ def flag(name: str) -> Check:
 def globs(value: Any) -> list[str]:
     """Path globs: one text or a list (a list sent as JSON text too, as some
     clients do)."""
+    return list(requests.check_globs(_listed(value)))
+
+
+def _listed(value: Any) -> Any:
+    """A list sent as JSON text (as some clients do) read as a list."""
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
             parsed = json.loads(value)
         except ValueError:
             parsed = None
         if isinstance(parsed, list):
-            value = parsed
-    return list(requests.check_globs(value))
+            return parsed
+    return value
+
+
+def tags(value: Any) -> list[str]:
+    """Tags a note must have: one text or a list (``runbook``, ``#area/sub``)."""
+    return list(requests.check_filter(tag=_listed(value)).tags)
+
+
+def where(value: Any) -> list[str]:
+    """Front-matter terms a note must pass: one text or a list (``status=published``)."""
+    value = _listed(value)
+    requests.check_filter(where=value)  # the filter's own words for a bad term
+    return [value] if isinstance(value, str) else list(value)

@@ -52,7 +52,7 @@ from mdseek.index.api import (
 from mdseek.index.text.document import ParsedDocument, Section
 from mdseek.index.text.files import FileFilter
 
-from .args import CheckedServer, flag, globs
+from .args import CheckedServer, flag, globs, tags, where
 
 log = logging.getLogger("mdseek.mcp")
 
@@ -242,6 +242,9 @@ class FolderStatus(BaseModel):
         default_factory=list,
         description="files not indexed because they are not text: {path, why}",
     )
+    ignored_files: int = Field(
+        default=0, description="markdown files .gitignore, .ignore or .mdseekignore leave out"
+    )
 
 
 FOLDER_KEYS = (
@@ -254,6 +257,7 @@ FOLDER_KEYS = (
     "model",
     "index_path",
     "skipped",
+    "ignored_files",
 )
 
 
@@ -337,6 +341,8 @@ def build_server(folders: Folders) -> CheckedServer:
         limit=requests.check_limit,
         mode=requests.check_mode,
         path=globs,
+        tag=tags,
+        where=where,
         highlight=flag("highlight"),
     )
     def search(
@@ -354,6 +360,21 @@ def build_server(folders: Folders) -> CheckedServer:
                 " '!drafts/**' leaves files out. A filter on results: the index is not changed"
             ),
         ] = None,
+        tag: Annotated[
+            str | list[str] | None,
+            Field(
+                description="only notes with these tags (all of them): 'runbook', '#area/sub';"
+                " a tag matches its sub-tags (#area matches #area/sub)"
+            ),
+        ] = None,
+        where: Annotated[
+            str | list[str] | None,
+            Field(
+                description="only notes whose front matter passes (all terms): 'status=published',"
+                " 'owner~ops' (contains), 'status!=draft', 'date>=2024-01-01'; a list field"
+                " matches when any element does; an unknown field gives no results and a note"
+            ),
+        ] = None,
         highlight: Annotated[
             bool, Field(description="mark the query's words in snippets as **word**")
         ] = False,
@@ -366,7 +387,9 @@ def build_server(folders: Folders) -> CheckedServer:
         asked = {f: g for f in folders.all if (g := folders.globs_for(f, wanted)) is not None}
         for f in asked:
             f.catch_up()
-        request = SearchRequest.make(query, limit, mode, wanted)
+        request = SearchRequest.make(
+            query, limit, mode, wanted, filter=requests.check_filter(tag, where)
+        )
         answer = (
             search_folders(request, list(asked), paths=asked)
             if asked

@@ -40,6 +40,7 @@ class Settings:
     include: tuple[str, ...] = _D("include")
     exclude: tuple[str, ...] = _D("exclude")
     max_file_size: int = _D("maxFileSize")
+    ignore_files: bool = _D("ignoreFiles")
     search_limit: int = _D("searchLimit")
     hover_related: int = _D("hoverRelated")
     document_symbols: bool = _D("documentSymbols")
@@ -54,12 +55,17 @@ class Settings:
 
     def file_filter(self) -> FileFilter:
         exclude = tuple(dict.fromkeys(DEFAULT_EXCLUDE + self.exclude))
-        return FileFilter(include=self.include, exclude=exclude, max_file_size=self.max_file_size)
+        return FileFilter(
+            include=self.include,
+            exclude=exclude,
+            max_file_size=self.max_file_size,
+            ignore_files=self.ignore_files,
+        )
 
     def engine_key(self) -> tuple:
         """Settings that need a new Engine when they change."""
         return (self.model, self.index_path, self.include, self.exclude, self.max_file_size,
-                self.backend, self.threads, self.precision, self.query_prompt,
+                self.ignore_files, self.backend, self.threads, self.precision, self.query_prompt,
                 self.document_prompt, self.rerank, self.rerank_top)  # fmt: skip
 
     def embed_settings(self):

@@ -50,6 +50,7 @@ from mdseek.index.links.check import (
 from mdseek.index.links.links import Link, Target
 from mdseek.index.links.obsidian import block_ids, find_attachment
 from mdseek.index.text.aliases import alias_sites
+from mdseek.index.text.files import ignored_why
 
 from .client import Tasks
 from .convert import uri_to_path
@@ -86,6 +87,9 @@ class _Folder(FolderView):
 
     def is_folder(self, rel: str) -> bool:
         return self.root.is_folder(rel)
+
+    def ignored(self, rel: str) -> str | None:
+        return ignored_why(self.root.path, rel, self.root.settings.file_filter())
 
 
 def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None:

@@ -55,6 +55,15 @@ def _paths(value: Any) -> tuple[str, ...]:
     return requests.check_globs(value)
 
 
+def _tags(value: Any) -> tuple[str, ...]:
+    return requests.check_filter(tag=value).tags
+
+
+def _where(value: Any) -> tuple[str, ...]:
+    requests.check_filter(where=value)  # the filter's own words for a bad term
+    return () if value is None else (value,) if isinstance(value, str) else tuple(value)
+
+
 def _limit(value: Any) -> int | None:
     """None (= the configured default), or a limit the shared check accepts."""
     return None if value is None else requests.check_limit(value)
@@ -64,7 +73,9 @@ def _limit(value: Any) -> int | None:
 class SearchParams:
     """``mdseek/search``: ``query`` (text), ``limit`` (1 to the settings table's
     MAX_LIMIT; default: the ``searchLimit`` setting), ``path`` (globs like
-    ``rg -g``, ``!`` excludes: a filter on results). A query or limit out of range is an InvalidParams error
+    ``rg -g``, ``!`` excludes: a filter on results), ``tag`` and ``where``
+    (tags and front-matter terms a result's note must pass, one text or a
+    list: :mod:`mdseek.index.search.filters`). A query or limit out of range is an InvalidParams error
     in the words the CLI and MCP use (:mod:`mdseek.index.search.requests`).
     ``explain`` (true): each result carries its score parts."""
 
@@ -72,3 +83,5 @@ class SearchParams:
     limit: int | None = attrs.field(default=None, converter=_limit)
     path: tuple[str, ...] = attrs.field(default=(), converter=_paths)
     explain: bool = attrs.field(default=False, converter=lambda v: v is True)
+    tag: tuple[str, ...] = attrs.field(default=(), converter=_tags)
+    where: tuple[str, ...] = attrs.field(default=(), converter=_where)

@@ -16,13 +16,16 @@ from mdseek.index.api import (
     Answer,
     Cancelled,
     CancelToken,
+    Filter,
     FolderState,
     Hit,
     Mode,
     SearchRequest,
     SearchResult,
+    requests,
     search_folders,
     settings,
+    split_query,
     summary,
     written_heading,
 )
@@ -55,13 +58,17 @@ async def search(
     prefix_last: bool,
     explain: bool = False,
     paths: tuple[str, ...] = (),
+    filter: Filter | None = None,
 ) -> tuple[Answer, list[Row]]:
-    """A query over every open folder (:func:`search_folders`), best first."""
+    """A query over every open folder (:func:`search_folders`), best first;
+    ``filter``: the tags and front-matter fields a result's note must have."""
     roots = list(ws.roots)
     if not roots:
         return Answer(Mode.LEXICAL, False, [NO_FOLDER]), []
     token = CancelToken()
-    request = SearchRequest.make(query, limit, Mode.HYBRID, paths, explain, prefix_last)
+    request = SearchRequest.make(
+        query, limit, Mode.HYBRID, paths, explain, prefix_last, filter or Filter()
+    )
     try:
         answer = await asyncio.to_thread(search_folders, request, [r.folder for r in roots], token)
         rows = await asyncio.to_thread(_rows, ws, answer.hits)
@@ -77,10 +84,22 @@ async def search(
     return answer, rows
 
 
+def filtered_words(query: str) -> tuple[Filter, str]:
+    """A workspace/symbol query's leading filter words (``#runbook``,
+    ``status=published``) and the words searched for (:func:`split_query`)."""
+    try:
+        return split_query(query)
+    except ValueError:  # a filter that cannot be read: the words as typed
+        return Filter(), query
+
+
 async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInformation]:
     if not query.strip():
         return []  # fast: clients ask with "" when the picker opens
-    _, rows = await search(ws, query, ws.settings.search_limit, prefix_last=True)
+    flt, words = filtered_words(query)
+    if not words.strip():
+        return []  # a filter alone ranks nothing (a lone #tag lists its uses: tags.py)
+    _, rows = await search(ws, words, ws.settings.search_limit, prefix_last=True, filter=flt)
     return [F.symbol_information(r, uri, rng) for r, uri, rng, _ in rows]
 
 
@@ -88,7 +107,13 @@ async def search_request(ws: Workspace, params: SearchParams) -> dict:
     """The answer to ``mdseek/search`` (the VS Code client depends on this shape)."""
     limit = min(params.limit or ws.settings.search_limit, settings.MAX_LIMIT)
     answer, rows = await search(
-        ws, params.query, limit, prefix_last=False, explain=params.explain, paths=params.path
+        ws,
+        params.query,
+        limit,
+        prefix_last=False,
+        explain=params.explain,
+        paths=params.path,
+        filter=requests.check_filter(params.tag, params.where),
     )
     out: dict[str, Any] = {
         "mode": answer.mode,
@@ -117,6 +142,8 @@ async def status(ws: Workspace) -> dict:
         "index_location",
         "last_update",
         "skipped",
+        "ignored_files",
+        "ignored_by",
     )
     out: dict[str, Any] = {
         **total,
