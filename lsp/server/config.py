@@ -42,6 +42,8 @@ class Settings:
     max_file_size: int = _D("maxFileSize")
     search_limit: int = _D("searchLimit")
     hover_related: int = _D("hoverRelated")
+    related_unlinked: bool = _D("relatedUnlinked")
+    related_lens: bool = _D("relatedLens")
     document_symbols: bool = _D("documentSymbols")
     backend: str = _D("backend")
     threads: int = _D("threads")
