@@ -52,7 +52,7 @@ def actions_sync(
     h = next((x for x in doc.headings if x.line <= line < x.end_line), None)
     if h is not None and _wanted(EXTRACT, only):
         try:
-            dst, outcome = extract_section(corpus, rel, doc, h, corpus.root.links_by_wiki)
+            dst, outcome = extract_section(corpus, rel, doc, h, corpus.root.links_by_wiki())
             title = f"Extract section to {dst}"
             if (corpus.root.path / dst).exists():
                 raise RenameError(f"{dst} already exists: mdseek does not overwrite it")
