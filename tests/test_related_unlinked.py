@@ -74,6 +74,7 @@ def test_unlinked_leaves_out_both_ways_and_whole_notes(folder):
 LINKED = {
     ("b.md", "replica-promotion"),
     ("c.md", "failover-drill"),
+    ("f.md", "failover-checklist"),
     ("f.md", "before"),
     ("f.md", "after"),
 }
@@ -134,3 +135,19 @@ def test_the_related_verb(folder):
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "LINE from 1" in r.stderr
     r = mdseek("related", "nope.md", cwd=ws)
     assert (r.returncode, r.stderr) == (1, "mdseek: error: nope.md: no such file\n")
+
+
+async def test_mcp_related_takes_unlinked(folder):
+    from test_mcp import call, error, mcp_client, no_pending, wait_mcp_ready
+
+    async with mcp_client(folder.path) as client:
+        await wait_mcp_ready(client)
+        await no_pending(client)
+        args = {"path": "a.md", "line": 1, "limit": 20}
+        every = {(r["path"], r["anchor"]) for r in (await call(client, "related", args))["results"]}
+        got = await call(client, "related", {**args, "unlinked": True})
+        unlinked = {(r["path"], r["anchor"]) for r in got["results"]}
+        assert LINKED <= every and unlinked == every - LINKED
+        assert await error(client, "related", {**args, "unlinked": "yes"}) == (
+            "unlinked must be true or false (got 'yes')"
+        )
