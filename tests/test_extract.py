@@ -154,3 +154,10 @@ def test_a_link_on_a_line_of_its_own_goes_one_level_under_its_section():
     got = inline(files, "a.md", 4, 1)
     assert got == {"a.md": "# A\n\n## Part\n\n### Note\n\n#### Sub\n\nx\n\nafter\n"}
     assert parse_text(got["a.md"]).headings[2].level == 3
+
+
+def test_a_heading_that_names_no_file_is_refused():
+    files = {"db.md": "# DB\n\n## ..\n\ntext\n"}
+    for wiki in (False, True):
+        with pytest.raises(RenameError, match=r"^the heading '\.\.' gives no file name$"):
+            extract(files, "db.md", "..", wiki=wiki)

@@ -57,6 +57,7 @@ from .links import (
     Link,
     Target,
     _dest,
+    _inside,
     find_heading,
     link_at,
     link_destination,
@@ -337,6 +338,8 @@ def extract_section(
     while end > h.end_line and not lines[end - 1].strip():
         end -= 1  # its trailing blank lines stay
     dst = posixpath.join(posixpath.dirname(rel), note_name(h, wiki) + ".md")
+    if _inside(dst) != dst:
+        raise RenameError(f"{dst} is outside the workspace folder")
     if corpus.exists(dst) or any(f.lower() == dst.lower() for f in corpus.files):
         raise RenameError(f"{dst} already exists: mdseek does not overwrite it")
     if wiki:

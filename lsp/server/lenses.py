@@ -26,6 +26,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from mdseek.index.api import Cancelled
 from mdseek.index.api import settings as table
 
 from . import features as F
@@ -70,9 +71,12 @@ def _related_unlinked(ws: Workspace, uri: str, line: int) -> list[types.Location
     if root is None or root.engine is None or h is None:
         return []
     limit = ws.settings.hover_related or table.default("hoverRelated")
-    resp = root.folder.read(
-        root.folder.related, root.rel(path), h.slug, h.line, limit, unlinked=True, fill=False
-    ).result()
+    try:
+        resp = root.folder.read(
+            root.folder.related, root.rel(path), h.slug, h.line, limit, unlinked=True, fill=False
+        ).result()
+    except Cancelled:  # the folder is closing
+        return []
     return [
         types.Location(
             uri=ws.uri_for(root.path / r.path),
