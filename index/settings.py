@@ -34,7 +34,7 @@ from typing import Any
 
 # The command-line commands by what they need of the settings.
 TOKENIZE = ("chunks", "coverage")  # the model's tokenizer, no embedding
-EMBED = ("index", "search", "status", "mcp")  # an index and its model
+EMBED = ("index", "search", "related", "status", "mcp")  # an index and its model
 SEARCH = ("search", "mcp")  # queries answered
 
 ABSENT = object()  # as vscode_default: not in VS Code's package.json
@@ -109,6 +109,18 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "hoverRelated", "integer", 5, "related sections listed in a heading's hover (0 = none)",
         minimum=0, restricted=True, vscode_default=SAME,
+    ),
+    Setting(
+        "relatedUnlinked", "boolean", False,
+        "a heading's hover and \"Link to related section\" leave out the sections the section "
+        "already links to or is linked from",
+        vscode_default=SAME,
+    ),
+    Setting(
+        "relatedLens", "boolean", False,
+        '"N related, unlinked" above headings: of the hoverRelated most related sections, those '
+        "the section is not linked with",
+        vscode_default=SAME,
     ),
     Setting(
         "documentSymbols", "boolean", True,

@@ -173,7 +173,7 @@ def uri_path(uri: str) -> Path:
 
 
 def apply_workspace_edit(edit: types.WorkspaceEdit) -> dict[Path, int | None]:
-    """Apply text edits and file renames in order, as an editor does; the version
+    """Apply text edits and file renames, creations and deletions in order, as an editor does; the version
     each text edit carried, per file."""
     versions: dict[Path, int | None] = {}
     for change in edit.document_changes or []:
@@ -185,6 +185,13 @@ def apply_workspace_edit(edit: types.WorkspaceEdit) -> dict[Path, int | None]:
             new = uri_path(change.new_uri)
             new.parent.mkdir(parents=True, exist_ok=True)
             uri_path(change.old_uri).rename(new)
+        elif isinstance(change, types.CreateFile):  # as an editor: never over a file
+            p = uri_path(change.uri)
+            assert not p.exists(), f"{p} exists"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(b"")
+        elif isinstance(change, types.DeleteFile):
+            uri_path(change.uri).unlink()
         else:
             raise AssertionError(f"unexpected change {change}")
     return versions

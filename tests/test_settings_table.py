@@ -30,7 +30,7 @@ assert _spec and _spec.loader
 doc = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(doc)
 
-COMMANDS = ("index", "search", "chunks", "coverage", "status", "prune", "serve", "mcp")
+COMMANDS = ("index", "search", "related", "chunks", "coverage", "status", "prune", "serve", "mcp")
 
 
 def subparsers() -> dict[str, argparse.ArgumentParser]:

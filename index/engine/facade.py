@@ -24,6 +24,7 @@ from pathlib import Path
 from ..links.links import find_heading
 from ..links.obsidian import is_media
 from ..search.requests import Mode, SearchRequest, path_wanted
+from ..store.chunks import SectionRow
 from ..text.document import ParsedDocument, Section, subtree_ends
 from ..text.encoding import NotText
 from ..text.files import (
@@ -344,13 +345,21 @@ def related(
     with this slug (or, for a preamble or a moved heading, starting at this line)."""
     if limit <= 0:
         return SearchResponse([], Mode.LEXICAL)
+    row = indexed_section(engine, rel, slug, start_line)
+    if row is None:
+        return SearchResponse([], Mode.LEXICAL, "section not indexed yet")
+    return engine.related(rel, row.ordinal, limit=limit)
+
+
+def indexed_section(
+    engine: Engine, rel: str, slug: str | None, start_line: int
+) -> SectionRow | None:
+    """The indexed section of ``rel`` with this slug, else the one starting at this line."""
     sections = engine.store.chunks.document_sections(rel)
     match = [s for s in sections if slug and s.slug == slug] or [
         s for s in sections if s.start_line == start_line
     ]
-    if not match:
-        return SearchResponse([], Mode.LEXICAL, "section not indexed yet")
-    return engine.related(rel, match[0].ordinal, limit=limit)
+    return match[0] if match else None
 
 
 def status(engine: Engine) -> dict:

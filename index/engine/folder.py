@@ -38,7 +38,7 @@ from typing import Any
 from ..model.demand import DEMAND
 from ..search.requests import Mode, SearchRequest
 from ..store.adopt import flush_records
-from . import facade
+from . import facade, linked
 from .engine import Engine, IndexReport, SearchResponse
 from .opening import EngineOptions, OpenError, open_engine
 from .status import FolderState
@@ -488,17 +488,32 @@ class Folder:
             return facade.Completeness(False, "partial results: the index is still opening", 0)
         return facade.completeness(eng, mode, reading=self.state.busy and not self.chunked)
 
-    def related(self, rel: str, slug: str | None, start_line: int, limit: int) -> SearchResponse:
+    def related(
+        self,
+        rel: str,
+        slug: str | None,
+        start_line: int,
+        limit: int,
+        unlinked: bool = False,
+        fill: bool = True,
+    ) -> SearchResponse:
+        """Sections elsewhere about the same thing; ``unlinked``: less those the
+        section already links to or is linked from (:func:`linked.related`)."""
         if self.engine is None:
             return SearchResponse([], Mode.LEXICAL, self.message)
         with DEMAND.request():
-            return facade.related(self.engine, rel, slug, start_line, limit)
+            return linked.related(self.engine, rel, slug, start_line, limit, unlinked, fill)
 
-    def sections_like(self, text: str, exclude_rel: str | None, limit: int) -> SearchResponse:
+    def sections_like(
+        self, text: str, exclude_rel: str | None, limit: int, unlinked_line: int | None = None
+    ) -> SearchResponse:
+        """Sections outside ``exclude_rel`` like a passage; ``unlinked_line``: less
+        those the section of ``exclude_rel`` holding that line is linked with."""
         if self.engine is None or not text.strip():
             return SearchResponse([], Mode.LEXICAL, self.message)
-        return facade.sections_like(
-            self.engine, text, limit, exclude_rel, dense=self.state == FolderState.READY
+        dense = self.state == FolderState.READY
+        return linked.sections_like(
+            self.engine, text, limit, exclude_rel, unlinked_line, dense=dense
         )
 
     def status(self) -> dict:

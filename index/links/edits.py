@@ -59,6 +59,8 @@ class Outcome:
     edits: dict[str, list[Edit]] = field(default_factory=dict)  # rel path -> edits
     moves: list[tuple[str, str]] = field(default_factory=list)  # files the editor renames
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel path, why)
+    creates: list[tuple[str, str]] = field(default_factory=list)  # new files: (rel path, text)
+    deletes: list[str] = field(default_factory=list)  # files the editor removes
 
     def add(self, rel: str, edit: Edit) -> None:
         self.edits.setdefault(rel, []).append(edit)

@@ -2,6 +2,7 @@
 
     mdseek index DIR                 index (incrementally) with a progress bar
     mdseek search DIR "query"        hybrid search (indexes first if needed; --explain: score parts)
+    mdseek related PATH[:LINE]       the sections elsewhere about the same thing (--unlinked)
     mdseek chunks FILE               how a file is chunked (no index needed)
     mdseek coverage DIR              share of body tokens inside a vector's window
     mdseek status DIR                what the index holds
@@ -12,7 +13,8 @@ Errors go to stderr with exit code 2 (usage) or 1 (anything else).
 
 This package is the ``mdseek`` console script (``main``). Here: the parser
 (every command and its flags) and the dispatch; each command runs in its own
-module (:mod:`.index_status`, :mod:`.search`, :mod:`.chunks`, :mod:`.servers`),
+module (:mod:`.index_status`, :mod:`.search`, :mod:`.related`, :mod:`.chunks`,
+:mod:`.servers`),
 on what :mod:`.common`, :mod:`.options` and :mod:`.progress` share. No module
 of the package imports this one.
 """
@@ -32,6 +34,7 @@ from .chunks import cmd_chunks, cmd_coverage
 from .common import CliError, UsageError, check_model
 from .index_status import cmd_index, cmd_prune, cmd_status
 from .options import add_index_opts, add_progress, add_settings, from_environment
+from .related import cmd_related
 from .search import cmd_search
 from .servers import cmd_mcp, cmd_serve
 
@@ -158,6 +161,39 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings(p, "search")
     add_progress(p)
 
+    p = command(
+        "related",
+        "the sections elsewhere in a folder about the same thing as one section "
+        "(indexes first if needed)",
+    )
+    p.add_argument(
+        "target",
+        metavar="PATH[:LINE]",
+        help="a markdown file, and a line (1-based) of the section; without it the file's "
+        "first section",
+    )
+    p.add_argument(
+        "--dir",
+        metavar="DIR",
+        help="the folder (default: the current folder when PATH is inside it, else PATH's folder)",
+    )
+    p.add_argument(
+        "--limit",
+        default="5",
+        metavar="N",
+        help=f"how many sections to print (1 to {table.MAX_LIMIT}; default 5)",
+    )
+    p.add_argument(
+        "--unlinked",
+        action="store_true",
+        help="leave out the sections this section already links to or is linked from",
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print the answer as a JSON object (docs/cli.md)"
+    )
+    add_settings(p, "related")
+    add_progress(p)
+
     p = command("chunks", "show how one file is chunked (no index needed)")
     p.add_argument("file", metavar="FILE", help="a markdown file")
     p.add_argument("--json", action="store_true", help="print the chunks as JSON")
@@ -215,6 +251,7 @@ class _OnceModelError(logging.Filter):
 COMMANDS = {
     "index": cmd_index,
     "search": cmd_search,
+    "related": cmd_related,
     "chunks": cmd_chunks,
     "coverage": cmd_coverage,
     "status": cmd_status,

@@ -30,7 +30,7 @@ def _help(s: table.Setting, command: str) -> str:
         bits.append(f"default: {'$' + s.env + ', else ' if s.env else ''}{shown}")
     elif s.env:
         bits.append(f"${s.env}")
-    if s.name in SHAPING and command == "search":
+    if s.name in SHAPING and command in ("search", "related"):
         bits.append("must match what the index holds; filter results with --path")
     return "; ".join(str(b) for b in bits)
 

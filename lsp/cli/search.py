@@ -87,7 +87,7 @@ def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchReque
             "mode": answer.mode,
             "complete": answer.complete,
             "note": answer.note,
-            "results": [_json_result(eng, r) for r in results],
+            "results": [json_result(eng, r) for r in results],
         }
         if where is not None:
             out["section"] = where
@@ -161,7 +161,7 @@ def _where_lines(w: dict) -> str:
     return "\n".join(out)
 
 
-def _json_result(eng: Engine, r) -> dict:
+def json_result(eng: Engine, r) -> dict:
     """One result of ``search --json``: lines 1-based and inclusive, the heading
     as written (and as plain text), as MCP has them."""
     from mdseek.index.api import heading_as_written

@@ -433,20 +433,29 @@ def build_server(folders: Folders) -> CheckedServer:
             markdown=text,
         )
 
-    @server.checked_tool(**SECTION_CHECKS, limit=requests.check_limit)
+    @server.checked_tool(**SECTION_CHECKS, limit=requests.check_limit, unlinked=flag("unlinked"))
     def related(
         path: PathArg,
         heading: HeadingArg = None,
         anchor: AnchorArg = None,
         line: LineArg = None,
         limit: LimitArg = 5,
+        unlinked: Annotated[
+            bool,
+            Field(
+                description="leave out the sections this section already links to or is "
+                "linked from (a link to a file links all its sections)"
+            ),
+        ] = False,
     ) -> RelatedAnswer:
         """Sections in other files about the same thing as one section (named by
         exactly one of heading, anchor or line)."""
         folder, doc = folders.document(path)
         sec = _section(folders, folder, doc, heading, anchor, line)
         slug = sec.heading.slug if sec.heading else None
-        resp = folder.read(folder.related, doc.path, slug, sec.start_line, limit).result()
+        resp = folder.read(
+            folder.related, doc.path, slug, sec.start_line, limit, unlinked=unlinked
+        ).result()
         return RelatedAnswer(
             path=folders.shown(folder, doc.path),
             heading=_written(doc, sec),

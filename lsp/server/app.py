@@ -49,6 +49,7 @@ from mdseek import __version__
 
 from . import (
     document_links,
+    extract,
     folding,
     lenses,
     links,
@@ -345,11 +346,12 @@ async def workspace_diagnostic(ls: MdseekServer, params: types.WorkspaceDiagnost
 @handler(
     types.TEXT_DOCUMENT_CODE_ACTION,
     types.CodeActionOptions(
-        code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND, toc.KIND]
+        code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND, toc.KIND, *extract.KINDS]
     ),
 )
 async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """Quick fixes (broken anchors, missing notes), links by meaning, the table of contents."""
+    """Quick fixes (broken anchors, missing notes), links by meaning, the table of
+    contents, extract a section and inline a note."""
     uri, only, diags = params.text_document.uri, params.context.only, params.context.diagnostics
     fixes: list[types.CodeAction] = []
     if _wanted(types.CodeActionKind.QuickFix, only):
@@ -358,7 +360,8 @@ async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[
             fixes += await off_loop(ls.ws, quick_fixes.create_file_fixes, ls.ws, uri, diags)
     wanted = _wanted(toc.KIND, only)
     contents = await off_loop(ls.ws, toc.code_actions_for, ls.ws, uri) if wanted else []
-    return fixes + await links.code_actions(ls.ws, params) + contents
+    moved = await extract.code_actions(ls.ws, params, ls.client_capabilities)
+    return fixes + await links.code_actions(ls.ws, params) + contents + moved
 
 
 # -- structure: folding, document links, selection ranges ----------------------------

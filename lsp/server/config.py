@@ -43,6 +43,8 @@ class Settings:
     ignore_files: bool = _D("ignoreFiles")
     search_limit: int = _D("searchLimit")
     hover_related: int = _D("hoverRelated")
+    related_unlinked: bool = _D("relatedUnlinked")
+    related_lens: bool = _D("relatedLens")
     document_symbols: bool = _D("documentSymbols")
     backend: str = _D("backend")
     threads: int = _D("threads")

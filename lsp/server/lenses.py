@@ -1,4 +1,8 @@
-"""textDocument/codeLens: "N references" above each heading.
+"""textDocument/codeLens: "N references" above each heading, and with the
+``relatedLens`` setting "N related, unlinked": of the ``hoverRelated`` sections
+most related to the heading's section, those it neither links to nor is
+linked from (the engine's :meth:`Folder.related` with ``unlinked``, among the
+most related only), shown with the same command.
 
 :func:`heading_lenses` is cheap (the document's headings, no command); the
 count comes in ``codeLens/resolve`` (:func:`resolve_lens`), which clients ask
@@ -22,12 +26,16 @@ from typing import Any
 
 from lsprotocol import types
 
+from mdseek.index.api import Cancelled
+from mdseek.index.api import settings as table
+
 from . import features as F
 from .navigation import references_sync
 from .worker import checkpoint
 from .workspace import Workspace
 
 SHOW_REFERENCES = "mdseek.showReferences"
+RELATED = "related"  # the data's kind of an "N related, unlinked" lens
 
 
 def heading_lenses(ws: Workspace, uri: str) -> list[types.CodeLens]:
@@ -37,9 +45,47 @@ def heading_lenses(ws: Workspace, uri: str) -> list[types.CodeLens]:
     doc = found[1]
     lines = doc.lines()
     checkpoint()
-    return [
+    out = [
         types.CodeLens(range=F.heading_range(ws.pos, lines, h), data={"uri": uri, "line": h.line})
         for h in doc.headings
+    ]
+    if ws.settings.related_lens:
+        out += [
+            types.CodeLens(
+                range=F.heading_range(ws.pos, lines, h),
+                data={"uri": uri, "line": h.line, "kind": RELATED},
+            )
+            for h in doc.headings
+        ]
+    return out
+
+
+def _related_unlinked(ws: Workspace, uri: str, line: int) -> list[types.Location]:
+    """The most related sections the heading's section is not linked with."""
+    found = ws.doc_for_uri(uri)
+    if found is None:
+        return []
+    path, doc = found
+    root = ws.root_for(path)
+    h = next((x for x in doc.headings if x.line == line), None)
+    if root is None or root.engine is None or h is None:
+        return []
+    limit = ws.settings.hover_related or table.default("hoverRelated")
+    try:
+        resp = root.folder.read(
+            root.folder.related, root.rel(path), h.slug, h.line, limit, unlinked=True, fill=False
+        ).result()
+    except Cancelled:  # the folder is closing
+        return []
+    return [
+        types.Location(
+            uri=ws.uri_for(root.path / r.path),
+            range=types.Range(
+                start=types.Position(line=r.heading_line, character=0),
+                end=types.Position(line=r.heading_line, character=0),
+            ),
+        )
+        for r in resp.results
     ]
 
 
@@ -48,12 +94,20 @@ def resolve_lens(ws: Workspace, lens: types.CodeLens) -> types.CodeLens:
     data: Any = lens.data
     uri = data.get("uri") if isinstance(data, dict) else None
     line = data.get("line") if isinstance(data, dict) else None
+    related = isinstance(data, dict) and data.get("kind") == RELATED
     refs: list[types.Location] = []
     if isinstance(uri, str) and isinstance(line, int) and line >= 0:
-        refs = references_sync(ws, uri, types.Position(line=line, character=0), False)
+        if related:
+            refs = _related_unlinked(ws, uri, line)
+        else:
+            refs = references_sync(ws, uri, types.Position(line=line, character=0), False)
     n = len(refs)
+    if related:
+        title = f"{n} related, unlinked"
+    else:
+        title = "1 reference" if n == 1 else f"{n} references"
     lens.command = types.Command(
-        title="1 reference" if n == 1 else f"{n} references",
+        title=title,
         command=SHOW_REFERENCES if n else "",
         arguments=[
             uri,

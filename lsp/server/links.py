@@ -105,8 +105,10 @@ def _passage(ws: Workspace, uri: str, line: int, lone: bool = False) -> Passage 
     return p
 
 
-async def _like(p: Passage, query: str, limit: int) -> list[SearchResult]:
-    resp = await p.root.read(p.root.folder.sections_like, query, p.rel, limit + len(p.linked))
+async def _like(p: Passage, query: str, limit: int, unlinked: bool = False) -> list[SearchResult]:
+    """``unlinked``: less what the paragraph's section links to or is linked from."""
+    line = p.start_line if unlinked else None
+    resp = await p.root.read(p.root.folder.sections_like, query, p.rel, limit + len(p.linked), line)
     return [r for r in resp.results if (r.path, r.slug) not in p.linked][:limit]
 
 
@@ -167,7 +169,7 @@ async def code_actions(ws: Workspace, params: types.CodeActionParams) -> list[ty
         return []
     p = plan.passage
     out = []
-    for r in await _like(p, plan.query, SUGGESTIONS):
+    for r in await _like(p, plan.query, SUGGESTIONS, ws.settings.related_unlinked):
         dest = link_destination(p.rel, r.path, r.slug or None)
         text = plan.text if plan.text is not None else _escape_text(r.heading or r.breadcrumb)
         edit = types.TextEdit(

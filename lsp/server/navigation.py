@@ -197,7 +197,10 @@ async def hover(ws: Workspace, uri: str, position: types.Position) -> types.Hove
     note = None
     limit = ws.settings.hover_related
     if root is not None and root.engine is not None and limit > 0:
-        resp = await root.read(root.folder.related, root.rel(path), h.slug, h.line, limit)
+        unlinked = ws.settings.related_unlinked
+        resp = await root.read(
+            root.folder.related, root.rel(path), h.slug, h.line, limit, unlinked=unlinked
+        )
         related = [(r, ws.uri_for(root.path / r.path)) for r in resp.results]
         note = resp.note
     return F.hover_heading(res.breadcrumb, related, note, res.range)

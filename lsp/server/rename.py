@@ -4,7 +4,7 @@ or alias a link points to) and ``workspace/willRenameFiles`` (files and folders
 moved in the editor).
 
 Reads the folder's files as the editor sees them (open buffers, else disk) and
-asks :mod:`mdseek.index.links.rename` and :mod:`mdseek.index.links.move` for the edits; :func:`_workspace_edit` is the one
+asks :mod:`mdseek.index.links.rename` and :mod:`mdseek.index.links.move` for the edits; :func:`workspace_edit` is the one
 place an outcome becomes a ``WorkspaceEdit`` (``documentChanges`` with each
 buffer's version, ``null`` for a file read from disk). A file that cannot be read
 or decoded is left untouched and named in the log. Every file an edit or a file
@@ -36,6 +36,7 @@ from .worker import off_loop
 from .workspace import Workspace
 
 log = logging.getLogger("mdseek.lsp")
+_ORIGIN = types.Position(line=0, character=0)
 
 _MD = types.FileOperationPattern(
     glob="**/*.{md,markdown}",
@@ -148,7 +149,7 @@ def rename_sync(
         return None
     corpus, _, tag, t = found
     if tag is not None:
-        return _workspace_edit(ws, corpus, _rename_tag(corpus, tag, name), caps)
+        return workspace_edit(ws, corpus, _rename_tag(corpus, tag, name), caps)
     if t is None:
         return None
     if t.kind in ("heading", "alias"):
@@ -159,7 +160,7 @@ def rename_sync(
             out = rename_heading(corpus, t.path, tdoc, t.heading, name)
         else:
             out = rename_alias(corpus, t.path, tdoc, t.placeholder, name)
-        return _workspace_edit(ws, corpus, out, caps)
+        return workspace_edit(ws, corpus, out, caps)
     assert t.site is not None
     written = t.site.parts()[0][1]
     new = new_file_path(t.source, t.path, "<" if t.site.angle else written, t.site.kind, name)
@@ -169,7 +170,7 @@ def rename_sync(
         raise RenameError(f"{new} already exists")
     out = move_files(corpus, [Move(t.path, new)])
     out.moves.append((t.path, new))
-    return _workspace_edit(ws, corpus, out, caps)
+    return workspace_edit(ws, corpus, out, caps)
 
 
 def _rename_tag(corpus: _Corpus, tag: Tag, name: str) -> Outcome:
@@ -218,7 +219,7 @@ def will_rename_sync(
     changes: list = []
     for root, moves in per_root.values():
         corpus = _Corpus(ws, root)
-        edit = _workspace_edit(ws, corpus, move_files(corpus, moves), caps)
+        edit = workspace_edit(ws, corpus, move_files(corpus, moves), caps)
         changes.append(edit)
     if not changes:
         return None
@@ -243,21 +244,34 @@ def _confined(ws: Workspace, corpus: _Corpus, rel: str) -> Path:
     return real
 
 
-def _workspace_edit(ws: Workspace, corpus: _Corpus, out: Outcome, caps: Any) -> types.WorkspaceEdit:
+def workspace_edit(ws: Workspace, corpus: _Corpus, out: Outcome, caps: Any) -> types.WorkspaceEdit:
     """The one place an outcome becomes a WorkspaceEdit; every file it names
     is confined to the workspace folders first (:func:`_confined`)."""
-    for rel in [*out.edits, *(p for move in out.moves for p in move)]:
+    made = [rel for rel, _ in out.creates]
+    for rel in [*out.edits, *(p for move in out.moves for p in move), *made, *out.deletes]:
         _confined(ws, corpus, rel)
     for rel, why in out.skipped:
         log.warning("rename: %s left untouched: %s", corpus.root.path / rel, why)
     edit_caps = getattr(getattr(caps, "workspace", None), "workspace_edit", None)
     versioned = bool(getattr(edit_caps, "document_changes", False))
     ops = getattr(edit_caps, "resource_operations", None) or []
-    if out.moves and not (versioned and types.ResourceOperationKind.Rename in ops):
-        raise RenameError(
-            "this editor cannot rename files through a rename (no resource operations)"
-        )
+    K = types.ResourceOperationKind
+    for kind, wanted, verb in (
+        (K.Rename, out.moves, "rename"),
+        (K.Create, out.creates, "create"),
+        (K.Delete, out.deletes, "delete"),
+    ):
+        if wanted and not (versioned and kind in ops):
+            raise RenameError(
+                f"this editor cannot {verb} files through an edit (no resource operations)"
+            )
     doc_changes: list = []
+    for rel, text in out.creates:  # made empty, then filled (CreateFile has no content)
+        uri = ws.uri_for(corpus.root.path / rel)
+        doc_changes.append(types.CreateFile(uri=uri))
+        ident = types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=None)
+        fill = types.TextEdit(range=types.Range(start=_ORIGIN, end=_ORIGIN), new_text=text)
+        doc_changes.append(types.TextDocumentEdit(text_document=ident, edits=[fill]))
     changes: dict[str, list[types.TextEdit]] = {}
     for rel, edits in out.edits.items():
         path, version, doc = corpus.read[rel]
@@ -281,6 +295,8 @@ def _workspace_edit(ws: Workspace, corpus: _Corpus, out: Outcome, caps: Any) -> 
                 new_uri=ws.uri_for(corpus.root.path / new),
             )
         )
+    for rel in out.deletes:
+        doc_changes.append(types.DeleteFile(uri=ws.uri_for(corpus.root.path / rel)))
     if versioned:
         return types.WorkspaceEdit(document_changes=doc_changes)
     return types.WorkspaceEdit(changes=changes)
