@@ -1,0 +1,77 @@
+"""Near-duplicate sections: two sections that say the same thing, found by
+their vectors.
+
+A section's vector is the mean of its chunks' vectors, made unit length (one
+chunk, for most sections: its own vector). Two sections are near-duplicates
+when the cosine of their vectors is at least :data:`THRESHOLD` and their
+lengths are comparable (the shorter at least :data:`LENGTH_RATIO` of the
+longer, in the model's tokens), so a short section is never the duplicate of
+a long one that merely covers its topic. Cosine is symmetric and so is the
+length test: when one section names another, the other names it back (both
+ways). Sections under :data:`MIN_TOKENS` say too little to be compared.
+
+The threshold was chosen on labelled pairs of the product docs
+(``benchmarks/near_duplicates.py``, benchmarks/README.md "Near-duplicate
+sections"): precision on the held-out half at least 0.9.
+
+Pure: the engine hands in the vectors (``engine/near.py``); no I/O here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+THRESHOLD = 0.95  # the cosine of two sections' vectors at and above which they are near-duplicates
+LENGTH_RATIO = 0.5  # the shorter section's tokens over the longer's, at least
+MIN_TOKENS = 24  # sections of fewer tokens (breadcrumb included) are never compared
+# A candidate section is found through one of its chunks scoring at least
+# THRESHOLD - PREFILTER against the section (the exact test is on the mean).
+PREFILTER = 0.1
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One section as compared: its key (whatever the caller names it by), the
+    chunks' vectors (rows) and its length in tokens."""
+
+    key: object
+    vectors: np.ndarray  # (chunks, dim)
+    tokens: int
+
+
+def unit_vector(vectors: np.ndarray) -> np.ndarray:
+    """The mean of a section's chunk vectors, unit length."""
+    m = np.asarray(vectors, dtype=np.float32).reshape(-1, vectors.shape[-1]).mean(axis=0)
+    return (m / (np.linalg.norm(m) or 1.0)).astype(np.float32)
+
+
+def comparable(a: int, b: int, ratio: float = LENGTH_RATIO, min_tokens: int = MIN_TOKENS) -> bool:
+    """Whether sections of ``a`` and ``b`` tokens may be near-duplicates."""
+    lo, hi = min(a, b), max(a, b)
+    return lo >= min_tokens and lo >= ratio * hi
+
+
+def pairs(
+    mine: Sequence[Unit],
+    others: Sequence[Unit],
+    threshold: float = THRESHOLD,
+    ratio: float = LENGTH_RATIO,
+    min_tokens: int = MIN_TOKENS,
+) -> list[tuple[int, int, float]]:
+    """(index in ``mine``, index in ``others``, cosine) of every near-duplicate
+    pair, best first; a unit never pairs with one of the same key."""
+    if not mine or not others:
+        return []
+    a = np.stack([unit_vector(u.vectors) for u in mine])
+    b = np.stack([unit_vector(u.vectors) for u in others])
+    sims = a @ b.T
+    out = []
+    for i, j in zip(*np.nonzero(sims >= threshold), strict=True):
+        u, v = mine[int(i)], others[int(j)]
+        if u.key != v.key and comparable(u.tokens, v.tokens, ratio, min_tokens):
+            out.append((int(i), int(j), float(sims[i, j])))
+    out.sort(key=lambda t: (-t[2], t[0], t[1]))
+    return out
