@@ -12,12 +12,12 @@ import numpy as np
 from mdseek.index.api import near_duplicates
 from mdseek.index.engine.engine import Engine
 from mdseek.index.search.dense import DenseIndex
-from mdseek.index.search.neardup import Unit, comparable, pairs
+from mdseek.index.search.neardup import Unit, body_words, comparable, pairs
 
 
-def unit(key: str, *rows: list[float], tokens: int = 100) -> Unit:
+def unit(key: str, *rows: list[float], words: int = 100) -> Unit:
     vs = np.array(rows, dtype=np.float32)
-    return Unit(key, vs / np.linalg.norm(vs, axis=1, keepdims=True), tokens)
+    return Unit(key, vs / np.linalg.norm(vs, axis=1, keepdims=True), words)
 
 
 A = [1.0, 0.0, 0.0]
@@ -39,10 +39,17 @@ def test_a_pair_above_the_threshold_and_of_comparable_length():
 def test_lengths_must_be_comparable_and_not_tiny():
     assert comparable(100, 50) and comparable(50, 100)
     assert not comparable(100, 49)  # the shorter under half the longer
-    assert not comparable(20, 20)  # too short to say anything
-    mine = [unit("a", A, tokens=300)]
-    assert pairs(mine, [unit("b", NEAR_A, tokens=120)], threshold=0.95) == []
-    assert len(pairs(mine, [unit("b", NEAR_A, tokens=150)], threshold=0.95)) == 1
+    assert comparable(20, 20) and not comparable(19, 19)  # too short to say anything
+    mine = [unit("a", A, words=300)]
+    assert pairs(mine, [unit("b", NEAR_A, words=120)], threshold=0.95) == []
+    assert len(pairs(mine, [unit("b", NEAR_A, words=150)], threshold=0.95)) == 1
+
+
+def test_a_section_s_length_is_its_body_s_words():
+    chunks = ["## Prerequisites\n\nMake sure the cluster runs.\n", "more words here\n"]
+    assert body_words(chunks, "Prerequisites") == 8
+    assert body_words(["[NOTE]\n----\n"], "[NOTE]") == 0  # a setext heading alone
+    assert body_words(["Text before any heading.\n"], "Guide") == 4  # a preamble: the title
 
 
 def test_a_section_never_pairs_with_itself_and_is_read_as_its_mean():

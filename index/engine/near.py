@@ -19,10 +19,11 @@ import numpy as np
 
 from ..search.neardup import (
     LENGTH_RATIO,
-    MIN_TOKENS,
+    MIN_WORDS,
     PREFILTER,
     THRESHOLD,
     Unit,
+    body_words,
     pairs,
     unit_vector,
 )
@@ -59,7 +60,7 @@ def near_duplicates(
     rel: str,
     threshold: float = THRESHOLD,
     ratio: float = LENGTH_RATIO,
-    min_tokens: int = MIN_TOKENS,
+    min_words: int = MIN_WORDS,
 ) -> list[NearDuplicate]:
     """Each section of ``rel`` (folder-relative) with its near-duplicates in the
     folder (its own file included), in the order of the document, the best
@@ -69,7 +70,7 @@ def near_duplicates(
     chunks = engine.store.chunks
     dense = engine.dense_side
     dense.sync()
-    mine = _units(dense.matrix.vector, chunks.document_chunks(rel), min_tokens)
+    mine = _units(dense.matrix.vector, chunks.document_chunks(rel), min_words)
     if mine is None or not mine:
         return []
     qs = np.stack([unit_vector(u.vectors) for u in mine])
@@ -80,10 +81,10 @@ def near_duplicates(
         units = (
             mine
             if path == rel
-            else _units(dense.matrix.vector, chunks.document_chunks(path), min_tokens)
+            else _units(dense.matrix.vector, chunks.document_chunks(path), min_words)
         )
         others += [u for u in units or () if u.key in wanted]
-    found = pairs(mine, others, threshold, ratio, min_tokens)
+    found = pairs(mine, others, threshold, ratio, min_words)
     if not found:
         return []
     places = _places(
@@ -98,7 +99,7 @@ def near_duplicates(
     return out
 
 
-def _units(vector, rows: list[ChunkRow], min_tokens: int) -> list[Unit] | None:
+def _units(vector, rows: list[ChunkRow], min_words: int) -> list[Unit] | None:
     """A document's sections as compared (keyed (path, first section, last
     section): a chunk that merged small sections is one unit); None when a
     chunk has no vector yet."""
@@ -110,9 +111,9 @@ def _units(vector, rows: list[ChunkRow], min_tokens: int) -> list[Unit] | None:
         vecs = [vector(c.id) for c in cs]
         if any(v is None for v in vecs):
             return None
-        tokens = sum(c.tokens for c in cs)
-        if tokens >= min_tokens:
-            out.append(Unit(key, np.stack(vecs), tokens))
+        words = body_words([c.text for c in cs], cs[0].heading)
+        if words >= min_words:
+            out.append(Unit(key, np.stack(vecs), words))
     return out
 
 
