@@ -10,6 +10,7 @@ import os
 import queue
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -25,11 +26,18 @@ def frame(obj: Any) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
+def _log_beside() -> Path:
+    fd, name = tempfile.mkstemp(prefix="mdseek-server-stderr-", suffix=".log")
+    os.close(fd)
+    return Path(name)
+
+
 class RawServer:
     def __init__(
         self, cwd: Path, env: dict[str, str] | None = None, stderr_path: Path | None = None
     ):
-        self.stderr_path = stderr_path or cwd / "server-stderr.log"
+        # Beside the served folder, never in it: the log is not the workspace's data.
+        self.stderr_path = stderr_path or _log_beside()
         self._err = open(
             self.stderr_path, "wb"
         )  # a file: a chatty server never blocks on a full pipe

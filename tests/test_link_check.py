@@ -66,6 +66,9 @@ class Folder:
     def block_ids(self, rel: str) -> list[str] | None:
         return self.blocks.get(rel)
 
+    def is_folder(self, rel: str) -> bool:
+        return any(f.startswith(rel.rstrip("/") + "/") for f in self.files)
+
 
 B = Facts([head("Intro", 0), head("Setup Steps", 4)], {"anchor-1": 9})
 

@@ -79,6 +79,8 @@ class FolderView(Protocol):
 
     def block_ids(self, rel: str) -> Iterable[str] | None: ...  # lower case; None: unreadable
 
+    def is_folder(self, rel: str) -> bool: ...  # a folder of the workspace (a link may name one)
+
 
 _LINE_FRAGMENT = re.compile(r"L?\d+(?:,\d+)?(?:-L?\d+(?:,\d+)?)?", re.IGNORECASE)
 
@@ -118,6 +120,8 @@ def link_problems(links: Iterable[Link], folder: FolderView) -> list[Problem]:
             continue
         if target.external or target.outside or target.path is None:
             continue
+        if not target.exists and link.kind == "markdown" and folder.is_folder(target.path):
+            continue  # [t](sub/): a folder that is there
         if not target.exists:
             md = target.path.lower().endswith(MARKDOWN_SUFFIXES)
             missing = {"kind": "missing", "target": target.path} if md else None

@@ -228,3 +228,17 @@ _ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 def _unescape(raw: str) -> str:
     return _ESCAPED.sub(r"\1", raw)
+
+
+def definition_of(
+    doc: ParsedDocument, link: Link, links: Sequence[Link] | None = None
+) -> Site | None:
+    """The ``[label]: destination`` line a reference-style ``link`` uses: the
+    first definition of the document with its destination (markdown-it gives a
+    reference link its definition's, normalised as a site's)."""
+    if not link.reference:
+        return None
+    return next(
+        (s for s in link_sites(doc, links) if s.kind == "definition" and s.link.href == link.href),
+        None,
+    )

@@ -37,7 +37,7 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -124,275 +124,322 @@ def _custom(params: Any, cls: type) -> Any:
         raise JsonRpcInvalidParams(str(exc)) from exc
 
 
+Handler = Callable[..., Any]
+_HANDLERS: list[tuple[str, Any, Handler]] = []
+
+
+def handler(method: str, options: Any = None) -> Callable[[Handler], Handler]:
+    """Register the decorated function for ``method`` (with ``options``) on every
+    server :func:`build_server` makes."""
+
+    def register(fn: Handler) -> Handler:
+        _HANDLERS.append((method, options, fn))
+        return fn
+
+    return register
+
+
 def build_server() -> MdseekServer:
     ls = MdseekServer()
-
-    # -- lifecycle ------------------------------------------------------------------
-
-    @ls.feature(types.INITIALIZE)
-    def initialize(ls: MdseekServer, params: types.InitializeParams) -> None:
-        ls.init_options = params.initialization_options
-        rename.offer_file_operations(params.capabilities)
-        ls.ws.pos = Positions(ls.workspace.position_encoding)
-        folders = [uri_to_path(f.uri) for f in (params.workspace_folders or [])]
-        if not folders and (params.root_uri or params.root_path):
-            folders = [
-                uri_to_path(params.root_uri) if params.root_uri else Path(params.root_path or "")
-            ]
-        ls.indexing.folders = [f for f in folders if f is not None]
-        ls.indexing.fallback = not ls.indexing.folders  # opened files' folders become roots
-        ls.ws.settings, _ = parse_settings(ls.init_options)
-        ls.diagnostics.configure(params.capabilities)
-        ls.diagnostics.request_refresh = lambda: ls.workspace_diagnostic_refresh_async(None)
-        for f in ls.indexing.folders:  # state "starting" until initialized has the final settings
-            ls.indexing.add_root(f, start=False)
-
-    @ls.feature(types.INITIALIZED)
-    async def initialized(ls: MdseekServer, params: types.InitializedParams) -> None:
-        ls.ws.settings = ls.apply_settings(await ls.pull_configuration())
-        await ls.indexing.register_watchers()
-        for r in ls.ws.roots:
-            r.settings = ls.ws.settings
-            ls.tasks.spawn(ls.indexing.start_root(r))
-        ls.indexing.started = True
-
-    @ls.feature(types.SHUTDOWN)
-    def shutdown(ls: MdseekServer, params: None) -> None:
-        ls.indexing.close()
-
-    @ls.feature(types.EXIT)
-    def exit_(ls: MdseekServer, params: None) -> None:
-        _exit_now(ls, 0 if ls.shutdown_received else 1)
-
-    # -- documents ------------------------------------------------------------------
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: MdseekServer, params: types.DidOpenTextDocumentParams) -> None:
-        td = params.text_document
-        path = uri_to_path(td.uri)
-        if path is not None:
-            ls.ws.docs.set_buffer(path, td.uri, td.version, td.text)
-            ls.indexing.file_opened(path)
-            ls.diagnostics.schedule(path, 0)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: MdseekServer, params: types.DidChangeTextDocumentParams) -> None:
-        td = params.text_document
-        path = uri_to_path(td.uri)
-        if path is not None:
-            text = ls.workspace.get_text_document(td.uri).source
-            ls.ws.docs.set_buffer(path, td.uri, td.version, text)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: MdseekServer, params: types.DidCloseTextDocumentParams) -> None:
-        path = uri_to_path(params.text_document.uri)
-        if path is not None:
-            ls.diagnostics.forget(path)
-            ls.ws.docs.close(path)
-
-    @ls.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(ls: MdseekServer, params: types.DidSaveTextDocumentParams) -> None:
-        path = uri_to_path(params.text_document.uri)
-        if path is not None:
-            ls.indexing.file_saved(path)
-            ls.diagnostics.schedule(path)
-
-    @ls.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    def did_change_watched(ls: MdseekServer, params: types.DidChangeWatchedFilesParams) -> None:
-        for ch in params.changes:
-            path = uri_to_path(ch.uri)
-            if path is not None:
-                ls.indexing.file_changed(path)
-
-    @ls.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    async def did_change_folders(
-        ls: MdseekServer, params: types.DidChangeWorkspaceFoldersParams
-    ) -> None:
-        def paths(folders: Sequence[types.WorkspaceFolder]) -> list[Path]:
-            return [p for p in (uri_to_path(f.uri) for f in folders) if p is not None]
-
-        ls.indexing.folders_changed(paths(params.event.added), paths(params.event.removed))
-
-    @ls.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(
-        ls: MdseekServer, params: types.DidChangeConfigurationParams
-    ) -> None:
-        pulled = await ls.pull_configuration()
-        new = ls.apply_settings(pulled if pulled is not None else params.settings)
-        old = ls.ws.settings
-        ls.ws.settings = new
-        if new.engine_key() != old.engine_key():
-            log.info("index settings changed: reopening the index")
-            await ls.indexing.rebuild_roots()
-        else:
-            for r in ls.ws.roots:
-                r.settings = new
-
-    # -- features -------------------------------------------------------------------
-
-    @ls.feature(types.WORKSPACE_SYMBOL)
-    async def workspace_symbol(
-        ls: MdseekServer, params: types.WorkspaceSymbolParams
-    ) -> list[types.SymbolInformation]:
-        if params.query.startswith("#"):  # tags
-            return await off_loop(ls.ws, tags.workspace_symbols_sync, ls.ws, params.query)
-        return await search.workspace_symbols(ls.ws, params.query)
-
-    @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-    async def document_symbol(
-        ls: MdseekServer, params: types.DocumentSymbolParams
-    ) -> list[types.DocumentSymbol]:
-        return await off_loop(ls.ws, navigation.outline, ls.ws, params.text_document.uri)
-
-    @ls.feature(types.TEXT_DOCUMENT_DEFINITION)
-    async def definition(
-        ls: MdseekServer, params: types.DefinitionParams
-    ) -> types.Location | list[types.Location] | None:
-        return await off_loop(
-            ls.ws, navigation.definition_sync, ls.ws, params.text_document.uri, params.position
-        )
-
-    @ls.feature(types.TEXT_DOCUMENT_REFERENCES)
-    async def references(ls: MdseekServer, params: types.ReferenceParams) -> list[types.Location]:
-        uri, pos = params.text_document.uri, params.position
-        tagged = await off_loop(ls.ws, tags.references_sync, ls.ws, uri, pos)
-        if tagged is not None:
-            return tagged
-        return await off_loop(
-            ls.ws,
-            navigation.references_sync,
-            ls.ws,
-            params.text_document.uri,
-            params.position,
-            params.context.include_declaration,
-        )
-
-    @ls.feature(
-        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["#", "(", "["])
-    )
-    async def completion(ls: MdseekServer, params: types.CompletionParams) -> types.CompletionList:
-        uri, pos = params.text_document.uri, params.position
-        items = await off_loop(ls.ws, navigation.anchor_completion_sync, ls.ws, uri, pos)
-        if not items:
-            tagged = await off_loop(ls.ws, tags.completion_sync, ls.ws, uri, pos)
-            if tagged is not None:
-                return types.CompletionList(is_incomplete=False, items=tagged)
-        if not items:
-            targets = await links.target_completion(ls.ws, uri, pos)
-            if targets is not None:
-                return targets
-        return types.CompletionList(is_incomplete=False, items=items)
-
-    @ls.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: MdseekServer, params: types.HoverParams) -> types.Hover | None:
-        return await navigation.hover(ls.ws, params.text_document.uri, params.position)
-
-    @ls.feature(
-        types.TEXT_DOCUMENT_DIAGNOSTIC,
-        types.DiagnosticOptions(
-            identifier="mdseek", inter_file_dependencies=True, workspace_diagnostics=True
-        ),
-    )
-    async def document_diagnostic(ls: MdseekServer, params: types.DocumentDiagnosticParams) -> Any:
-        return await ls.diagnostics.document_report(
-            params.text_document.uri, params.previous_result_id
-        )
-
-    @ls.feature(types.WORKSPACE_DIAGNOSTIC)
-    async def workspace_diagnostic(
-        ls: MdseekServer, params: types.WorkspaceDiagnosticParams
-    ) -> Any:
-        previous = {p.uri: p.value for p in params.previous_result_ids or []}
-        return await ls.diagnostics.workspace_report(previous)
-
-    @ls.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(
-            code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND, toc.KIND]
-        ),
-    )
-    async def code_action(
-        ls: MdseekServer, params: types.CodeActionParams
-    ) -> list[types.CodeAction]:
-        """Quick fixes (broken anchors, missing notes), links by meaning, the table of contents."""
-        uri, only, diags = params.text_document.uri, params.context.only, params.context.diagnostics
-        fixes: list[types.CodeAction] = []
-        if _wanted(types.CodeActionKind.QuickFix, only):
-            fixes = await off_loop(ls.ws, quick_fixes.anchor_fixes, ls.ws, uri, diags)
-            if supports_create(ls):
-                fixes += await off_loop(ls.ws, quick_fixes.create_file_fixes, ls.ws, uri, diags)
-        wanted = _wanted(toc.KIND, only)
-        contents = await off_loop(ls.ws, toc.code_actions_for, ls.ws, uri) if wanted else []
-        return fixes + await links.code_actions(ls.ws, params) + contents
-
-    # -- structure: folding, document links, selection ranges ----------------------------
-
-    @ls.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
-    async def folding_range(
-        ls: MdseekServer, params: types.FoldingRangeParams
-    ) -> list[types.FoldingRange]:
-        return await off_loop(ls.ws, folding.folding_for, ls.ws, params.text_document.uri)
-
-    @ls.feature(types.TEXT_DOCUMENT_DOCUMENT_LINK)
-    async def document_link(
-        ls: MdseekServer, params: types.DocumentLinkParams
-    ) -> list[types.DocumentLink]:
-        tips = supports(ls, "text_document", "document_link", "tooltip_support")
-        return await off_loop(
-            ls.ws, document_links.document_links_sync, ls.ws, params.text_document.uri, tips
-        )
-
-    @ls.feature(types.TEXT_DOCUMENT_SELECTION_RANGE)
-    async def selection_range(
-        ls: MdseekServer, params: types.SelectionRangeParams
-    ) -> list[types.SelectionRange]:
-        uri, positions = params.text_document.uri, params.positions
-        return await off_loop(ls.ws, selection.selection_for, ls.ws, uri, positions)
-
-    @ls.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
-    async def code_lens(ls: MdseekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        return await off_loop(ls.ws, lenses.heading_lenses, ls.ws, params.text_document.uri)
-
-    @ls.feature(types.CODE_LENS_RESOLVE)
-    async def code_lens_resolve(ls: MdseekServer, params: types.CodeLens) -> types.CodeLens:
-        return await off_loop(ls.ws, lenses.resolve_lens, ls.ws, params)
-
-    @ls.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
-    async def prepare_rename(ls: MdseekServer, params: types.PrepareRenameParams) -> Any:
-        return await rename.prepare(ls.ws, params)
-
-    @ls.feature(types.TEXT_DOCUMENT_RENAME)
-    async def rename_(ls: MdseekServer, params: types.RenameParams) -> Any:
-        return await rename.rename(ls.ws, params, ls.client_capabilities)
-
-    @ls.feature(types.WORKSPACE_WILL_RENAME_FILES, rename.FILE_OPERATIONS)
-    async def will_rename_files(ls: MdseekServer, params: types.RenameFilesParams) -> Any:
-        return await rename.will_rename(ls.ws, params, ls.client_capabilities)
-
-    @ls.feature(types.WORKSPACE_DID_RENAME_FILES, rename.FILE_OPERATIONS)
-    def did_rename_files(ls: MdseekServer, params: types.RenameFilesParams) -> None:
-        for f in params.files:
-            for p in (uri_to_path(f.old_uri), uri_to_path(f.new_uri)):
-                if p is not None:
-                    ls.indexing.file_changed(p)
-
-    # -- custom requests ----------------------------------------------------------------
-
-    @ls.feature(SEARCH)
-    async def mdseek_search(ls: MdseekServer, params: Any) -> dict:
-        return await search.search_request(ls.ws, _custom(params, SearchParams))
-
-    @ls.feature(STATUS)
-    async def mdseek_status(ls: MdseekServer, params: Any) -> dict:
-        return await search.status(ls.ws)
-
-    @ls.feature(REINDEX)
-    async def mdseek_reindex(ls: MdseekServer, params: Any) -> dict:
-        await ls.indexing.reconcile_all()
-        st = await search.status(ls.ws)
-        return {"files": st["files"], "chunks": st["chunks"]}
-
+    for method, options, fn in _HANDLERS:
+        ls.feature(method, options)(fn)
     return ls
+
+
+# -- lifecycle ------------------------------------------------------------------
+
+
+@handler(types.INITIALIZE)
+def initialize(ls: MdseekServer, params: types.InitializeParams) -> None:
+    ls.init_options = params.initialization_options
+    rename.offer_file_operations(params.capabilities)
+    ls.ws.pos = Positions(ls.workspace.position_encoding)
+    folders = [uri_to_path(f.uri) for f in (params.workspace_folders or [])]
+    if not folders and (params.root_uri or params.root_path):
+        folders = [
+            uri_to_path(params.root_uri) if params.root_uri else Path(params.root_path or "")
+        ]
+    ls.indexing.folders = [f for f in folders if f is not None]
+    ls.indexing.fallback = not ls.indexing.folders  # opened files' folders become roots
+    ls.ws.settings, _ = parse_settings(ls.init_options)
+    ls.diagnostics.configure(params.capabilities)
+    ls.diagnostics.request_refresh = lambda: ls.workspace_diagnostic_refresh_async(None)
+    for f in ls.indexing.folders:  # state "starting" until initialized has the final settings
+        ls.indexing.add_root(f, start=False)
+
+
+@handler(types.INITIALIZED)
+async def initialized(ls: MdseekServer, params: types.InitializedParams) -> None:
+    ls.ws.settings = ls.apply_settings(await ls.pull_configuration())
+    await ls.indexing.register_watchers()
+    for r in ls.ws.roots:
+        r.settings = ls.ws.settings
+        ls.tasks.spawn(ls.indexing.start_root(r))
+    ls.indexing.started = True
+
+
+@handler(types.SHUTDOWN)
+def shutdown(ls: MdseekServer, params: None) -> None:
+    ls.indexing.close()
+
+
+@handler(types.EXIT)
+def exit_(ls: MdseekServer, params: None) -> None:
+    _exit_now(ls, 0 if ls.shutdown_received else 1)
+
+
+# -- documents ------------------------------------------------------------------
+
+
+@handler(types.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: MdseekServer, params: types.DidOpenTextDocumentParams) -> None:
+    td = params.text_document
+    path = uri_to_path(td.uri)
+    if path is not None:
+        ls.ws.docs.set_buffer(path, td.uri, td.version, td.text)
+        ls.indexing.file_opened(path)
+        ls.diagnostics.schedule(path, 0)
+
+
+@handler(types.TEXT_DOCUMENT_DID_CHANGE)
+def did_change(ls: MdseekServer, params: types.DidChangeTextDocumentParams) -> None:
+    td = params.text_document
+    path = uri_to_path(td.uri)
+    if path is not None:
+        text = ls.workspace.get_text_document(td.uri).source
+        ls.ws.docs.set_buffer(path, td.uri, td.version, text)
+
+
+@handler(types.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: MdseekServer, params: types.DidCloseTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    if path is not None:
+        ls.diagnostics.forget(path)
+        ls.ws.docs.close(path)
+
+
+@handler(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+def did_save(ls: MdseekServer, params: types.DidSaveTextDocumentParams) -> None:
+    path = uri_to_path(params.text_document.uri)
+    if path is not None:
+        ls.indexing.file_saved(path)
+        ls.diagnostics.schedule(path)
+
+
+@handler(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched(ls: MdseekServer, params: types.DidChangeWatchedFilesParams) -> None:
+    for ch in params.changes:
+        path = uri_to_path(ch.uri)
+        if path is not None:
+            ls.indexing.file_changed(path)
+
+
+@handler(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+async def did_change_folders(
+    ls: MdseekServer, params: types.DidChangeWorkspaceFoldersParams
+) -> None:
+    def paths(folders: Sequence[types.WorkspaceFolder]) -> list[Path]:
+        return [p for p in (uri_to_path(f.uri) for f in folders) if p is not None]
+
+    ls.indexing.folders_changed(paths(params.event.added), paths(params.event.removed))
+
+
+@handler(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(
+    ls: MdseekServer, params: types.DidChangeConfigurationParams
+) -> None:
+    pulled = await ls.pull_configuration()
+    new = ls.apply_settings(pulled if pulled is not None else params.settings)
+    old = ls.ws.settings
+    ls.ws.settings = new
+    if new.engine_key() != old.engine_key():
+        log.info("index settings changed: reopening the index")
+        await ls.indexing.rebuild_roots()
+    else:
+        for r in ls.ws.roots:
+            r.settings = new
+
+
+# -- features -------------------------------------------------------------------
+
+
+@handler(types.WORKSPACE_SYMBOL)
+async def workspace_symbol(
+    ls: MdseekServer, params: types.WorkspaceSymbolParams
+) -> list[types.SymbolInformation]:
+    if params.query.startswith("#"):  # tags
+        return await off_loop(ls.ws, tags.workspace_symbols_sync, ls.ws, params.query)
+    return await search.workspace_symbols(ls.ws, params.query)
+
+
+@handler(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
+async def document_symbol(
+    ls: MdseekServer, params: types.DocumentSymbolParams
+) -> list[types.DocumentSymbol]:
+    return await off_loop(ls.ws, navigation.outline, ls.ws, params.text_document.uri)
+
+
+@handler(types.TEXT_DOCUMENT_DEFINITION)
+async def definition(
+    ls: MdseekServer, params: types.DefinitionParams
+) -> types.Location | list[types.Location] | None:
+    return await off_loop(
+        ls.ws, navigation.definition_sync, ls.ws, params.text_document.uri, params.position
+    )
+
+
+@handler(types.TEXT_DOCUMENT_REFERENCES)
+async def references(ls: MdseekServer, params: types.ReferenceParams) -> list[types.Location]:
+    uri, pos = params.text_document.uri, params.position
+    tagged = await off_loop(ls.ws, tags.references_sync, ls.ws, uri, pos)
+    if tagged is not None:
+        return tagged
+    return await off_loop(
+        ls.ws,
+        navigation.references_sync,
+        ls.ws,
+        params.text_document.uri,
+        params.position,
+        params.context.include_declaration,
+    )
+
+
+@handler(
+    types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["#", "(", "["])
+)
+async def completion(ls: MdseekServer, params: types.CompletionParams) -> types.CompletionList:
+    uri, pos = params.text_document.uri, params.position
+    items = await off_loop(ls.ws, navigation.anchor_completion_sync, ls.ws, uri, pos)
+    if not items:
+        tagged = await off_loop(ls.ws, tags.completion_sync, ls.ws, uri, pos)
+        if tagged is not None:
+            return types.CompletionList(is_incomplete=False, items=tagged)
+    if not items:
+        targets = await links.target_completion(ls.ws, uri, pos)
+        if targets is not None:
+            return targets
+    return types.CompletionList(is_incomplete=False, items=items)
+
+
+@handler(types.TEXT_DOCUMENT_HOVER)
+async def hover(ls: MdseekServer, params: types.HoverParams) -> types.Hover | None:
+    return await navigation.hover(ls.ws, params.text_document.uri, params.position)
+
+
+@handler(
+    types.TEXT_DOCUMENT_DIAGNOSTIC,
+    types.DiagnosticOptions(
+        identifier="mdseek", inter_file_dependencies=True, workspace_diagnostics=True
+    ),
+)
+async def document_diagnostic(ls: MdseekServer, params: types.DocumentDiagnosticParams) -> Any:
+    return await ls.diagnostics.document_report(params.text_document.uri, params.previous_result_id)
+
+
+@handler(types.WORKSPACE_DIAGNOSTIC)
+async def workspace_diagnostic(ls: MdseekServer, params: types.WorkspaceDiagnosticParams) -> Any:
+    previous = {p.uri: p.value for p in params.previous_result_ids or []}
+    return await ls.diagnostics.workspace_report(previous)
+
+
+@handler(
+    types.TEXT_DOCUMENT_CODE_ACTION,
+    types.CodeActionOptions(
+        code_action_kinds=[types.CodeActionKind.QuickFix, links.KIND, toc.KIND]
+    ),
+)
+async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """Quick fixes (broken anchors, missing notes), links by meaning, the table of contents."""
+    uri, only, diags = params.text_document.uri, params.context.only, params.context.diagnostics
+    fixes: list[types.CodeAction] = []
+    if _wanted(types.CodeActionKind.QuickFix, only):
+        fixes = await off_loop(ls.ws, quick_fixes.anchor_fixes, ls.ws, uri, diags)
+        if supports_create(ls):
+            fixes += await off_loop(ls.ws, quick_fixes.create_file_fixes, ls.ws, uri, diags)
+    wanted = _wanted(toc.KIND, only)
+    contents = await off_loop(ls.ws, toc.code_actions_for, ls.ws, uri) if wanted else []
+    return fixes + await links.code_actions(ls.ws, params) + contents
+
+
+# -- structure: folding, document links, selection ranges ----------------------------
+
+
+@handler(types.TEXT_DOCUMENT_FOLDING_RANGE)
+async def folding_range(
+    ls: MdseekServer, params: types.FoldingRangeParams
+) -> list[types.FoldingRange]:
+    return await off_loop(ls.ws, folding.folding_for, ls.ws, params.text_document.uri)
+
+
+@handler(types.TEXT_DOCUMENT_DOCUMENT_LINK)
+async def document_link(
+    ls: MdseekServer, params: types.DocumentLinkParams
+) -> list[types.DocumentLink]:
+    tips = supports(ls, "text_document", "document_link", "tooltip_support")
+    return await off_loop(
+        ls.ws, document_links.document_links_sync, ls.ws, params.text_document.uri, tips
+    )
+
+
+@handler(types.TEXT_DOCUMENT_SELECTION_RANGE)
+async def selection_range(
+    ls: MdseekServer, params: types.SelectionRangeParams
+) -> list[types.SelectionRange]:
+    uri, positions = params.text_document.uri, params.positions
+    return await off_loop(ls.ws, selection.selection_for, ls.ws, uri, positions)
+
+
+@handler(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
+async def code_lens(ls: MdseekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+    return await off_loop(ls.ws, lenses.heading_lenses, ls.ws, params.text_document.uri)
+
+
+@handler(types.CODE_LENS_RESOLVE)
+async def code_lens_resolve(ls: MdseekServer, params: types.CodeLens) -> types.CodeLens:
+    return await off_loop(ls.ws, lenses.resolve_lens, ls.ws, params)
+
+
+@handler(types.TEXT_DOCUMENT_PREPARE_RENAME)
+async def prepare_rename(ls: MdseekServer, params: types.PrepareRenameParams) -> Any:
+    return await rename.prepare(ls.ws, params)
+
+
+@handler(types.TEXT_DOCUMENT_RENAME)
+async def rename_(ls: MdseekServer, params: types.RenameParams) -> Any:
+    return await rename.rename(ls.ws, params, ls.client_capabilities)
+
+
+@handler(types.WORKSPACE_WILL_RENAME_FILES, rename.FILE_OPERATIONS)
+async def will_rename_files(ls: MdseekServer, params: types.RenameFilesParams) -> Any:
+    return await rename.will_rename(ls.ws, params, ls.client_capabilities)
+
+
+@handler(types.WORKSPACE_DID_RENAME_FILES, rename.FILE_OPERATIONS)
+def did_rename_files(ls: MdseekServer, params: types.RenameFilesParams) -> None:
+    for f in params.files:
+        for p in (uri_to_path(f.old_uri), uri_to_path(f.new_uri)):
+            if p is not None:
+                ls.indexing.file_changed(p)
+
+
+# -- custom requests ----------------------------------------------------------------
+
+
+@handler(SEARCH)
+async def mdseek_search(ls: MdseekServer, params: Any) -> dict:
+    return await search.search_request(ls.ws, _custom(params, SearchParams))
+
+
+@handler(STATUS)
+async def mdseek_status(ls: MdseekServer, params: Any) -> dict:
+    return await search.status(ls.ws)
+
+
+@handler(REINDEX)
+async def mdseek_reindex(ls: MdseekServer, params: Any) -> dict:
+    await ls.indexing.reconcile_all()
+    st = await search.status(ls.ws)
+    return {"files": st["files"], "chunks": st["chunks"]}
 
 
 def _wanted(kind: str, only: Sequence[str] | None) -> bool:

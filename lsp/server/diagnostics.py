@@ -86,6 +86,9 @@ class _Folder(FolderView):
         doc = self.ws.docs.parsed(self.root.path / rel, rel, self.ws.root_paths)
         return block_ids(doc) if doc is not None else None
 
+    def is_folder(self, rel: str) -> bool:
+        return self.root.is_folder(rel)
+
 
 def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None:
     """The problems of one document (None: not in a workspace folder or

@@ -30,7 +30,8 @@ log = logging.getLogger(__name__)
 MAX_READ = 20_000_000  # never read a huge file for a hover
 PARSED_KEPT = 512  # parsed documents kept (the open ones always)
 FACTS_KEPT = 200_000  # files whose links and headings are kept
-_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:", re.MULTILINE)  # a line that may be one
+# a line that may be one (its label may escape brackets: ``[\[x\]]: ...``)
+_DEFINITION = re.compile(r"^ {0,3}\[(?:\\.|[^\]\\\n])+\]:", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -261,22 +262,25 @@ class Documents:
     def written_links(
         self, path: Path, doc: ParsedDocument, used_definitions: bool = True
     ) -> list[Link]:
-        """:meth:`links`, and the destination of each reference definition
+        """:meth:`links`, the source of each inline image (``![i](x.png)``, checked
+        and clickable as a link is), and the destination of each reference definition
         (``[ref]: x.md#anchor`` names its target even when no ``[t][ref]`` uses
         it, and a rename rewrites it); a footnote ``[^1]: ...`` is none. With
         ``used_definitions`` False, only the definitions no ``[t][ref]`` of the
         document uses: a used one counts once, at its use. Definitions are
         looked for only in a text that seems to hold one."""
         links = self.links(path, doc)
-        if not _DEFINITION.search(doc.text):
+        if "![" not in doc.text and not _DEFINITION.search(doc.text):
             return links
         lines = doc.lines()
+        sites = link_sites(doc, links)
+        images = [s.link for s in sites if s.kind == "image"]
         defs = [
             s.link
-            for s in link_sites(doc, links)
+            for s in sites
             if s.kind == "definition" and not lines[s.line].lstrip().startswith("[^")
         ]
         if not used_definitions:
             used = {lk.href for lk in links if lk.reference}
             defs = [d for d in defs if d.href not in used]
-        return [*links, *defs]
+        return [*links, *images, *defs]

@@ -320,11 +320,16 @@ def link_range(pos: Positions, lines: Sequence[str], link: Link) -> types.Range:
 def anchor_items(
     doc: ParsedDocument, kind: str, rng: types.Range, prefix: str
 ) -> list[types.CompletionItem]:
-    """Completions after ``#``: slugs for markdown links, heading text for wiki links."""
+    """Completions after ``#``: slugs for markdown links, heading text for wiki links
+    (each once: a second heading with one text is reached by the first's)."""
     crumbs = {s.heading.line: s.breadcrumb for s in doc.sections if s.heading}
     items = []
+    seen: set[str] = set()
     for n, h in enumerate(doc.headings):
         insert = h.text if kind == "wiki" else h.slug
+        if insert in seen:
+            continue
+        seen.add(insert)
         items.append(
             types.CompletionItem(
                 label=insert,

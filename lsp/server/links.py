@@ -6,16 +6,19 @@
   ``[text](path.md#anchor)`` link — around the selection, or at the cursor with
   the heading as text. Computed when the user asks for code actions (not for
   the automatic light bulb, which would embed a paragraph per cursor move).
-* **Completion after** ``](`` **and** ``[[``: the sections most like the
-  surrounding paragraph first (``path.md#anchor``, or ``note#Heading`` in wiki
-  links), then the folder's files (and, in wiki links, the notes' front-matter
-  aliases). Anchors are the index's slugs (GitHub's).
+* **Completion after** ``](``, ``](<``, ``[ref]: `` **and** ``[[``: the sections
+  most like the surrounding paragraph first (``path.md#anchor``, or
+  ``note#Heading`` in wiki links), then the folder's files (after ``![i](`` its
+  pictures and other media too; in wiki links, the notes' front-matter aliases),
+  each text once. Inside ``<...>`` a path is written as is (spaces kept, ``<``
+  and ``>`` escaped). Anchors are the index's slugs (GitHub's).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 from lsprotocol import types
 
@@ -34,14 +37,17 @@ COMPLETIONS = 8  # sections offered by meaning in a completion
 NOT_PROSE = ("fence", "code_block", "heading", "html_block", "hr")
 
 _MD_TARGET = re.compile(r"\]\(\s*([^()\s#<>]*)$")
+_ANGLE_TARGET = re.compile(r"\]\(\s*<([^<>\n#]*)$")  # [t](<a b/|  (spaces allowed)
+_DEF_TARGET = re.compile(r"^ {0,3}\[(?:\\.|[^\]\\])+\]:[ \t]+(<?)([^\s<>#]*)$")  # [ref]: |
 _WIKI_TARGET = re.compile(r"\[\[([^\[\]|#]*)$")
 _MD_LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _WIKI_LINK = re.compile(r"\[\[(?:[^\]|]*\|)?([^\]]*)\]\]")
 _WORD = re.compile(r"\w")
 
 
-def _passage_span(doc: ParsedDocument, line: int) -> tuple[int, int] | None:
-    """The paragraph (or list item, quote, table) holding ``line``; None in code or a heading."""
+def _passage_span(doc: ParsedDocument, line: int, lone: bool = False) -> tuple[int, int] | None:
+    """The paragraph (or list item, quote, table) holding ``line``; None in code or
+    a heading; with ``lone``, the line itself outside every block (a definition)."""
     for b in doc.blocks:
         if b.start_line <= line < b.end_line:
             if b.kind in NOT_PROSE:
@@ -50,7 +56,7 @@ def _passage_span(doc: ParsedDocument, line: int) -> tuple[int, int] | None:
                 if a <= line < z:
                     return a, z
             return b.start_line, b.end_line
-    return None
+    return (line, line + 1) if lone else None
 
 
 def _plain(text: str) -> str:
@@ -80,13 +86,13 @@ class Passage:
         return _plain("\n".join(self.doc.lines()[self.start_line : self.end_line]))
 
 
-def _passage(ws: Workspace, uri: str, line: int) -> Passage | None:
+def _passage(ws: Workspace, uri: str, line: int, lone: bool = False) -> Passage | None:
     found = ws.doc_for_uri(uri)
     if found is None:
         return None
     path, doc = found
     root = ws.root_for(path)
-    span = _passage_span(doc, line)
+    span = _passage_span(doc, line, lone)
     if root is None or root.engine is None or span is None:
         return None
     rel = root.rel(path)
@@ -182,10 +188,14 @@ async def code_actions(ws: Workspace, params: types.CodeActionParams) -> list[ty
 
 @dataclass
 class TargetContext:
-    kind: str  # "markdown" (after ``](``) or "wiki" (after ``[[``)
+    kind: str  # "markdown" (after ``](`` or ``[ref]:``) or "wiki" (after ``[[``)
     prefix: str  # what is typed of the target
     start: int  # its column
-    closer: str  # ")" or "]]" when the link is not closed yet
+    closer: str  # ")", ">)" or "]]" when the link is not closed yet
+    angle: bool = False  # inside ``<...>``: written as is, ``<`` and ``>`` escaped
+    definition: bool = False  # ``[ref]: |``
+    image: bool = False  # ``![i](|``: pictures and other media are offered too
+    eat: int = 0  # characters after the cursor the item replaces (``>`` it closes again)
 
 
 def target_context(line: str, col: int) -> TargetContext | None:
@@ -195,10 +205,46 @@ def target_context(line: str, col: int) -> TargetContext | None:
         return TargetContext("wiki", m.group(1), m.start(1), "" if rest.startswith("]]") else "]]")
     m = _MD_TARGET.search(before)
     if m:
+        closer = "" if rest.startswith(")") else ")"
+        return TargetContext("markdown", m.group(1), m.start(1), closer, image=_image(before, m))
+    m = _ANGLE_TARGET.search(before)
+    if m:
+        closed = rest.startswith(">)")
+        closer = "" if closed else (">" if rest.startswith(")") else ">)")
         return TargetContext(
-            "markdown", m.group(1), m.start(1), "" if rest.startswith(")") else ")"
+            "markdown",
+            m.group(1),
+            m.start(1),
+            closer,
+            angle=True,
+            image=_image(before, m),
+            eat=1 if rest.startswith(">") and not closed else 0,  # <a|> written <a.md>)
+        )
+    m = _DEF_TARGET.match(before)
+    if m:
+        angle = bool(m.group(1))
+        closer = ">" if angle and not rest.startswith(">") else ""
+        return TargetContext(
+            "markdown", m.group(2), m.start(2), closer, angle=angle, definition=True
         )
     return None
+
+
+def _image(before: str, m: re.Match) -> bool:
+    """Whether the ``](`` matched is an image's: ``![`` opens its text."""
+    opened = before.rfind("[", 0, m.start())
+    return opened > 0 and before[opened - 1] == "!"
+
+
+def _destination(p: Passage, ctx: TargetContext, target: str, anchor: str | None = None) -> str:
+    """How the link being written names ``target``: %-encoded as
+    :func:`link_destination` writes it, or inside ``<...>`` as is (spaces kept)
+    with ``<``, ``>`` and ``\\`` escaped and ``%`` encoded."""
+    dest = link_destination(p.rel, target, anchor)
+    if not ctx.angle:
+        return dest
+    plain = unquote(dest)
+    return re.sub(r"([<>\\])", r"\\\1", plain.replace("%", "%25"))
 
 
 def _file_items(
@@ -208,7 +254,7 @@ def _file_items(
     for f in files:
         if f == p.rel:
             continue
-        insert = wiki_name(f, files) if ctx.kind == "wiki" else link_destination(p.rel, f)
+        insert = wiki_name(f, files) if ctx.kind == "wiki" else _destination(p, ctx, f)
         items.append(
             types.CompletionItem(
                 label=insert,
@@ -254,7 +300,7 @@ def _section_item(
         name = wiki_name(r.path, files)
         insert = f"{name}#{r.heading}" if r.heading else name
     else:
-        insert = link_destination(p.rel, r.path, r.slug or None)
+        insert = _destination(p, ctx, r.path, r.slug or None)
     return types.CompletionItem(
         label=r.heading or r.breadcrumb,
         label_details=types.CompletionItemLabelDetails(description=r.path),
@@ -278,11 +324,12 @@ def plan_completion(
     if line >= len(lines):
         return None
     ctx = target_context(lines[line], col)
-    p = _passage(ws, uri, line) if ctx else None
+    p = _passage(ws, uri, line, ctx.definition) if ctx else None
     if ctx is None or p is None:
         return None
-    rng = ws.pos.range(lines, line, ctx.start, line, col)
-    return p, ctx, rng, p.root.markdown_files()
+    rng = ws.pos.range(lines, line, ctx.start, line, col + ctx.eat)
+    files = p.root.markdown_files()
+    return p, ctx, rng, (files + p.root.media_files()) if ctx.image else files
 
 
 _TYPED_LINK = re.compile(r"!?\[([^\]]*)\]\(\s*[^()\s]*$|!?\[\[([^\]]*)$")
@@ -352,4 +399,18 @@ async def target_completion(
     items += _file_items(p, ctx, rng, files)
     if ctx.kind == "wiki":
         items += _alias_items(p, ctx, rng, await off_loop(ws, ws.aliases, p.root))
-    return types.CompletionList(is_incomplete=bool(sections), items=items)
+    return types.CompletionList(is_incomplete=bool(sections), items=_once(items))
+
+
+def _once(items: list[types.CompletionItem]) -> list[types.CompletionItem]:
+    """Each text offered once: a section without a heading writes its file's
+    path, as the file's own item does (the first, ranked by meaning, is kept)."""
+    seen: set[str] = set()
+    out = []
+    for it in items:
+        te = it.text_edit
+        new = te.new_text if te is not None else it.label
+        if new not in seen:
+            seen.add(new)
+            out.append(it)
+    return out

@@ -8,6 +8,7 @@ sections (on the folder's reader thread).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from mdseek.index.api import SearchResult
 from mdseek.index.links.context import anchor_context, anchor_link
 from mdseek.index.links.links import find_heading, link_at, resolve
 from mdseek.index.links.obsidian import block_ids, is_block_ref
+from mdseek.index.links.sites import definition_of, link_sites
 from mdseek.index.text.aliases import NO_ALIASES
 from mdseek.index.text.document import Heading
 
@@ -25,6 +27,8 @@ from .convert import start_range
 from .roots import Root
 from .worker import checkpoint, off_loop
 from .workspace import Workspace
+
+_DEF_LINE = re.compile(r" {0,3}\[(?:\\.|[^\]\\])+\]:")  # [label]: ... (may be a definition)
 
 
 def outline(ws: Workspace, uri: str) -> list[types.DocumentSymbol]:
@@ -39,11 +43,26 @@ def definition_sync(
     ws: Workspace, uri: str, position: types.Position
 ) -> types.Location | list[types.Location] | None:
     """Where the link under the cursor leads; for an alias several notes claim,
-    each of them (the editor lets the user choose: never a silent pick)."""
+    each of them (the editor lets the user choose: never a silent pick); for a
+    reference-style link that leads nowhere mdseek can open (a URL, a missing
+    file), its definition line."""
     cur = ws.cursor(uri, position)
     if cur is None:
         return None
     link = link_at(ws.written_links(cur.path, cur.doc), cur.line, cur.col)
+    label = None  # the cursor on a definition's label: as on its destination
+    rows = cur.doc.lines()
+    if link is None and cur.line < len(rows) and _DEF_LINE.match(rows[cur.line]):
+        links = ws.docs.links(cur.path, cur.doc)
+        label = next(
+            (
+                s
+                for s in link_sites(cur.doc, links)
+                if s.kind == "definition" and s.line == cur.line
+            ),
+            None,
+        )
+        link = label.link if label else None
     if link is None:
         return None
     root = ws.root_for(cur.path)
@@ -54,8 +73,12 @@ def definition_sync(
                 types.Location(uri=ws.uri_for(root.path / f), range=start_range()) for f in claims
             ]
     found = ws.link_target(root, cur.path, link)
-    if found is None:
-        return None
+    if found is None:  # [t][ref] to a URL or a missing file: its [ref]: line, as both peers
+        site = label or definition_of(cur.doc, link, ws.docs.links(cur.path, cur.doc))
+        if site is None:
+            return None
+        rng = ws.pos.range(cur.doc.lines(), site.line, 0, site.line, 0)
+        return types.Location(uri=uri, range=rng)
     tpath, tdoc, h = found
     rng = F.heading_range(ws.pos, tdoc.lines(), h) if h else start_range()
     if h is None and link.anchor and is_block_ref(link.anchor):  # [[note#^id]]: its line

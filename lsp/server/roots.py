@@ -28,6 +28,7 @@ from mdseek.index.api import (
     Progress,
     Reranker,
 )
+from mdseek.index.links.obsidian import is_media
 from mdseek.index.text.files import other_files, scan
 
 from .config import Settings
@@ -273,9 +274,25 @@ class Root:
             self._others = (time.monotonic(), by_name)
         return by_name.get(name, [])
 
+    def media_files(self) -> list[str]:
+        """The folder's pictures, PDFs, sounds and videos (its other files that a
+        link may open), for completion after ``![i](`` (cached as :meth:`files_named`)."""
+        self.files_named("")
+        with self._files_lock:
+            others = self._others[1] if self._others is not None else {}
+        return sorted(rel for rels in others.values() for rel in rels if is_media(rel))
+
     def exists(self, rel: str) -> bool:
         p = self.path / rel
         try:
             return p.is_file() and p.resolve().is_relative_to(self.path)
+        except OSError:
+            return False
+
+    def is_folder(self, rel: str) -> bool:
+        """Whether ``rel`` is a folder inside this one (symlinks resolved)."""
+        p = self.path / rel
+        try:
+            return p.is_dir() and p.resolve().is_relative_to(self.path)
         except OSError:
             return False

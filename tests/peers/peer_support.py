@@ -552,7 +552,8 @@ def accepted_line(text: str, pos: Sequence[int], item: types.CompletionItem) -> 
 
 async def run_completion(client: LanguageClient, tmp: Path, case: dict) -> None:
     """Keys: ``accepted``: the cursor's line after accepting each of the peer's
-    completions (its edit applied to the document), compared as sorted lists;
+    completions (its edit applied to the document), compared as sorted lists
+    (with ``once``, only that no two items leave the same line);
     with ``text`` holding the peer's ``$$CURSOR$$`` instead of ``pos``."""
     if "text" in case:
         text, (pos,) = cursors(case["text"])
@@ -563,6 +564,9 @@ async def run_completion(client: LanguageClient, tmp: Path, case: dict) -> None:
         items = await completion_items(client, ws, at, case["pos"])
         text = ws.files[at] or ""
         got = sorted(accepted_line(text, case["pos"], it) for it in items)
+        if case.get("once"):  # the peer's "no duplicates" alone: no line left twice
+            assert len(set(got)) == len(got), got
+            return
         assert got == sorted(case["accepted"]), [(it.label, it.text_edit) for it in items]
 
 
@@ -616,3 +620,54 @@ async def run_completion_items(client: LanguageClient, tmp: Path, case: dict) ->
             new = te.new_text if te is not None else (it.insert_text or it.label)
             got.append((it.label, new))
         assert sorted(got) == sorted(tuple(i) for i in case["items"])
+
+
+def _reached(line: str, source: str) -> str | None:
+    """The workspace path the (only) link or definition of ``line`` leads to, read
+    by CommonMark (markdown-it, not mdseek): its destination decoded, resolved
+    from ``source``'s folder (or the root, for ``/...``), the fragment dropped."""
+    import posixpath
+    from urllib.parse import unquote
+
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark")
+    env: dict = {}
+    hrefs = [
+        str(t.attrs.get("src" if t.type == "image" else "href"))
+        for tok in md.parse(line, env)
+        for t in tok.children or []
+        if t.type in ("link_open", "image")
+    ] + [r["href"] for r in env.get("references", {}).values()]
+    if len(hrefs) != 1:
+        return None
+    path = unquote(hrefs[0].partition("#")[0])
+    if not path:
+        return None
+    joined = (
+        path.lstrip("/")
+        if path.startswith("/")
+        else posixpath.join(posixpath.dirname(source), path)
+    )
+    return posixpath.normpath(joined)
+
+
+async def run_path_offers(client: LanguageClient, tmp: Path, case: dict) -> None:
+    """Keys: ``text`` (the peer's document, ``$$CURSOR$$`` left in), ``at`` and
+    ``reach``: the files the peer's path items lead to (a folder item ``sub/``:
+    a file in it). Each must be reached by one of mdseek's items: the line once
+    the item is accepted, read by CommonMark, leads there; and no two items leave
+    the same line. The marker is taken out of the document (as an editor's
+    buffer has none: a ``>`` after it is the one the link needs)."""
+    text, (pos,) = cursors(case["text"])
+    text = text.replace(CURSOR, "")
+    at = case.get("at", "new.md")
+    case = {**case, "files": {**case.get("files", {}), at: text}}
+    async with workspace(client, tmp, case) as ws:
+        await ws.opened()
+        items = await completion_items(client, ws, at, pos)
+        accepted = [accepted_line(text, pos, it) for it in items]
+        assert len(accepted) == len(set(accepted)), sorted(accepted)
+        reached = {_reached(a, at) for a in accepted}
+        missing = [r for r in case["reach"] if r not in reached]
+        assert not missing, (missing, sorted(accepted))

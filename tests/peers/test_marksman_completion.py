@@ -67,6 +67,15 @@ CASES: list[dict] = [
         ["[[#H2]]"],
         convention="marksman offers each heading text once, leaves out level-1 headings (H1, A) and closes the link; mdseek offers every heading (H2 twice) and inserts its text only",
     ),
+    cand("noDupsOnAchor_intraFile [each heading once]", GLOBAL, "doc1.md", (1, 3), [], once=True),
+    cand(
+        "noDupsOnAchor_crossFile [each heading once]",
+        {**GLOBAL, "doc 2.md": lines("# H2", "[[doc1#", "## D2 H2")},
+        "doc 2.md",
+        (1, 7),
+        [],
+        once=True,
+    ),
     cand(
         "noExtraHash_wikiHeading_intraFile_issue174",
         GLOBAL,

@@ -46,6 +46,17 @@ CASES: list[dict] = [
         "convention": "mdseek reports a link to any missing file, markdown or not (good/folder does not exist); marksman checks links to markdown files only",
     },
     {
+        "name": "noDiagOnNonMarkdownFiles [good/folder exists]",
+        "files": {
+            "fake.md": lines(
+                "# H1", "## H2", "[](bad.md)", "[](another%20bad.md)", "[](good/folder)"
+            ),
+            "good/folder/note.md": "",
+        },
+        "at": "fake.md",
+        "lines": [2, 3],
+    },
+    {
         "name": "crossFileDiagOnBrokenWikiLinks",
         "files": {"fake.md": lines("[[bad]]")},
         "at": "fake.md",

@@ -309,6 +309,23 @@ CASES: list[dict] = [
         "at": "doc2.md",
         "diags": [],
     },
+    # -- images (the "Diagnostic Manager" suite's documents, each state a case) ---------
+    {
+        "name": "File delete should revalidate diagnostics#1",
+        "files": {"doc.md": lines("![i](/other.png)"), "other.png": None},
+        "diags": [],
+    },
+    {
+        "name": "File delete should revalidate diagnostics#2",
+        "files": {"doc.md": lines("![i](/other.png)")},
+        "diags": [(0, 5, 0, 15)],
+    },
+    {
+        "name": "Disabling own fragment validation should also disable path fragment validation by default#2 [the image line alone, default settings]",
+        "files": {"doc1.md": lines("![i](/doc2.md#no-such)"), "doc2.md": ""},
+        "at": "doc1.md",
+        "diags": [(0, 13, 0, 21)],
+    },
     # -- HTML id anchors ----------------------------------------------------------------
     {
         "name": "Should not generate diagnostic for link to HTML id in own file",

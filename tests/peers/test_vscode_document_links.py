@@ -171,6 +171,27 @@ CASES: list[dict] = [
         convention="CommonMark: a reference definition cannot interrupt a paragraph, so '[ref]: ...' under '[ref]' is paragraph text and '[ref]' no link",
     ),
     computer(
+        "Should find link with space in definition name",
+        lines("[my ref]: https://example.com"),
+        [(0, 10, 0, 29)],
+    ),
+    computer(
+        "Should not find link for unclosed bracket ",
+        lines("[unclosed", "", "[ref]: https://example.com"),
+        [(2, 7, 2, 26)],
+    ),
+    computer(
+        "Should find reference link with escaped brackets",
+        lines(
+            r"[some text][\[test\]]",
+            r"[\[test\]][]",
+            r"[\[test\]]",
+            "",
+            r"[\[test\]]: http://example.com",
+        ),
+        [(0, 12, 0, 20), (1, 1, 1, 9), (2, 1, 2, 9), (4, 12, 4, 30)],
+    ),
+    computer(
         "Should not find reference link shorthand when prefixed with ! (#164)",
         lines("[!note]", "[!anything]"),
         [],

@@ -26,6 +26,7 @@ from peer_support import (
     params,
     run_completion,
     run_completion_items,
+    run_path_offers,
     server_fixture,
 )
 
@@ -52,6 +53,16 @@ def accept(name: str, text: str, accepted: list, **kw: object) -> dict:
 
 
 ABC = {"a.md": "", "b.md": "", "sub/foo.md": ""}
+
+
+def reach(name: str, text: str, files: list | dict, **kw: object) -> dict:
+    """The files the peer's path items lead to (``sub/``: the file in it), each
+    to be reached by one of mdseek's items (:func:`peer_support.run_path_offers`).
+    ``files``: the peer's workspace, a list of paths (empty files) or a dict."""
+    ws = files if isinstance(files, dict) else {f: "" for f in files}
+    want = kw.pop("want", None) or [f for f in ws if f != kw.get("at", "new.md")]
+    return {"name": name, "text": text, "files": ws, "reach": want, "at": "new.md", **kw}
+
 
 CASES: list[dict] = [
     complete("Should not return anything when triggered in empty doc", C, []),
@@ -129,6 +140,102 @@ CASES: list[dict] = [
         [],
         files={"file with space.md": lines("# a B c")},
     ),
+    # -- paths, as the files reached (mdseek writes each path from the document) --------
+    reach(
+        "Should return relative path suggestions [the files reached]",
+        lines(f"[]({C}", "", "# A b C"),
+        ABC,
+    ),
+    reach(
+        "Should return relative path suggestions using ./ [the files reached]",
+        lines(f"[](./{C}", "", "# A b C"),
+        ABC,
+    ),
+    reach(
+        "Should return absolute path suggestions using / [the files reached]",
+        lines(f"[](/{C}", "", "# A b C"),
+        ["a.md", "b.md", "sub/c.md"],
+        at="sub/new.md",
+    ),
+    reach(
+        "Should escape spaces in path names",
+        f"[](./sub/{C})",
+        ["a.md", "b.md", "sub/file with space.md"],
+        want=["sub/file with space.md"],
+    ),
+    reach(
+        "Should support path completions on angle bracket path with spaces",
+        f"[](</sub with space/{C}",
+        ["sub with space/a.md", "b.md"],
+        want=["sub with space/a.md"],
+    ),
+    reach(
+        "Should not escape spaces in path names that use angle brackets#1",
+        f"[](<./sub/{C}",
+        ["sub/file with space.md"],
+    ),
+    reach(
+        "Should not escape spaces in path names that use angle brackets#2",
+        f"[](<./sub/{C}>",
+        ["sub/file with space.md"],
+    ),
+    reach(
+        "Should complete paths for path with encoded spaces#1",
+        f"[](./file%20{C})",
+        ["a.md", "file with space.md", "sub with space/file.md"],
+    ),
+    reach(
+        "Should complete paths for path with encoded spaces#2",
+        f"[](./sub%20with%20space/{C})",
+        ["a.md", "file with space.md", "sub with space/file.md"],
+        want=["sub with space/file.md"],
+    ),
+    reach(
+        "Should complete definition path for path with encoded spaces",
+        f"[def]: ./sub%20with%20space/{C}",
+        ["a.md", "b.md", "sub with space/file.md"],
+        want=["sub with space/file.md"],
+    ),
+    reach(
+        "Should support definition path with angle brackets",
+        f"[def]: <./{C}>",
+        ["a.md", "b.md", "sub with space/file.md"],
+    ),
+    reach(
+        "Should complete paths in link definition with unicode",
+        lines("[😀]", "", f"[😀]: {C}"),
+        ["other.md"],
+        at="readme.md",
+    ),
+    reach(
+        "Should complete paths in link definition with slash character",
+        lines("[ref1/2]", "", f"[ref1/2]: {C}"),
+        ["other.md"],
+        at="readme.md",
+    ),
+    reach(
+        "Should complete relative paths in link definitions [the files reached]",
+        lines("# a B c", f"[ref-1]: {C}"),
+        ["a.md", "b.md", "sub/c.md"],
+    ),
+    reach(
+        "Should support multibyte character paths",
+        f"[](./{C}",
+        ["テスト1.md", "テスト/テスト2.md", "テ ス ト3.md"],
+    ),
+    reach(
+        "Should escape angle brackets if in angle bracket link",
+        f"[](<./{C}",
+        ["<a>.md", "a<b>c.md"],
+    ),
+    reach("Should escape mismatched parens", f"[](./{C}", ["(a).md", "a(b.md"]),
+    reach("Should escape '%' used in file name", f"[](./{C}", ["a%b.md"]),
+    reach(
+        "Should return path suggestions for image link",
+        f"![img](./{C}",
+        ["img.png", "other.md"],
+        want=["img.png"],
+    ),
     accept(
         "Should return completions for links with square brackets",
         lines(f"[x [y] z](#{C}", "", "# A b C"),
@@ -139,7 +246,9 @@ CASES: list[dict] = [
 
 @pytest.mark.parametrize("case", params(CASES))
 async def test_vscode_path_completions(client, tmp_path, case):
-    if "accepted" in case:
+    if "reach" in case:
+        await run_path_offers(client, tmp_path, case)
+    elif "accepted" in case:
         await run_completion(client, tmp_path, case)
     else:
         await run_completion_items(client, tmp_path, case)
