@@ -75,3 +75,37 @@ def test_an_opened_note_s_duplicate_section_gets_a_hint_and_a_link_fix(tmp_path:
 def test_the_setting_turns_the_hints_off(tmp_path: Path):
     root = _folder(tmp_path / "docs")
     assert _hints(root, {"nearDuplicates": False})[0] == []
+
+
+def _edit_of(action: dict) -> tuple[dict, str]:
+    (edit,) = action["edit"]["changes"].values()
+    (e,) = edit
+    return e["range"], e["newText"]
+
+
+def test_the_quick_fix_puts_a_link_in_the_section_s_place(tmp_path: Path):
+    root = _folder(tmp_path / "docs")
+    (hint,), actions = _hints(root, fixes=True)
+    assert [a["title"] for a in actions] == [
+        "Replace this section's text with a link to 'Prerequisites' in install-eks.md"
+    ]
+    rng, text = _edit_of(actions[0])
+    # the body, from the line after the heading up to the next heading
+    assert rng == {"start": {"line": 3, "character": 0}, "end": {"line": 6, "character": 0}}
+    assert text == "\nSee [Prerequisites](install-eks.md#prerequisites).\n\n"
+
+
+def test_in_a_wiki_vault_the_fixes_are_a_wiki_link_and_an_embed(tmp_path: Path):
+    root = _folder(tmp_path / "vault")
+    (root / ".obsidian").mkdir()
+    _, actions = _hints(root, fixes=True)
+    assert [(a["title"], _edit_of(a)[1]) for a in actions] == [
+        (
+            "Replace this section's text with a link to 'Prerequisites' in install-eks.md",
+            "\nSee [[install-eks#Prerequisites]].\n\n",
+        ),
+        (
+            "Replace this section's text with an embed of 'Prerequisites' in install-eks.md",
+            "\n![[install-eks#Prerequisites]]\n\n",
+        ),
+    ]
