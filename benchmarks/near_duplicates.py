@@ -4,16 +4,19 @@
 
 The product docs (``../shared/data/rhdh/docs``, read there, copied only into
 the run's work folder) are indexed with the default model. Every pair of
-sections of comparable length (:func:`mdseek.index.search.neardup.comparable`)
-whose vectors' cosine is at least :data:`FLOOR` is a candidate; the labelled
-pairs (``benchmarks/neardup/labels.tsv``: the two sections as ``path:line``,
-1-based heading lines, and the label, 1 = near-duplicate: one could be replaced
-by a link to the other losing at most names and values of its own context)
-are split in halves by the pair id (:func:`data.split_of`). The threshold is
-the lowest of :data:`GRID` whose precision on the dev half is at least
-:data:`TARGET` (the highest recall, then); precision and recall are reported on
-the held-out half. Recall is over the labelled positives (pairs under the
-floor are not labelled: a positive there is missed by every threshold).
+sections of at least :data:`mdseek.index.search.neardup.MIN_WORDS` words each,
+lengths within the loosest of :data:`RATIOS`, whose vectors' cosine is at
+least :data:`FLOOR` is a candidate. The labelled pairs
+(``benchmarks/neardup/labels.tsv``: the two sections as ``path:line``, 1-based
+heading lines, the label and why; 1 = near-duplicate: most of each section's
+text is in the other, what differs is names, values or a minor part, and
+both say the same thing) are split in halves by the pair id
+(:func:`data.split_of`). The (threshold, length ratio) of :data:`GRID` x
+:data:`RATIOS` with the highest recall on the dev half among those of
+precision at least :data:`TARGET` is chosen; precision and recall are reported
+on the held-out half, for it and for what the engine ships. Recall is over the
+labelled positives (pairs under the floor are not labelled: a positive there
+is missed by every threshold).
 
 ``--candidates N`` prints N unlabelled candidates, stratified by cosine, for
 labelling (``--all`` prints every candidate). ``--cost`` times, side by side,
@@ -37,7 +40,13 @@ import numpy as np
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.engine.near import near_duplicates
-from mdseek.index.search.neardup import THRESHOLD, body_words, comparable, unit_vector
+from mdseek.index.search.neardup import (
+    LENGTH_RATIO,
+    THRESHOLD,
+    body_words,
+    comparable,
+    unit_vector,
+)
 from mdseek.index.store import survey
 
 from .data import copy_docs, data_home, split_of, where_data_should_be
@@ -45,7 +54,9 @@ from .data import copy_docs, data_home, split_of, where_data_should_be
 LABELS = Path(__file__).resolve().parent / "neardup" / "labels.tsv"
 FLOOR = 0.80  # candidates: pairs at and above this cosine
 GRID = [round(0.80 + 0.005 * i, 3) for i in range(40)]
+RATIOS = [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9]  # length ratios tried with each threshold
 TARGET = 0.9  # precision wanted on the dev half
+Cand = tuple[float, float]  # a pair's cosine and length ratio
 
 
 def workspace(work: Path) -> Path:
@@ -94,15 +105,16 @@ def sections(eng: Engine) -> list[tuple[str, np.ndarray, int, int]]:
     return out
 
 
-def candidates(secs: list[tuple[str, np.ndarray, int, int]]) -> dict[tuple[str, str], float]:
-    """Pairs (ordered by id) of comparable length at and above :data:`FLOOR`, with their cosine."""
+def candidates(secs: list[tuple[str, np.ndarray, int, int]]) -> dict[tuple[str, str], Cand]:
+    """Pairs (ordered by id) at and above :data:`FLOOR` whose lengths are within
+    the loosest ratio of :data:`RATIOS`, with their cosine and length ratio."""
     mat = np.stack([v for _, v, _, _ in secs])
     sims = mat @ mat.T
     out = {}
     for i, j in zip(*np.nonzero(np.triu(sims, 1) >= FLOOR), strict=True):
-        (a, _, ta, _), (b, _, tb, _) = secs[int(i)], secs[int(j)]
-        if comparable(ta, tb):
-            out[(a, b) if a < b else (b, a)] = float(sims[i, j])
+        (a, _, wa, _), (b, _, wb, _) = secs[int(i)], secs[int(j)]
+        if comparable(wa, wb, min(RATIOS)):
+            out[(a, b) if a < b else (b, a)] = (float(sims[i, j]), min(wa, wb) / max(wa, wb))
     return out
 
 
@@ -119,37 +131,45 @@ def pair_id(p: tuple[str, str]) -> str:
     return f"{p[0]}|{p[1]}"
 
 
-def scores(pairs: list[tuple[float, int]], t: float) -> tuple[float, float, int]:
-    """(precision, recall, flagged) of the threshold ``t`` over (cosine, label) pairs."""
-    flagged = [lab for s, lab in pairs if s >= t]
+def scores(pairs: list[tuple[Cand, int]], t: float, r: float) -> tuple[float, float, int]:
+    """(precision, recall, flagged) of the threshold ``t`` and length ratio ``r``
+    over (candidate, label) pairs."""
+    flagged = [lab for (s, ratio), lab in pairs if s >= t and ratio >= r]
     pos = sum(lab for _, lab in pairs)
     tp = sum(flagged)
     prec = tp / len(flagged) if flagged else 1.0
     return prec, (tp / pos if pos else 0.0), len(flagged)
 
 
-def choose(dev: list[tuple[float, int]]) -> float:
-    ok = [t for t in GRID if scores(dev, t)[0] >= TARGET and scores(dev, t)[2] > 0]
-    return min(ok) if ok else GRID[-1]
+def choose(dev: list[tuple[Cand, int]]) -> tuple[float, float]:
+    """The (threshold, length ratio) of the highest recall on ``dev`` among those of
+    precision at least :data:`TARGET` (ties: the lower threshold, the looser ratio)."""
+    ok = []
+    for t in GRID:
+        for r in RATIOS:
+            prec, rec, n = scores(dev, t, r)
+            if n and prec >= TARGET:
+                ok.append((-rec, t, r))
+    return (min(ok)[1], min(ok)[2]) if ok else (GRID[-1], RATIOS[-1])
 
 
-def measure(cands: dict[tuple[str, str], float], labels: dict[tuple[str, str], int]) -> dict:
-    halves: dict[str, list[tuple[float, int]]] = {"dev": [], "test": []}
+def measure(cands: dict[tuple[str, str], Cand], labels: dict[tuple[str, str], int]) -> dict:
+    halves: dict[str, list[tuple[Cand, int]]] = {"dev": [], "test": []}
     missing = []
     for p, lab in sorted(labels.items()):
-        s = cands.get(p)
-        if s is None:
+        c = cands.get(p)
+        if c is None:
             missing.append(pair_id(p))
-            s = 0.0  # under the floor now: never flagged
-        halves[split_of(pair_id(p))].append((s, lab))
-    t = choose(halves["dev"])
+            c = (0.0, 0.0)  # under the floor now: never flagged
+        halves[split_of(pair_id(p))].append((c, lab))
+    t, r = choose(halves["dev"])
     out: dict = {"labelled": len(labels), "candidates": len(cands), "not_candidates": missing}
-    out["threshold"] = t
-    out["shipped_threshold"] = THRESHOLD
+    out["chosen"] = {"threshold": t, "length_ratio": r}
+    out["shipped"] = {"threshold": THRESHOLD, "length_ratio": LENGTH_RATIO}
     for name, ps in halves.items():
-        for tname, tv in (("chosen", t), ("shipped", THRESHOLD)):
-            prec, rec, n = scores(ps, tv)
-            out[f"{name}_{tname}"] = {
+        for which, (tv, rv) in (("chosen", (t, r)), ("shipped", (THRESHOLD, LENGTH_RATIO))):
+            prec, rec, n = scores(ps, tv, rv)
+            out[f"{name}_{which}"] = {
                 "pairs": len(ps),
                 "positives": sum(lab for _, lab in ps),
                 "flagged": n,
@@ -168,7 +188,7 @@ def show(root: Path, pid: str, end: int, chars: int) -> str:
 
 def print_candidates(root: Path, secs, cands, labels, n: int, chars: int) -> None:
     ends = {pid: end for pid, _, _, end in secs}
-    todo = sorted((s, p) for p, s in cands.items() if p not in labels)
+    todo = sorted((s, p) for p, (s, _) in cands.items() if p not in labels)
     if n and len(todo) > n:  # stratified by cosine: evenly spaced in rank
         todo = [todo[round(k * (len(todo) - 1) / (n - 1))] for k in range(n)]
     for s, p in todo:
