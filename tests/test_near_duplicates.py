@@ -37,12 +37,13 @@ def test_a_pair_above_the_threshold_and_of_comparable_length():
 
 
 def test_lengths_must_be_comparable_and_not_tiny():
-    assert comparable(100, 50) and comparable(50, 100)
-    assert not comparable(100, 49)  # the shorter under half the longer
+    assert comparable(100, 90) and comparable(90, 100)  # the default: within 10%
+    assert not comparable(100, 89)
+    assert comparable(100, 50, ratio=0.5) and not comparable(100, 49, ratio=0.5)
     assert comparable(20, 20) and not comparable(19, 19)  # too short to say anything
     mine = [unit("a", A, words=300)]
-    assert pairs(mine, [unit("b", NEAR_A, words=120)], threshold=0.95) == []
-    assert len(pairs(mine, [unit("b", NEAR_A, words=150)], threshold=0.95)) == 1
+    assert pairs(mine, [unit("b", NEAR_A, words=260)], threshold=0.95) == []
+    assert len(pairs(mine, [unit("b", NEAR_A, words=270)], threshold=0.95)) == 1
 
 
 def test_a_section_s_length_is_its_body_s_words():
