@@ -134,6 +134,12 @@ SETTINGS: tuple[Setting, ...] = (
         choices=("auto", "on", "off"), vscode_default=SAME,
     ),
     Setting(
+        "nearDuplicates", "boolean", True,
+        "hint at a section of an open file that says what another section says (its vector "
+        "matches), with quick fixes to replace it by a link or an embed",
+        vscode_default=SAME,
+    ),
+    Setting(
         "backend", "choice", "onnx", "run the model on ONNX Runtime or torch",
         choices=("onnx", "torch"), commands=EMBED, flag="--backend", env="MDSEEK_BACKEND",
         restricted=True, vscode_default="", vscode_scope="machine-overridable",

@@ -12,6 +12,8 @@ whole surface; what is not is inside it, free to change.
 - one folder: :class:`Folder`, the handle every front end holds (open,
   reconcile, search, related, status, file_saved, close), its
   :class:`FolderState`, and the options it opens with (:class:`EngineOptions`);
+  a document's near-duplicate sections (:func:`near_duplicates`, of a
+  :class:`NearDuplicate` each);
 - reading a folder's files as a client names them: :func:`confine_in`,
   :func:`read_document`, :func:`outline`, :func:`find_section` and their errors;
 - the command line's one-shot work: :func:`open_engine` (an index brought up to
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     )
     from ..engine.folder import Cancelled, CancelToken, Folder, Progress
     from ..engine.folders import Answer, Hit, search_folders, summary
+    from ..engine.near import NearDuplicate, near_duplicates
     from ..engine.opening import EngineOptions, OpenError, open_engine, stored_filter
     from ..engine.status import FolderState
     from ..engine.where import where_ranked
@@ -90,6 +93,8 @@ _HOME = {
     "Hit": "engine.folders",
     "search_folders": "engine.folders",
     "summary": "engine.folders",
+    "NearDuplicate": "engine.near",
+    "near_duplicates": "engine.near",
     "EngineOptions": "engine.opening",
     "OpenError": "engine.opening",
     "open_engine": "engine.opening",
@@ -144,6 +149,8 @@ __all__ = [
     "MAX_TOP_N",
     "minus_prompt",
     "Mode",
+    "NearDuplicate",
+    "near_duplicates",
     "ModelUnavailable",
     "NoSuchSection",
     "NotIndexed",

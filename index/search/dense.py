@@ -138,6 +138,16 @@ class DenseIndex:
             r = self._row.get(int(chunk_id))
             return None if r is None else self.mat[r].copy()
 
+    def chunks_near(self, qs: np.ndarray, floor: float) -> set[int]:
+        """The chunks whose own vector (not a passage's) has a cosine of at least
+        ``floor`` with any row of ``qs`` (unit vectors): one matrix product."""
+        with self._lock:
+            if not self._row or len(qs) == 0:
+                return set()
+            sims = self.mat @ np.asarray(qs, dtype=np.float32).reshape(len(qs), -1).T
+            hit = (sims >= floor).any(axis=1) & self.alive & (self.keys >= 0)
+            return {int(k) for k in self.keys[hit].tolist()}
+
     def best_rows(self, q: np.ndarray, ids) -> dict[int, tuple[float, int]]:
         """For each of ``ids`` with a vector: (best cosine among its rows, the
         key of that row: the chunk id itself, or minus a passage id)."""

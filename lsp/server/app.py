@@ -9,6 +9,7 @@ requests) and calls the module that owns the feature:
   :mod:`.rename`       rename a heading or file keeping links, file and folder moves
   :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed)
   :mod:`.quick_fixes`  their fixes: the nearest heading, the missing note created
+  :mod:`.near_dups`    near-duplicate hints' fixes: a link or an embed in a section's place
   :mod:`.indexing`     folders, reconciling with progress, file events
   :mod:`.folding`, :mod:`.document_links`, :mod:`.selection`  document structure
   :mod:`.lenses`       "N references" above headings
@@ -54,6 +55,7 @@ from . import (
     lenses,
     links,
     navigation,
+    near_dups,
     quick_fixes,
     rename,
     search,
@@ -350,12 +352,13 @@ async def workspace_diagnostic(ls: MdseekServer, params: types.WorkspaceDiagnost
     ),
 )
 async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[types.CodeAction]:
-    """Quick fixes (broken anchors, missing notes), links by meaning, the table of
-    contents, extract a section and inline a note."""
+    """Quick fixes (broken anchors, missing notes, near-duplicates), links by meaning, the
+    table of contents, extract a section and inline a note."""
     uri, only, diags = params.text_document.uri, params.context.only, params.context.diagnostics
     fixes: list[types.CodeAction] = []
     if _wanted(types.CodeActionKind.QuickFix, only):
         fixes = await off_loop(ls.ws, quick_fixes.anchor_fixes, ls.ws, uri, diags)
+        fixes += await off_loop(ls.ws, near_dups.fixes, ls.ws, uri, diags)
         if supports_create(ls):
             fixes += await off_loop(ls.ws, quick_fixes.create_file_fixes, ls.ws, uri, diags)
     wanted = _wanted(toc.KIND, only)

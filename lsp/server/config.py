@@ -54,6 +54,7 @@ class Settings:
     rerank: str | None = _D("rerank")
     rerank_top: int = _D("rerankTop")
     duplicate_headings: str = _D("duplicateHeadings")
+    near_duplicates: bool = _D("nearDuplicates")
 
     def file_filter(self) -> FileFilter:
         exclude = tuple(dict.fromkeys(DEFAULT_EXCLUDE + self.exclude))

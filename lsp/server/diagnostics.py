@@ -1,6 +1,7 @@
 """Broken-link diagnostics for every indexed file, not only the open ones (a
 link to a file that does not exist, or to a heading the target does not have),
-duplicate headings, and the quick fixes: a broken anchor pointed at the nearest
+duplicate headings, near-duplicate sections of open documents (hints, from
+:mod:`.near_dups`), and the quick fixes: a broken anchor pointed at the nearest
 existing heading, a missing note created (those in :mod:`.quick_fixes`).
 What counts as a problem is decided in :mod:`mdseek.index.links.check` (as
 data); here its problems become ``Diagnostic`` objects and are delivered.
@@ -52,6 +53,7 @@ from mdseek.index.links.obsidian import block_ids, find_attachment
 from mdseek.index.text.aliases import alias_sites
 from mdseek.index.text.files import ignored_why
 
+from . import near_dups
 from .client import Tasks
 from .convert import uri_to_path
 from .roots import Root
@@ -116,9 +118,11 @@ def link_diagnostics(ws: Workspace, path: Path) -> list[types.Diagnostic] | None
         doc = ws.docs.parsed(path, rel, ws.root_paths)
         if doc is not None:
             problems += alias_problems(rel, alias_sites(doc), ws.aliases(root))
-    if problems:
+    near = ws.docs.uri_of(path) is not None  # open documents only: on open and save
+    if problems or near:
         line_text(0)
-    return [diagnostic(ws, root, lines, p) for p in problems]
+    out = [diagnostic(ws, root, lines, p) for p in problems]
+    return out + near_dups.hints(ws, root, path, lines) if near else out
 
 
 def diagnostic(ws: Workspace, root: Root, lines: list[str], p: Problem) -> types.Diagnostic:

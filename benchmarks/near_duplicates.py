@@ -1,0 +1,274 @@
+"""Near-duplicate sections: the threshold chosen on labelled pairs, and the cost on save.
+
+    .venv/bin/python -m benchmarks.near_duplicates [--work DIR] [--candidates N] [--cost]
+
+The product docs (``../shared/data/rhdh/docs``, read there, copied only into
+the run's work folder) are indexed with the default model. Every pair of
+sections of at least :data:`mdseek.index.search.neardup.MIN_WORDS` words each,
+lengths within the loosest of :data:`RATIOS`, whose vectors' cosine is at
+least :data:`FLOOR` is a candidate. The labelled pairs
+(``benchmarks/neardup/labels.tsv``: the two sections as ``path:line``, 1-based
+heading lines, the label and why; 1 = near-duplicate: most of each section's
+text is in the other, what differs is names, values or a minor part, and
+both say the same thing) are split in halves by the pair id
+(:func:`data.split_of`). The (threshold, length ratio) of :data:`GRID` x
+:data:`RATIOS` with the highest recall on the dev half among those of
+precision at least :data:`TARGET` is chosen; precision and recall are reported
+on the held-out half, for it and for what the engine ships. Recall is over the
+labelled positives (pairs under the floor are not labelled: a positive there
+is missed by every threshold).
+
+``--candidates N`` prints N unlabelled candidates, stratified by cosine, for
+labelling (``--all`` prints every candidate). ``--cost`` times, side by side,
+a one-line edit's save -> searchable in the engine (``Engine.index_file``:
+parse, write, embed the changed chunk) and the near-duplicate check of the
+saved file that follows it (:func:`near_duplicates`), and prints the ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mdseek.index.engine.engine import Engine
+from mdseek.index.engine.near import near_duplicates
+from mdseek.index.search.neardup import (
+    LENGTH_RATIO,
+    THRESHOLD,
+    body_words,
+    comparable,
+    unit_vector,
+)
+from mdseek.index.store import survey
+
+from .data import copy_docs, data_home, split_of, where_data_should_be
+
+LABELS = Path(__file__).resolve().parent / "neardup" / "labels.tsv"
+FLOOR = 0.80  # candidates: pairs at and above this cosine
+GRID = [round(0.80 + 0.005 * i, 3) for i in range(40)]
+RATIOS = [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9]  # length ratios tried with each threshold
+TARGET = 0.9  # precision wanted on the dev half
+Cand = tuple[float, float]  # a pair's cosine and length ratio
+
+
+def workspace(work: Path) -> Path:
+    home = data_home("rhdh")
+    if home is None or not (home / "rhdh" / "docs").is_dir():
+        sys.exit(f"the product docs are missing: looked in {where_data_should_be()}/rhdh/docs")
+    root = work / "rhdh-docs"
+    if not root.is_dir():
+        copy_docs(home / "rhdh" / "docs", root)
+    return root
+
+
+def open_indexed(root: Path, index: Path, passages: bool = True) -> Engine:
+    """The docs indexed; without ``passages``, only the chunks embedded (the
+    sections' vectors are their chunks'; the passages matter for the cost)."""
+    eng = Engine(root, index_path=index)
+    eng.embedder.load()
+    if passages:
+        eng.index()
+        return eng
+    eng.index(embed=False)
+    while survey.waiting(index):  # chunks first, shortest first
+        eng.embed_next(256)
+    return eng
+
+
+def sections(eng: Engine) -> list[tuple[str, np.ndarray, int, int]]:
+    """Every section with a vector as (``path:line`` of its heading, 1-based;
+    its unit vector; its words (:func:`body_words`); its end line, 0-based exclusive): a chunk
+    that merged sections is one."""
+    eng.dense_side.sync()
+    out = []
+    for rel in sorted(eng.store.documents.all()):
+        rows = {s.ordinal: s for s in eng.store.chunks.document_sections(rel)}
+        groups: dict[tuple[int, int], list] = {}
+        for c in eng.store.chunks.document_chunks(rel):
+            groups.setdefault((c.section_first, c.section_last), []).append(c)
+        for (first, last), cs in sorted(groups.items()):
+            vecs = [eng.dense_side.matrix.vector(c.id) for c in cs]
+            if any(v is None for v in vecs) or first not in rows:
+                continue
+            pid = f"{rel}:{rows[first].start_line + 1}"
+            vec = unit_vector(np.stack(vecs))
+            words = body_words([c.text for c in cs], cs[0].heading)
+            out.append((pid, vec, words, rows[last].end_line if last in rows else 0))
+    return out
+
+
+def candidates(secs: list[tuple[str, np.ndarray, int, int]]) -> dict[tuple[str, str], Cand]:
+    """Pairs (ordered by id) at and above :data:`FLOOR` whose lengths are within
+    the loosest ratio of :data:`RATIOS`, with their cosine and length ratio."""
+    mat = np.stack([v for _, v, _, _ in secs])
+    sims = mat @ mat.T
+    out = {}
+    for i, j in zip(*np.nonzero(np.triu(sims, 1) >= FLOOR), strict=True):
+        (a, _, wa, _), (b, _, wb, _) = secs[int(i)], secs[int(j)]
+        if comparable(wa, wb, min(RATIOS)):
+            out[(a, b) if a < b else (b, a)] = (float(sims[i, j]), min(wa, wb) / max(wa, wb))
+    return out
+
+
+def read_labels(path: Path = LABELS) -> dict[tuple[str, str], int]:
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            a, b, label = line.split("\t")[:3]
+            out[(a, b)] = int(label)
+    return out
+
+
+def pair_id(p: tuple[str, str]) -> str:
+    return f"{p[0]}|{p[1]}"
+
+
+def scores(pairs: list[tuple[Cand, int]], t: float, r: float) -> tuple[float, float, int]:
+    """(precision, recall, flagged) of the threshold ``t`` and length ratio ``r``
+    over (candidate, label) pairs."""
+    flagged = [lab for (s, ratio), lab in pairs if s >= t and ratio >= r]
+    pos = sum(lab for _, lab in pairs)
+    tp = sum(flagged)
+    prec = tp / len(flagged) if flagged else 1.0
+    return prec, (tp / pos if pos else 0.0), len(flagged)
+
+
+def choose(dev: list[tuple[Cand, int]]) -> tuple[float, float]:
+    """The (threshold, length ratio) of the highest recall on ``dev`` among those of
+    precision at least :data:`TARGET` (ties: the lower threshold, the looser ratio)."""
+    ok = []
+    for t in GRID:
+        for r in RATIOS:
+            prec, rec, n = scores(dev, t, r)
+            if n and prec >= TARGET:
+                ok.append((-rec, t, r))
+    return (min(ok)[1], min(ok)[2]) if ok else (GRID[-1], RATIOS[-1])
+
+
+def measure(cands: dict[tuple[str, str], Cand], labels: dict[tuple[str, str], int]) -> dict:
+    halves: dict[str, list[tuple[Cand, int]]] = {"dev": [], "test": []}
+    missing = []
+    for p, lab in sorted(labels.items()):
+        c = cands.get(p)
+        if c is None:
+            missing.append(pair_id(p))
+            c = (0.0, 0.0)  # under the floor now: never flagged
+        halves[split_of(pair_id(p))].append((c, lab))
+    t, r = choose(halves["dev"])
+    out: dict = {"labelled": len(labels), "candidates": len(cands), "not_candidates": missing}
+    out["chosen"] = {"threshold": t, "length_ratio": r}
+    out["shipped"] = {"threshold": THRESHOLD, "length_ratio": LENGTH_RATIO}
+    for name, ps in halves.items():
+        for which, (tv, rv) in (("chosen", (t, r)), ("shipped", (THRESHOLD, LENGTH_RATIO))):
+            prec, rec, n = scores(ps, tv, rv)
+            out[f"{name}_{which}"] = {
+                "pairs": len(ps),
+                "positives": sum(lab for _, lab in ps),
+                "flagged": n,
+                "precision": round(prec, 3),
+                "recall": round(rec, 3),
+            }
+    return out
+
+
+def show(root: Path, pid: str, end: int, chars: int) -> str:
+    """The section's text on one line (its heading included), cut at ``chars``."""
+    rel, line = pid.rsplit(":", 1)
+    lines = (root / rel).read_text(encoding="utf-8").split("\n")
+    return " ".join(" ".join(lines[int(line) - 1 : end]).split())[:chars]
+
+
+def print_candidates(root: Path, secs, cands, labels, n: int, chars: int) -> None:
+    ends = {pid: end for pid, _, _, end in secs}
+    todo = sorted((s, p) for p, (s, _) in cands.items() if p not in labels)
+    if n and len(todo) > n:  # stratified by cosine: evenly spaced in rank
+        todo = [todo[round(k * (len(todo) - 1) / (n - 1))] for k in range(n)]
+    for s, p in todo:
+        print(f"== {p[0]}\t{p[1]}\t{s:.3f}")
+        print("  A:", show(root, p[0], ends[p[0]], chars))
+        print("  B:", show(root, p[1], ends[p[1]], chars))
+
+
+def cost(eng: Engine, root: Path, edits: int) -> dict:
+    """Side by side, ``edits`` times: a one-line edit's save -> searchable, then
+    the saved file's near-duplicate check."""
+    rel = max(eng.store.documents.all(), key=lambda r: (root / r).stat().st_size)
+    path = root / rel
+    original = path.read_bytes()
+    lines = original.decode("utf-8").split("\n")
+    prose = [i for i, ln in enumerate(lines) if len(ln) > 40 and ln[:1].isalpha()]
+    save, check, found = [], [], 0
+    for k in range(edits):
+        i = prose[(k * 7919) % len(prose)]
+        lines[i] = lines[i].rstrip() + f" Edit number {k} by the benchmark."
+        path.write_text("\n".join(lines), encoding="utf-8")
+        t0 = time.perf_counter()
+        eng.index_file(path, passages=False)
+        t1 = time.perf_counter()
+        found = len(near_duplicates(eng, rel))
+        t2 = time.perf_counter()
+        save.append(t1 - t0)
+        check.append(t2 - t1)
+    path.write_bytes(original)
+    eng.index_file(path)
+    chunks = eng.dense_side.matrix.rows
+    return {
+        "file": rel,
+        "edits": edits,
+        "matrix_rows": chunks,
+        "near_duplicates_in_file": found,
+        "save_median_ms": round(1000 * statistics.median(save), 1),
+        "check_median_ms": round(1000 * statistics.median(check), 1),
+        "ratio_of_medians": round(statistics.median(check) / statistics.median(save), 3),
+        "ratio_of_totals": round(sum(check) / sum(save), 3),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="benchmarks.near_duplicates")
+    ap.add_argument("--work", type=Path, help="keep the docs' copy and index here")
+    ap.add_argument("--candidates", type=int, default=-1, metavar="N")
+    ap.add_argument("--all", action="store_true", help="with --candidates: every one")
+    ap.add_argument("--chars", type=int, default=360)
+    ap.add_argument("--cost", action="store_true")
+    ap.add_argument("--edits", type=int, default=20)
+    args = ap.parse_args(argv)
+    tmp = None
+    work = args.work
+    if work is None:
+        tmp = tempfile.mkdtemp(prefix="neardup-")
+        work = Path(tmp)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        root = workspace(work)
+        eng = open_indexed(root, work / "index.sqlite", passages=args.cost)
+        try:
+            secs = sections(eng)
+            cands = candidates(secs)
+            labels = read_labels() if LABELS.exists() else {}
+            if args.candidates >= 0:
+                n = 0 if args.all else args.candidates
+                print_candidates(root, secs, cands, labels, n, args.chars)
+                return 0
+            out = measure(cands, labels)
+            if args.cost:
+                out["cost"] = cost(eng, root, args.edits)
+            print(json.dumps(out, indent=2))
+        finally:
+            eng.close()
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,137 @@
+"""Near-duplicate sections: the rule on hand-made vectors
+(index/search/neardup.py), the matrix's prefilter (index/search/dense.py),
+and a real folder indexed with the real model (index/engine/near.py): which
+sections pair, both ways, and where. Expected values written by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from mdseek.index.api import near_duplicates
+from mdseek.index.engine.engine import Engine
+from mdseek.index.search.dense import DenseIndex
+from mdseek.index.search.neardup import Unit, body_words, comparable, pairs
+
+
+def unit(key: str, *rows: list[float], words: int = 100) -> Unit:
+    vs = np.array(rows, dtype=np.float32)
+    return Unit(key, vs / np.linalg.norm(vs, axis=1, keepdims=True), words)
+
+
+A = [1.0, 0.0, 0.0]
+NEAR_A = [0.96, 0.28, 0.0]  # cosine 0.96 with A
+OFF_A = [0.8, 0.6, 0.0]  # cosine 0.80 with A
+
+
+def test_a_pair_above_the_threshold_and_of_comparable_length():
+    mine = [unit("a", A)]
+    others = [unit("b", NEAR_A), unit("c", OFF_A), unit("d", [0.0, 0.0, 1.0])]
+    assert [(i, j, round(s, 2)) for i, j, s in pairs(mine, others, threshold=0.95)] == [
+        (0, 0, 0.96)
+    ]
+    # both ways: the other names it back
+    assert [(i, j) for i, j, _ in pairs(others, mine, threshold=0.95)] == [(0, 0)]
+    assert [(i, j) for i, j, _ in pairs(mine, others, threshold=0.79)] == [(0, 0), (0, 1)]
+
+
+def test_lengths_must_be_comparable_and_not_tiny():
+    assert comparable(100, 90) and comparable(90, 100)  # the default: within 10%
+    assert not comparable(100, 89)
+    assert comparable(100, 50, ratio=0.5) and not comparable(100, 49, ratio=0.5)
+    assert comparable(20, 20) and not comparable(19, 19)  # too short to say anything
+    mine = [unit("a", A, words=300)]
+    assert pairs(mine, [unit("b", NEAR_A, words=260)], threshold=0.95) == []
+    assert len(pairs(mine, [unit("b", NEAR_A, words=270)], threshold=0.95)) == 1
+
+
+def test_a_section_s_length_is_its_body_s_words():
+    chunks = ["## Prerequisites\n\nMake sure the cluster runs.\n", "more words here\n"]
+    assert body_words(chunks, "Prerequisites") == 8
+    assert body_words(["[NOTE]\n----\n"], "[NOTE]") == 0  # a setext heading alone
+    assert body_words(["Text before any heading.\n"], "Guide") == 4  # a preamble: the title
+
+
+def test_a_section_never_pairs_with_itself_and_is_read_as_its_mean():
+    # two chunks, mean (1, 1, 0)/sqrt 2: cosine 0.707 with A, 1.0 with the same mean
+    two = unit("a2", A, [0.0, 1.0, 0.0])
+    assert pairs([two], [two], threshold=0.5) == []
+    same = unit("b2", [0.70710677, 0.70710677, 0.0])
+    assert [(i, j) for i, j, _ in pairs([two], [same, unit("c", A)], threshold=0.9)] == [(0, 0)]
+
+
+def test_the_matrix_finds_chunks_near_any_query_row():
+    m = DenseIndex()
+    vecs = np.array([A, NEAR_A, OFF_A], dtype=np.float32)
+    m.reset(np.array([1, 2, 3]), vecs, np.array([7]), np.array([3]), np.array([A], np.float32))
+    q = np.array([A], dtype=np.float32)
+    # chunk 3's passage matches A exactly, but only a chunk's own vector counts
+    assert m.chunks_near(q, 0.9) == {1, 2}
+    m.remove([2])
+    assert m.chunks_near(q, 0.9) == {1}
+    assert m.chunks_near(np.zeros((0, 3), np.float32), 0.0) == set()
+
+
+STEPS = (
+    "Before you install the portal, make sure the cluster runs Kubernetes 1.28 or later, "
+    "that you have cluster-admin rights, that the Helm command line tool version 3.10 or "
+    "later is on your path, and that a default storage class can provision persistent "
+    "volumes of at least 10 GiB for the database. Create a namespace for the portal and "
+    "a pull secret for the registry before you run the chart."
+)
+BACKUP = (
+    "Back up the database every night with the dump job: it writes a compressed archive "
+    "to the object store bucket named in the values file, keeps thirty days of archives, "
+    "and sends an alert to the on-call channel when a dump fails or takes over an hour."
+)
+
+
+def _folder(root: Path) -> Path:
+    root.mkdir()
+    (root / "install-aks.md").write_text(
+        f"# Install on AKS\n\n## Prerequisites\n\n{STEPS}\n\n## Backups\n\n{BACKUP}\n"
+    )
+    (root / "install-eks.md").write_text(
+        "# Install on EKS\n\nThe portal on Amazon's managed Kubernetes.\n\n"
+        f"## Prerequisites\n\n{STEPS.replace('1.28', '1.29')}\n\n"
+        "## Networking\n\nAn ingress controller routes traffic to the portal's service; "
+        "a load balancer with a public address sits in front of it, and TLS ends there.\n"
+    )
+    (root / "notes.md").write_text(
+        "# Notes\n\n## Short\n\nMake sure the cluster runs Kubernetes 1.28 or later.\n"
+    )
+    return root
+
+
+def test_a_folder_s_near_duplicates_both_ways_with_their_places(tmp_path: Path):
+    eng = Engine(_folder(tmp_path / "docs"), index_path=tmp_path / "index.sqlite")
+    try:
+        eng.embedder.load()
+        eng.index()
+        (dup,) = near_duplicates(eng, "install-aks.md")
+        assert (dup.section.path, dup.section.heading, dup.section.start_line) == (
+            "install-aks.md",
+            "Prerequisites",
+            2,
+        )
+        assert (dup.section.body_line, dup.section.end_line) == (3, 6)
+        assert (dup.other.path, dup.other.heading, dup.other.slug, dup.other.start_line) == (
+            "install-eks.md",
+            "Prerequisites",
+            "prerequisites",
+            4,
+        )
+        assert dup.score > 0.95
+        (back,) = near_duplicates(eng, "install-eks.md")
+        assert (back.section.start_line, back.other.path, back.other.start_line) == (
+            4,
+            "install-aks.md",
+            2,
+        )
+        # the one-line note says part of it: too short to be its duplicate
+        assert near_duplicates(eng, "notes.md") == []
+        # a stricter threshold finds nothing
+        assert near_duplicates(eng, "install-aks.md", threshold=0.9999) == []
+    finally:
+        eng.close()
