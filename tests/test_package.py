@@ -1,11 +1,14 @@
 """``scripts/package.sh`` on a machine without Node: both Python wheels are
 built, the model wheel is the one ``.ci/setup`` built (no second export), the
-extension is left out with a reason, and a summary says what was built."""
+extension is left out with a reason, and a summary says what was built; the
+mdseek wheel holds every package of the checkout (a package missing from
+pyproject's list installs a tool that cannot start)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -32,6 +35,19 @@ def _path_without_node(tmp_path: Path) -> str:
     return str(bin_)
 
 
+def assert_every_package_in(wheel: Path) -> None:
+    """Each folder of index/ and lsp/ holding an ``__init__.py`` is in the wheel,
+    under ``mdseek`` (pyproject's package-dir: lsp/_package is mdseek itself)."""
+    want = set()
+    for top in ("index", "lsp"):
+        for init in (REPO / top).rglob("__init__.py"):
+            rel = init.relative_to(REPO).as_posix()
+            want.add("mdseek/__init__.py" if rel == "lsp/_package/__init__.py" else f"mdseek/{rel}")
+    with zipfile.ZipFile(wheel) as z:
+        have = set(z.namelist())
+    assert not want - have, f"packages missing from the wheel: {sorted(want - have)}"
+
+
 @pytest.mark.skipif(
     not any(CACHE.glob("*.whl")), reason="no model wheel from .ci/setup in .venv/model-wheel"
 )
@@ -52,6 +68,7 @@ def test_package_without_node_builds_the_wheels_and_exports_nothing(tmp_path: Pa
         "mdseek-0.1.0-py3-none-any.whl",
         "mdseek_all_minilm_l6_v2_onnx-0.1.0-py3-none-any.whl",
     ]
+    assert_every_package_in(dist / names[0])
     assert "model_wheel: reused the export setup built" in r.stderr  # no second export
     assert "exported" not in r.stderr
     assert not list(dist.glob("*.vsix"))
