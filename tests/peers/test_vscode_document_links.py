@@ -65,7 +65,6 @@ CASES: list[dict] = [
         "a [b](./file) c",
         [(0, 6, 0, 12)],
         {"file": None},
-        convention=CONFINED,
     ),
     computer(
         "Should detect basic workspace links#2",
@@ -81,7 +80,6 @@ CASES: list[dict] = [
         "a [b\\]](./file)",
         [(0, 8, 0, 14)],
         {"file": None},
-        convention=CONFINED,
     ),
     computer(
         "Should handle links with balanced parens#1",
@@ -103,21 +101,18 @@ CASES: list[dict] = [
         "[some [inner] in title](link)",
         [(0, 24, 0, 28)],
         {"link": None},
-        convention=CONFINED,
     ),
     computer(
         "Should ignore bracketed text inside link title (#150921)#2",
         "[some [inner] in title](<link>)",
         [(0, 25, 0, 29)],
         {"link": None},
-        convention=CONFINED,
     ),
     computer(
         "Should ignore bracketed text inside link title (#150921)#3",
         "[some [inner with space] in title](link)",
         [(0, 35, 0, 39)],
         {"link": None},
-        convention=CONFINED,
     ),
     computer(
         "Should ignore bracketed text inside link title (#150921)#4",
@@ -129,7 +124,6 @@ CASES: list[dict] = [
         "a ([test](test)[test2](test2)) c",
         [(0, 10, 0, 14), (0, 23, 0, 28)],
         {"test": None, "test2": None},
-        convention=CONFINED,
     ),
     computer(
         "should handle hyperlinked images (#49238)#1",
@@ -306,28 +300,24 @@ CASES: list[dict] = [
         "[link](<path>)",
         [(0, 8, 0, 12)],
         {"path": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find link within angle brackets even with link title",
         '[link](<path> "test title")',
         [(0, 8, 0, 12)],
         {"path": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find link within angle brackets even with surrounding spaces",
         "[link]( <path> )",
         [(0, 9, 0, 13)],
         {"path": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find link within angle brackets for image hyperlinks",
         "![link](<path>)",
         [(0, 9, 0, 13)],
         {"path": None},
-        convention=IMAGE,
     ),
     computer(
         "Should not find link due to incorrect angle bracket notation or usage",
@@ -340,14 +330,12 @@ CASES: list[dict] = [
         "[link](<pa th>)",
         [(0, 8, 0, 13)],
         {"pa th": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find link within angle brackets with spaces in fragment",
         "[link](<pa th#fr agment>)",
         [(0, 8, 0, 23)],
         {"pa th": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find links with titles",
