@@ -35,14 +35,8 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-IMAGE = "an image's source gets no document link from mdseek (only links do)"
 AUTOLINK = (
     "mdseek gives an autolink <https://...> no document link (editors link bare URLs themselves)"
-)
-CONFINED = (
-    "mdseek links only to a markdown file of the folder or a picture, PDF, sound or video in it,"
-    " never to another file such as `file` (hover's rule: a stranger's document cannot make"
-    " .env or a key file clickable)"
 )
 HTML = "mdseek reads markdown links only, not src or href attributes of inline HTML"
 
@@ -130,21 +124,18 @@ CASES: list[dict] = [
         "[![alt text](image.jpg)](https://example.com)",
         [(0, 25, 0, 44), (0, 13, 0, 22)],
         {"image.jpg": None},
-        convention=IMAGE,
     ),
     computer(
         "should handle hyperlinked images (#49238)#2",
         "[![a]( whitespace.jpg )]( https://whitespace.com )",
         [(0, 26, 0, 48), (0, 7, 0, 21)],
         {"whitespace.jpg": None},
-        convention=IMAGE,
     ),
     computer(
         "should handle hyperlinked images (#49238)#3",
         "[![a](img1.jpg)](file1.txt) text [![a](img2.jpg)](file2.txt)",
         [(0, 17, 0, 26), (0, 6, 0, 14), (0, 50, 0, 59), (0, 39, 0, 47)],
         {"img1.jpg": None, "img2.jpg": None, "file1.txt": None, "file2.txt": None},
-        convention=IMAGE,
     ),
     computer("Should not find empty reference link#1", "[][]", []),
     computer("Should not find empty reference link#2", "[][cat]", []),
