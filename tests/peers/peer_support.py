@@ -674,3 +674,16 @@ async def run_path_offers(client: LanguageClient, tmp: Path, case: dict) -> None
         reached = {_reached(a, at) for a in accepted}
         missing = [r for r in case["reach"] if r not in reached]
         assert not missing, (missing, sorted(accepted))
+
+
+async def run_highlights(client: LanguageClient, tmp: Path, case: dict) -> None:
+    """Keys: ``ranges``: the peer's highlight ranges, compared exactly (sorted)."""
+    async with workspace(client, tmp, case) as ws:
+        found = await client.text_document_document_highlight_async(
+            types.DocumentHighlightParams(
+                text_document=tdi(ws.uri(case.get("at", "doc.md"))),
+                position=position(case["pos"]),
+            )
+        )
+        got = sorted(as_tuple(h.range) for h in found or [])
+        assert got == sorted(tuple(r) for r in case["ranges"])
