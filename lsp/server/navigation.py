@@ -15,7 +15,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from mdseek.index.api import SearchResult
-from mdseek.index.links.context import anchor_context, anchor_link
+from mdseek.index.links.context import anchor_context, anchor_link, in_image
 from mdseek.index.links.links import find_heading, link_at, resolve
 from mdseek.index.links.obsidian import block_ids, is_block_ref
 from mdseek.index.links.sites import definition_of, link_sites
@@ -219,9 +219,10 @@ def anchor_completion_sync(
     ):
         return []
     lines = doc.lines()
-    ctx = anchor_context(lines[line] if line < len(lines) else "", col)
-    if ctx is None:
-        return []
+    text = lines[line] if line < len(lines) else ""
+    ctx = anchor_context(text, col)
+    if ctx is None or (ctx.kind == "markdown" and in_image(text[: ctx.start])):
+        return []  # an image's '#' names no heading
     root = ws.root_for(path)
     target = ws.resolve_link(root, path, anchor_link(ctx.kind, ctx.path))
     found = ws.target_doc(root, path, target) if ctx.path else (path, doc)
