@@ -82,9 +82,9 @@ async def test_hover_and_definition_never_show_a_file_the_folder_does_not_index(
 async def test_document_links_offer_only_what_hover_and_definition_would_open(
     client: LanguageClient,
 ):
-    # The same rule as hover: a markdown file the folder indexes, or a picture,
-    # PDF, sound or video inside the folder (real path); never .env, a key, a
-    # file behind a symlink out of the folder, or an excluded folder's file.
+    # Any file inside the folder (real path) but a hidden one or a key: never
+    # .env, a key, a file behind a symlink out of the folder, or an excluded
+    # folder's file.
     ws = WS["ws"]
     u = open_doc(client, ws / "README.md", README)
     links = await client.text_document_document_link_async(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..links.links import find_heading
-from ..links.obsidian import is_media
+from ..links.obsidian import is_media, may_open
 from ..search.requests import Mode, SearchRequest, path_wanted
 from ..store.chunks import SectionRow
 from ..text.document import ParsedDocument, Section, subtree_ends
@@ -66,11 +66,15 @@ def confine(engine: Engine, path: str) -> tuple[str, Path]:
     return confine_in(engine.root, engine.filter, path)
 
 
-def confine_in(root: Path, flt: FileFilter, path: str, media: bool = False) -> tuple[str, Path]:
+def confine_in(
+    root: Path, flt: FileFilter, path: str, media: bool = False, any_file: bool = False
+) -> tuple[str, Path]:
     """:func:`confine` for a folder (resolved) and its filter, without an engine
     (the language server's links, before the folder's index is open). With
     ``media``, a picture, PDF, sound or video (:func:`obsidian.is_media`) the
-    filter does not exclude passes too, whatever its size: what a link may open.
+    filter does not exclude passes too, whatever its size; with ``any_file``,
+    any such file but a hidden one or a key (:func:`obsidian.may_open`: what a
+    document link may open).
     The rule is :func:`files.check_file`'s, the index's own (a symlink's target
     passes the filter too)."""
     if not isinstance(path, str) or not path.strip() or "\0" in path:
@@ -88,7 +92,11 @@ def confine_in(root: Path, flt: FileFilter, path: str, media: bool = False) -> t
         p = real
     why: list[str] = []
     found = check_file(
-        root, p, flt, lambda _r, w: why.append(w), attachment=is_media if media else None
+        root,
+        p,
+        flt,
+        lambda _r, w: why.append(w),
+        attachment=may_open if any_file else (is_media if media else None),
     )
     missing = f"{path}: no such markdown file (or over the size limit)"
     if found is None and why and (why[0].startswith("cannot stat") or "limit" in why[0]):

@@ -47,3 +47,11 @@ def anchor_link(kind: str, path: str) -> Link:
     """A stand-in link to ``path`` (as typed) for resolving a completion's file."""
     p = path if kind == "wiki" else unquote(path)
     return Link(kind, path, p, None, "", 0, 0, 0, 0)
+
+
+def in_image(before: str) -> bool:
+    """Whether the destination being typed (``before``: the line up to it) is an
+    image's: the ``[`` that opens the text before its last ``](`` follows a ``!``."""
+    close = before.rfind("](")
+    opened = before.rfind("[", 0, close) if close >= 0 else -1
+    return opened > 0 and before[opened - 1] == "!"

@@ -51,6 +51,21 @@ def is_media(name: str) -> bool:
     return posixpath.splitext(name.strip())[1].lower() in MEDIA_SUFFIXES
 
 
+_SECRET_SUFFIXES = frozenset(
+    ".key .pem .p12 .pfx .crt .der .kdbx .keystore .jks .gpg .asc .env .secret".split()
+)
+
+
+def may_open(rel: str) -> bool:
+    """Whether a document link may open this file of the folder (any file, but a
+    hidden one -- ``.env``, ``.git/config`` -- or a key): a click opens it in the
+    editor, so a stranger's document makes no secret one click away."""
+    parts = rel.strip().split("/")
+    if any(p.startswith(".") for p in parts):
+        return False
+    return posixpath.splitext(parts[-1])[1].lower() not in _SECRET_SUFFIXES
+
+
 def is_attachment(name: str) -> bool:
     """A wiki target naming a file that is not a note (``image.png``, ``a.pdf``)."""
     ext = posixpath.splitext(name.strip())[1].lower()

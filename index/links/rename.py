@@ -281,7 +281,7 @@ def rename_target(
         (
             s
             for s in link_sites(doc, corpus.links(rel, doc))
-            if s.kind != "image" and s.line == line and s.col <= col <= s.end
+            if s.line == line and s.col <= col <= s.end  # an image's source too
         ),
         None,
     )

@@ -52,6 +52,7 @@ from . import (
     document_links,
     extract,
     folding,
+    highlight,
     lenses,
     links,
     navigation,
@@ -289,6 +290,14 @@ async def definition(
     return await off_loop(
         ls.ws, navigation.definition_sync, ls.ws, params.text_document.uri, params.position
     )
+
+
+@handler(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
+async def document_highlight(
+    ls: MdseekServer, params: types.DocumentHighlightParams
+) -> list[types.DocumentHighlight]:
+    uri, pos = params.text_document.uri, params.position
+    return await off_loop(ls.ws, highlight.highlights_sync, ls.ws, uri, pos)
 
 
 @handler(types.TEXT_DOCUMENT_REFERENCES)

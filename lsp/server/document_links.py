@@ -4,15 +4,15 @@ so a click (Ctrl+click in VS Code, ``gx``-style plugins elsewhere) opens it.
 Inline ``[t](x.md#a)``, reference-style ``[t][ref]`` and wiki ``[[x#Heading]]``
 links, and the destination of a reference definition ``[ref]: x.md#a``, resolve
 the way go-to-definition does: to the file, at the heading's
-line (``file:///x.md#L12``). A link to another file of the folder that is not
-markdown (a picture, a PDF, a sound or a video) opens that file. Web links
-(http, https, mailto) keep their URL; an empty destination ``[t](<>)`` gets
-none; nothing else with a scheme is offered (no ``command:`` or ``file:`` link
-from a stranger's document). A target is offered only when hover and
-definition would open it (:meth:`Workspace.linked_file`, the one confinement
-rule): never ``.env``, a key or a config file, a file the folder excludes, or
-one outside the folder (symlinks resolved). Broken links and links that leave
-the workspace get no target (the diagnostics name them).
+line (``file:///x.md#L12``); an inline image's source is one too. A link to
+another file of the folder that is not markdown (a picture, a PDF, a script)
+opens that file: any file inside the folder its filter does not exclude, but
+a hidden one (``.env``) or a key (:meth:`Workspace.linked_file`; a click opens
+it in the editor, nothing of it is shown). Web links (http, https, mailto) keep their URL; an empty destination
+``[t](<>)`` gets none; nothing else with a scheme is offered (no ``command:``
+or ``file:`` link from a stranger's document). A file the folder excludes, or
+one outside the folder (symlinks resolved), gets no target; nor do broken links
+and links that leave the workspace (the diagnostics name them).
 """
 
 from __future__ import annotations

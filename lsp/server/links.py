@@ -23,6 +23,7 @@ from urllib.parse import unquote
 from lsprotocol import types
 
 from mdseek.index.api import SearchResult
+from mdseek.index.links.context import in_image
 from mdseek.index.links.links import find_links, link_destination, wiki_name
 from mdseek.index.text.aliases import AliasMap
 from mdseek.index.text.document import ParsedDocument
@@ -234,8 +235,7 @@ def target_context(line: str, col: int) -> TargetContext | None:
 
 def _image(before: str, m: re.Match) -> bool:
     """Whether the ``](`` matched is an image's: ``![`` opens its text."""
-    opened = before.rfind("[", 0, m.start())
-    return opened > 0 and before[opened - 1] == "!"
+    return in_image(before[: m.start() + 2])
 
 
 def _destination(p: Passage, ctx: TargetContext, target: str, anchor: str | None = None) -> str:

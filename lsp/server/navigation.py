@@ -15,7 +15,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from mdseek.index.api import SearchResult
-from mdseek.index.links.context import anchor_context, anchor_link
+from mdseek.index.links.context import anchor_context, anchor_link, in_image
 from mdseek.index.links.links import find_heading, link_at, resolve
 from mdseek.index.links.obsidian import block_ids, is_block_ref
 from mdseek.index.links.sites import definition_of, link_sites
@@ -92,7 +92,9 @@ def references_sync(
     ws: Workspace, uri: str, position: types.Position, include_decl: bool
 ) -> list[types.Location]:
     """Links anywhere in the folder to the heading under the cursor (or to the
-    target of the link under the cursor); a document's title stands for the file."""
+    target of the link under the cursor); a document's title stands for the file.
+    A file's references (from a link to it) include the links to its headings
+    that name it by path, as VS Code's."""
     cur = ws.cursor(uri, position)
     if cur is None:
         return []
@@ -115,6 +117,7 @@ def references_sync(
     is_title = heading is None or (
         target_doc.headings and heading == target_doc.headings[0] and heading.level == 1
     )
+    whole_file = link is not None and heading is None  # on a link to the file itself
     want_rel = root.rel(target_path)
     out: list[types.Location] = []
     if include_decl and heading is not None:
@@ -138,7 +141,7 @@ def references_sync(
             )
             if t.path != want_rel or not t.exists:
                 continue
-            if t.anchor:
+            if t.anchor and not (whole_file and lk.path):  # a file's: links to its headings too
                 if heading is None or find_heading(target_doc, t.anchor, t.by_text) != heading:
                     continue
             elif not is_title:
@@ -219,9 +222,10 @@ def anchor_completion_sync(
     ):
         return []
     lines = doc.lines()
-    ctx = anchor_context(lines[line] if line < len(lines) else "", col)
-    if ctx is None:
-        return []
+    text = lines[line] if line < len(lines) else ""
+    ctx = anchor_context(text, col)
+    if ctx is None or (ctx.kind == "markdown" and in_image(text[: ctx.start])):
+        return []  # an image's '#' names no heading
     root = ws.root_for(path)
     target = ws.resolve_link(root, path, anchor_link(ctx.kind, ctx.path))
     found = ws.target_doc(root, path, target) if ctx.path else (path, doc)

@@ -155,11 +155,12 @@ class Workspace:
         return (real, doc) if doc else None
 
     def linked_file(self, root: Root, rel: str) -> Path | None:
-        """The real path of a file a link may open (document links): what
-        :meth:`linked_doc` shows, or a picture, PDF, sound or video inside the
-        folder that its filter does not exclude. One rule for every feature."""
+        """The real path of a file a document link may open: any file inside the
+        folder that its filter does not exclude, but a hidden one or a key
+        (symlinks resolved, the target checked too; a click opens it in the
+        editor, no byte of it is shown here, unlike :meth:`linked_doc`)."""
         try:
-            return confine_in(root.path, root.settings.file_filter(), rel, media=True)[1]
+            return confine_in(root.path, root.settings.file_filter(), rel, any_file=True)[1]
         except (OutsideRoot, NotIndexed):
             return None
 

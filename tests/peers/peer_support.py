@@ -375,13 +375,16 @@ def _inside(inner: Range, outer: Range) -> bool:
 
 def match_spans(got: Sequence[Range], want: Sequence[Range]) -> None:
     """mdseek marks a whole link (``[text](dest)``, ``[[note]]``) where the VS
-    Code peer marks the destination: each expected range must lie inside
-    exactly one range mdseek gives, and each of mdseek's hold exactly one."""
+    Code peer marks the destination: each expected range must lie inside a
+    range mdseek gives, the innermost one holding it (an image's source inside
+    a link: the image's) being its own, and each of mdseek's be that of exactly one."""
+    own: dict[Range, list] = {tuple(g): [] for g in got}
     for w in want:
         holders = [g for g in got if _inside(tuple(w), g)]
-        assert len(holders) == 1, f"{tuple(w)} in {holders} (all: {list(got)})"
-    for g in got:
-        held = [w for w in want if _inside(tuple(w), g)]
+        inner = [h for h in holders if all(_inside(h, o) for o in holders)]
+        assert len(inner) == 1, f"{tuple(w)} in {holders} (all: {list(got)})"
+        own[inner[0]].append(tuple(w))
+    for g, held in own.items():
         assert len(held) == 1, f"{g} holds {held} (expected {list(want)})"
 
 
@@ -671,3 +674,16 @@ async def run_path_offers(client: LanguageClient, tmp: Path, case: dict) -> None
         reached = {_reached(a, at) for a in accepted}
         missing = [r for r in case["reach"] if r not in reached]
         assert not missing, (missing, sorted(accepted))
+
+
+async def run_highlights(client: LanguageClient, tmp: Path, case: dict) -> None:
+    """Keys: ``ranges``: the peer's highlight ranges, compared exactly (sorted)."""
+    async with workspace(client, tmp, case) as ws:
+        found = await client.text_document_document_highlight_async(
+            types.DocumentHighlightParams(
+                text_document=tdi(ws.uri(case.get("at", "doc.md"))),
+                position=position(case["pos"]),
+            )
+        )
+        got = sorted(as_tuple(h.range) for h in found or [])
+        assert got == sorted(tuple(r) for r in case["ranges"])

@@ -35,14 +35,8 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-IMAGE = "an image's source gets no document link from mdseek (only links do)"
 AUTOLINK = (
     "mdseek gives an autolink <https://...> no document link (editors link bare URLs themselves)"
-)
-CONFINED = (
-    "mdseek links only to a markdown file of the folder or a picture, PDF, sound or video in it,"
-    " never to another file such as `file` (hover's rule: a stranger's document cannot make"
-    " .env or a key file clickable)"
 )
 HTML = "mdseek reads markdown links only, not src or href attributes of inline HTML"
 
@@ -65,7 +59,6 @@ CASES: list[dict] = [
         "a [b](./file) c",
         [(0, 6, 0, 12)],
         {"file": None},
-        convention=CONFINED,
     ),
     computer(
         "Should detect basic workspace links#2",
@@ -81,7 +74,6 @@ CASES: list[dict] = [
         "a [b\\]](./file)",
         [(0, 8, 0, 14)],
         {"file": None},
-        convention=CONFINED,
     ),
     computer(
         "Should handle links with balanced parens#1",
@@ -103,21 +95,18 @@ CASES: list[dict] = [
         "[some [inner] in title](link)",
         [(0, 24, 0, 28)],
         {"link": None},
-        convention=CONFINED,
     ),
     computer(
         "Should ignore bracketed text inside link title (#150921)#2",
         "[some [inner] in title](<link>)",
         [(0, 25, 0, 29)],
         {"link": None},
-        convention=CONFINED,
     ),
     computer(
         "Should ignore bracketed text inside link title (#150921)#3",
         "[some [inner with space] in title](link)",
         [(0, 35, 0, 39)],
         {"link": None},
-        convention=CONFINED,
     ),
     computer(
         "Should ignore bracketed text inside link title (#150921)#4",
@@ -129,28 +118,24 @@ CASES: list[dict] = [
         "a ([test](test)[test2](test2)) c",
         [(0, 10, 0, 14), (0, 23, 0, 28)],
         {"test": None, "test2": None},
-        convention=CONFINED,
     ),
     computer(
         "should handle hyperlinked images (#49238)#1",
         "[![alt text](image.jpg)](https://example.com)",
         [(0, 25, 0, 44), (0, 13, 0, 22)],
         {"image.jpg": None},
-        convention=IMAGE,
     ),
     computer(
         "should handle hyperlinked images (#49238)#2",
         "[![a]( whitespace.jpg )]( https://whitespace.com )",
         [(0, 26, 0, 48), (0, 7, 0, 21)],
         {"whitespace.jpg": None},
-        convention=IMAGE,
     ),
     computer(
         "should handle hyperlinked images (#49238)#3",
         "[![a](img1.jpg)](file1.txt) text [![a](img2.jpg)](file2.txt)",
         [(0, 17, 0, 26), (0, 6, 0, 14), (0, 50, 0, 59), (0, 39, 0, 47)],
         {"img1.jpg": None, "img2.jpg": None, "file1.txt": None, "file2.txt": None},
-        convention=IMAGE,
     ),
     computer("Should not find empty reference link#1", "[][]", []),
     computer("Should not find empty reference link#2", "[][cat]", []),
@@ -306,28 +291,24 @@ CASES: list[dict] = [
         "[link](<path>)",
         [(0, 8, 0, 12)],
         {"path": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find link within angle brackets even with link title",
         '[link](<path> "test title")',
         [(0, 8, 0, 12)],
         {"path": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find link within angle brackets even with surrounding spaces",
         "[link]( <path> )",
         [(0, 9, 0, 13)],
         {"path": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find link within angle brackets for image hyperlinks",
         "![link](<path>)",
         [(0, 9, 0, 13)],
         {"path": None},
-        convention=IMAGE,
     ),
     computer(
         "Should not find link due to incorrect angle bracket notation or usage",
@@ -340,14 +321,12 @@ CASES: list[dict] = [
         "[link](<pa th>)",
         [(0, 8, 0, 13)],
         {"pa th": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find link within angle brackets with spaces in fragment",
         "[link](<pa th#fr agment>)",
         [(0, 8, 0, 23)],
         {"pa th": None},
-        convention=CONFINED,
     ),
     computer(
         "Should find links with titles",

@@ -236,6 +236,17 @@ CASES: list[dict] = [
         ["img.png", "other.md"],
         want=["img.png"],
     ),
+    complete(
+        "Should not return header suggestions for image link with anchor",
+        lines(f"![img](#{C}", "", "# Some Header"),
+        [],
+    ),
+    complete(
+        "Should not return header suggestions for image link to other file anchor",
+        f"![img](other.md#{C}",
+        [],
+        files={"other.md": "# Other Header"},
+    ),
     accept(
         "Should return completions for links with square brackets",
         lines(f"[x [y] z](#{C}", "", "# A b C"),

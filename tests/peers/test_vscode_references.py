@@ -187,7 +187,6 @@ CASES: list[dict] = [
         },
         "pos": (0, 15),
         "refs": [("doc.md", 0), ("doc.md", 1), ("doc.md", 2)],
-        "convention": "mdseek's references of a file are the links to the file itself; a link to one of its headings is that heading's reference",
     },
     {
         "name": "Should not include refs from other file to own header",

@@ -289,7 +289,6 @@ CASES: list[dict] = [
             "sub/doc.md": [((0, 8, 0, 20), "sub2/cat.md")],
             "doc2.md": [((0, 8, 0, 24), "sub/sub2/cat.md")],
         },
-        "convention": "an image ![..](x.md) is not a link for mdseek, so it is no handle for a rename",
     },
     {
         "name": "Rename on link should use header text as placeholder",
