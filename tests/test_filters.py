@@ -23,7 +23,6 @@ NOTES = {
         {"status": "Draft", "owner": "bob", "date": "2023-01-01", "priority": 7}, ["area/web"]
     ),
     "c.md": props_of({}, ["Runbook/DB"]),
-    "d.md": None,  # not read since a migration: never matches a field
 }  # fmt: skip
 
 
@@ -45,7 +44,7 @@ def test_fields_equal_contain_and_lists_match_any_element():
     assert pick(where=["status=draft"]) == (["b.md"], [])  # case ignored
     assert pick(where=["owner~ops"]) == (["a.md"], [])
     assert pick(where=["owner=alice"]) == (["a.md"], [])
-    assert pick(where=["status!=published"]) == (["b.md", "c.md", "d.md"], [])
+    assert pick(where=["status!=published"]) == (["b.md", "c.md"], [])
     assert pick(["runbook"], ["status=published"]) == (["a.md"], [])
 
 
@@ -60,6 +59,14 @@ def test_numbers_and_dates_compare_as_such_or_say_they_cannot():
     ]
     got, notes = pick(where=["status>draft"])
     assert got == [] and "neither a number nor a date" in notes[0]
+
+
+def test_a_note_not_read_since_a_migration_is_said_so():
+    got, notes = Filter.make(where=["status!=published"]).select({**NOTES, "d.md": None})
+    assert sorted(got) == ["b.md", "c.md", "d.md"]  # no field: != holds
+    assert notes == [
+        "1 of 4 notes not yet read for filters (the index is being brought up to date)"
+    ]
 
 
 def test_an_unknown_field_is_an_empty_answer_with_a_note():

@@ -95,6 +95,12 @@ class Filter:
         facts = {p: _load(raw) for p, raw in props.items()}
         known = {k for tags, fields in facts.values() for k in fields}
         notes = []
+        unread = sum(1 for raw in props.values() if raw is None)
+        if unread:  # an index from before filters, not yet read again
+            notes.append(
+                f"{unread} of {len(props)} notes not yet read for filters "
+                "(the index is being brought up to date)"
+            )
         missing = [t.field for t in self.tests if t.field.lower() not in known]
         if missing:
             there = ", ".join(sorted(known)[:12]) or "none"
