@@ -86,6 +86,11 @@ def test_bad_terms_are_one_line_errors_and_a_query_may_lead_with_filters():
     assert check_filter(tag="#runbook", where=["owner~ops"]) == Filter(
         ("runbook",), Filter.make(where=["owner~ops"]).tests
     )
+    with pytest.raises(BadRequest, match="path takes = or != and a glob"):
+        check_filter(where="path~docs")
+    with pytest.raises(BadRequest, match="bad path glob"):
+        check_filter(where="path=[x]")
+    assert Filter.make(where=["path=docs/**", "path!=drafts/**"]).paths == ("docs/**", "!drafts/**")
     f, rest = split_query("#runbook status=published restart the db")
     assert (str(f), rest) == ("#runbook status=published", "restart the db")
     assert split_query("restart #runbook")[1] == "restart #runbook"  # only leading words
@@ -111,6 +116,8 @@ def test_a_filtered_search_over_a_real_index_leaves_the_index_alone(tmp_path: Pa
         assert paths() == ["a.md", "b.md", "c.md"]
         assert paths(tag="runbook") == ["a.md", "c.md"]
         assert paths(where="status=draft") == ["b.md"]
+        assert paths(where=["path!=b.md"]) == ["a.md", "c.md"]  # paths in the one grammar
+        assert paths(tag="runbook", where=["path=c*"]) == ["c.md"]
         req = SearchRequest.make("restart", 10, "lexical", filter=check_filter(where="nope=1"))
         resp = facade.search(eng, req)
         assert resp.results == [] and resp.note.startswith("no note has the field nope")
