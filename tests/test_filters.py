@@ -23,7 +23,6 @@ NOTES = {
         {"status": "Draft", "owner": "bob", "date": "2023-01-01", "priority": 7}, ["area/web"]
     ),
     "c.md": props_of({}, ["Runbook/DB"]),
-    "d.md": None,  # not read since a migration: never matches a field
 }  # fmt: skip
 
 
@@ -45,7 +44,7 @@ def test_fields_equal_contain_and_lists_match_any_element():
     assert pick(where=["status=draft"]) == (["b.md"], [])  # case ignored
     assert pick(where=["owner~ops"]) == (["a.md"], [])
     assert pick(where=["owner=alice"]) == (["a.md"], [])
-    assert pick(where=["status!=published"]) == (["b.md", "c.md", "d.md"], [])
+    assert pick(where=["status!=published"]) == (["b.md", "c.md"], [])
     assert pick(["runbook"], ["status=published"]) == (["a.md"], [])
 
 
@@ -60,6 +59,14 @@ def test_numbers_and_dates_compare_as_such_or_say_they_cannot():
     ]
     got, notes = pick(where=["status>draft"])
     assert got == [] and "neither a number nor a date" in notes[0]
+
+
+def test_a_note_not_read_since_a_migration_is_said_so():
+    got, notes = Filter.make(where=["status!=published"]).select({**NOTES, "d.md": None})
+    assert sorted(got) == ["b.md", "c.md", "d.md"]  # no field: != holds
+    assert notes == [
+        "1 of 4 notes not yet read for filters (the index is being brought up to date)"
+    ]
 
 
 def test_an_unknown_field_is_an_empty_answer_with_a_note():
@@ -79,6 +86,11 @@ def test_bad_terms_are_one_line_errors_and_a_query_may_lead_with_filters():
     assert check_filter(tag="#runbook", where=["owner~ops"]) == Filter(
         ("runbook",), Filter.make(where=["owner~ops"]).tests
     )
+    with pytest.raises(BadRequest, match="path takes = or != and a glob"):
+        check_filter(where="path~docs")
+    with pytest.raises(BadRequest, match="bad path glob"):
+        check_filter(where="path=[x]")
+    assert Filter.make(where=["path=docs/**", "path!=drafts/**"]).paths == ("docs/**", "!drafts/**")
     f, rest = split_query("#runbook status=published restart the db")
     assert (str(f), rest) == ("#runbook status=published", "restart the db")
     assert split_query("restart #runbook")[1] == "restart #runbook"  # only leading words
@@ -104,6 +116,8 @@ def test_a_filtered_search_over_a_real_index_leaves_the_index_alone(tmp_path: Pa
         assert paths() == ["a.md", "b.md", "c.md"]
         assert paths(tag="runbook") == ["a.md", "c.md"]
         assert paths(where="status=draft") == ["b.md"]
+        assert paths(where=["path!=b.md"]) == ["a.md", "c.md"]  # paths in the one grammar
+        assert paths(tag="runbook", where=["path=c*"]) == ["c.md"]
         req = SearchRequest.make("restart", 10, "lexical", filter=check_filter(where="nope=1"))
         resp = facade.search(eng, req)
         assert resp.results == [] and resp.note.startswith("no note has the field nope")

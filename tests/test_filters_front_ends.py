@@ -1,6 +1,7 @@
 """One filtered query through the three front ends -- ``mdseek search
 --tag --where``, MCP ``search``'s ``tag`` and ``where``, the language
-server's ``mdseek/search`` -- gives the same sections; an unknown field gives
+server's ``mdseek/search`` (and workspace/symbol with the filter leading the
+query) -- gives the same sections; an unknown field gives
 an empty answer with the same note in each. Real processes over stdio."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from lsp_support import SERVER_CMD, SandboxedConfig, initialize, make_client, request, wait_ready
+from lsprotocol import types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from sandbox import server_env
@@ -75,14 +77,20 @@ async def mcp(ws: Path, **args) -> dict:
         return res.structured_content
 
 
-async def lsp(ws: Path, **params) -> dict:
+async def lsp(ws: Path, symbols: str | None = None, **params) -> dict:
+    """``mdseek/search``'s answer; with ``symbols``, also that workspace/symbol
+    query's files (as ``symbol_paths``)."""
     client = await SandboxedConfig(
         server_command=SERVER_CMD, client_factory=make_client, server_env={}
     ).start()
     try:
         await initialize(client, ws)
         await wait_ready(client)
-        return await request(client, "mdseek/search", {"query": QUERY, **params})
+        answer = await request(client, "mdseek/search", {"query": QUERY, **params})
+        if symbols is not None:
+            found = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=symbols))
+            answer["symbol_paths"] = sorted({s.location.uri.rsplit("/", 1)[-1] for s in found})
+        return answer
     finally:
         await client.shutdown_session()
 
@@ -94,8 +102,9 @@ def sections(answer: dict) -> list[tuple[str, int]]:
 async def test_one_filtered_query_gives_the_same_sections_in_every_front_end(ws: Path):
     by_cli = cli(ws, "--tag", TAG, "--where", WHERE)
     by_mcp = await mcp(ws, tag=TAG, where=[WHERE])
-    by_lsp = await lsp(ws, tag=[TAG], where=WHERE)
+    by_lsp = await lsp(ws, symbols=f"#{TAG} {WHERE} {QUERY}", tag=[TAG], where=WHERE)
     assert sorted(p for p, _ in sections(by_cli)) == WANT, by_cli
+    assert by_lsp["symbol_paths"] == WANT  # workspace/symbol: the filter leads the query
     assert sections(by_mcp) == sections(by_cli), (by_mcp, by_cli)
     assert sections(by_lsp) == sections(by_cli), (by_lsp, by_cli)
     unfiltered = cli(ws)

@@ -162,3 +162,42 @@ def test_pathological_patterns_stay_linear_in_the_name(tmp_path):
     t_short = _time(lambda: ig.why("x/" + short), 200)
     t_long = _time(lambda: ig.why("x/" + long), 200)
     assert t_long / t_short < 32, (t_short, t_long)
+
+
+def test_the_command_line_counts_ignored_files_and_the_flag_turns_them_off(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from sandbox import server_env
+
+    root = _tree(
+        tmp_path / "ws",
+        {
+            ".gitignore": "_site/\n",
+            "a.md": "# A\n\nglacier\n",
+            "_site/a.md": "# A copy\n\nglacier\n",
+        },
+    )
+
+    def mdseek(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "mdseek", *args],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=server_env(),
+        )
+
+    r = mdseek("index", str(root), "--no-progress")
+    assert r.returncode == 0 and "1 ignored" in r.stdout, r
+    st = json.loads(mdseek("status", str(root), "--json").stdout)
+    assert (st["files"], st["ignored_files"], st["ignored_by"]) == (1, 1, {".gitignore": 1})
+    r = mdseek("search", str(root), "glacier", "--mode", "lexical", "--json", "--no-progress")
+    assert [x["path"] for x in json.loads(r.stdout)["results"]] == ["a.md"]
+    r = mdseek("search", str(root), "glacier", "--no-ignore-files", "--mode", "lexical")
+    assert r.returncode != 0 and "--no-ignore-files" not in r.stderr and "ignore files" in r.stderr
+    r = mdseek("index", str(root), "--no-progress", "--no-ignore-files")
+    assert r.returncode == 0 and "0 ignored" in r.stdout, r
+    r = mdseek("search", str(root), "glacier", "--mode", "lexical", "--json", "--no-progress")
+    assert sorted(x["path"] for x in json.loads(r.stdout)["results"]) == ["_site/a.md", "a.md"]

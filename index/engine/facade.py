@@ -234,13 +234,13 @@ def search(engine: Engine, request: SearchRequest) -> SearchResponse:
     globs let through (``rg -g`` style, see :func:`requests.path_wanted`): a
     filter on results, the index is not touched. BadGlob for a glob over the
     length limit."""
-    paths = request.paths
+    paths = request.paths + request.filter.paths
     for glob in paths:
         if why := check_glob(glob):
             raise BadGlob(f"path: {why}")
     only: frozenset[str] | None = None
     notes: list[str] = []
-    if request.filter:  # the notes whose tags and fields pass; the index is not touched
+    if request.filter.on_notes:  # the notes whose tags and fields pass; the index is untouched
         chosen, notes = request.filter.select(engine.store.documents.props())
         only = frozenset(chosen)
         if not only:

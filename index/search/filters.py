@@ -14,7 +14,9 @@ A term is one of:
   of a list);
 - ``field<value``, ``<=``, ``>``, ``>=``: numbers as numbers, dates (YAML
   dates, or text written ``YYYY-MM-DD`` with an optional time) as dates;
-  a value of another kind cannot be compared, and the answer says so.
+  a value of another kind cannot be compared, and the answer says so;
+- ``path=GLOB`` / ``path!=GLOB``: the note's path passes the glob as a
+  ``--path`` glob does (the engine applies them with the request's own).
 
 Every term must hold (AND). A field no note of the folder has is not an
 error: the answer is empty, with a note naming the fields there are. Filters
@@ -60,33 +62,50 @@ class Test:
 
 @dataclass(frozen=True)
 class Filter:
-    """Tags (lower case, without ``#``) and field tests, all of which must hold."""
+    """Tags (lower case, without ``#``), field tests and path globs (``rg -g``
+    style, ``!`` leaves out: ``path=GLOB`` / ``path!=GLOB`` terms), all of
+    which must hold."""
 
     tags: tuple[str, ...] = ()
     tests: tuple[Test, ...] = ()
+    paths: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
+        return bool(self.tags or self.tests or self.paths)
+
+    @property
+    def on_notes(self) -> bool:
+        """Whether it asks about a note's tags or fields (paths need no reading)."""
         return bool(self.tags or self.tests)
 
     def __str__(self) -> str:
-        return " ".join([f"#{t}" for t in self.tags] + [str(t) for t in self.tests])
+        paths = [f"path!={g[1:]}" if g.startswith("!") else f"path={g}" for g in self.paths]
+        return " ".join([f"#{t}" for t in self.tags] + [str(t) for t in self.tests] + paths)
 
     @classmethod
     def make(cls, tags: Iterable[str] = (), where: Iterable[str] = ()) -> Filter:
         """From tags (``runbook`` or ``#runbook``) and ``field OP value`` terms;
         BadFilter with one line for a term that cannot be read."""
-        tag_list, tests = [], []
+        tag_list, tests, paths = [], [], []
         for raw in tags:
             tag_list.append(_tag(raw))
         for raw in where:
             term = raw.strip()
             if term.startswith("#"):
                 tag_list.append(_tag(term))
+                continue
+            t = _test(term)
+            if t.field != "path":
+                tests.append(t)
+            elif t.op in ("=", "!="):
+                paths.append(("!" if t.op == "!=" else "") + t.value)
             else:
-                tests.append(_test(term))
-        if len(tag_list) + len(tests) > MAX_TERMS:
+                raise BadFilter(f"bad filter {term[:60]!r}: path takes = or != and a glob")
+        if len(tag_list) + len(tests) + len(paths) > MAX_TERMS:
             raise BadFilter(f"at most {MAX_TERMS} filter terms")
-        return cls(tuple(dict.fromkeys(tag_list)), tuple(dict.fromkeys(tests)))
+        return cls(
+            tuple(dict.fromkeys(tag_list)), tuple(dict.fromkeys(tests)), tuple(dict.fromkeys(paths))
+        )
 
     def select(self, props: Mapping[str, str | None]) -> tuple[set[str], list[str]]:
         """The notes (paths) of ``props`` (path -> :func:`props_of`'s JSON) that
@@ -95,6 +114,12 @@ class Filter:
         facts = {p: _load(raw) for p, raw in props.items()}
         known = {k for tags, fields in facts.values() for k in fields}
         notes = []
+        unread = sum(1 for raw in props.values() if raw is None)
+        if unread:  # an index from before filters, not yet read again
+            notes.append(
+                f"{unread} of {len(props)} notes not yet read for filters "
+                "(the index is being brought up to date)"
+            )
         missing = [t.field for t in self.tests if t.field.lower() not in known]
         if missing:
             there = ", ".join(sorted(known)[:12]) or "none"

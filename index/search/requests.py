@@ -211,12 +211,14 @@ def check_filter(tag: Any = None, where: Any = None) -> Filter:
         return list(v)
 
     try:
-        return Filter.make(
+        flt = Filter.make(
             texts("tag", tag, "'runbook' or ['#area/sub']"),
             texts("where", where, "'status=published' or ['owner~ops', 'date>=2024-01-01']"),
         )
     except BadFilter as exc:
         raise BadRequest(str(exc)) from None
+    check_globs(list(flt.paths))  # path=GLOB terms: the path globs' own checks
+    return flt
 
 
 def _variants(glob: str) -> list[str]:

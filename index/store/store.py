@@ -2,7 +2,8 @@
 
 Tables
   documents  one row per indexed file (path relative to the root, size, mtime,
-             content hash, title, chunker signature)
+             content hash, title, chunker signature, props: its tags and front
+             matter as JSON, what search filters read)
   sections   every section of every document (heading, anchor, breadcrumb, span)
   chunks     every chunk (span, raw text, embedded text, tokens, text_hash)
   chunks_fts FTS5 over (title, headings, body), rowid = chunks.id

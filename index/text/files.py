@@ -264,11 +264,11 @@ def scan(
         dirnames[:] = keep
         for name in sorted(filenames):
             rel = prefix + name
-            if ignores is not None and flt.wants(rel) and (why := ignores.why(rel)):
+            found = _check(root, d / name, rel, flt, skip)
+            if found is not None and ignores is not None and (why := ignores.why(rel)):
                 if ignored is not None:
                     ignored.append((rel, why))
                 continue
-            found = _check(root, d / name, rel, flt, skip)
             if found is not None:
                 yield found
 

@@ -186,13 +186,19 @@ def rules_of(folder: Path) -> _Rules | None:
 
 
 class Ignores:
-    """What a workspace folder's ignore files leave out. One object may be kept
-    for a scan (it remembers each folder's verdict); :meth:`why` checks one
-    path against the files as they are now."""
+    """What a workspace folder's ignore files leave out. One object serves one
+    scan or one check: it reads each folder's rules once and remembers each
+    folder's verdict, so make a new one to see the files as they are now."""
 
     def __init__(self, root: Path):
         self.root = root
         self._folders: dict[str, str | None] = {}  # rel folder -> why it is ignored
+        self._rules: dict[tuple[str, ...], _Rules | None] = {}  # each folder's, stat'ed once
+
+    def _rules_of(self, parts: tuple[str, ...]) -> _Rules | None:
+        if parts not in self._rules:
+            self._rules[parts] = rules_of(self.root.joinpath(*parts))
+        return self._rules[parts]
 
     def why(self, rel: str, is_dir: bool = False) -> str | None:
         """Why the workspace-relative ``rel`` is ignored ("ignored by
@@ -225,7 +231,7 @@ class Ignores:
     def _match(self, parts: list[str], is_dir: bool) -> str | None:
         for depth in range(len(parts) - 1, -1, -1):
             base = parts[:depth]
-            rules = rules_of(self.root.joinpath(*base)) if base else rules_of(self.root)
+            rules = self._rules_of(tuple(base))
             if rules is None:
                 continue
             sub = "/".join(parts[depth:]) + ("/" if is_dir else "")

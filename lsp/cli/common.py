@@ -122,7 +122,9 @@ def filter_differs(stored: dict | None, wanted: dict) -> str | None:
         parts.append(f"--max-file-size {stored.get('max_file_size')}")
     if stored.get("ignore_files", True) != wanted.get("ignore_files", True):
         parts.append(
-            "--no-ignore-files" if not stored.get("ignore_files", True) else "ignore files"
+            "--no-ignore-files"
+            if not stored.get("ignore_files", True)
+            else "its ignore files (.gitignore, .ignore, .mdseekignore)"
         )
     return (
         "the index holds files chosen by "

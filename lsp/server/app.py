@@ -271,7 +271,8 @@ async def did_change_configuration(
 async def workspace_symbol(
     ls: MdseekServer, params: types.WorkspaceSymbolParams
 ) -> list[types.SymbolInformation]:
-    if params.query.startswith("#"):  # tags
+    # "#name" alone: the tag's uses; "#runbook restart the db": a filtered search
+    if params.query.startswith("#") and not search.filtered_words(params.query)[1].strip():
         return await off_loop(ls.ws, tags.workspace_symbols_sync, ls.ws, params.query)
     return await search.workspace_symbols(ls.ws, params.query)
 

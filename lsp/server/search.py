@@ -88,7 +88,9 @@ def filtered_words(query: str) -> tuple[Filter, str]:
     """A workspace/symbol query's leading filter words (``#runbook``,
     ``status=published``) and the words searched for (:func:`split_query`)."""
     try:
-        return split_query(query)
+        flt, words = split_query(query)
+        requests.check_globs(list(flt.paths))  # path=GLOB words: the globs' own checks
+        return flt, words
     except ValueError:  # a filter that cannot be read: the words as typed
         return Filter(), query
 
