@@ -285,7 +285,7 @@ async def test_a_tools_own_error_is_exactly_mdseeks_line(ws: Path):
 
 FILE = "handbook/runbooks/database-failover.md"
 FILE_HINT = "give a markdown file's path as search or outline shows it"
-SEARCH_ARGS = "search takes query, limit, mode, path, highlight"
+SEARCH_ARGS = "search takes query, limit, mode, path, tag, where, highlight"
 SECTION_ARGS = "get_section takes path, heading, anchor, line, include_subsections"
 # Every tool, every argument given the wrong kind of value, left out, or misnamed:
 # (tool, arguments, the one line answered), the words index/search/requests.py gives the
@@ -325,7 +325,7 @@ WRONG_ARGUMENTS = [
     ("related", {"path": FILE, "anchor": 5}, "anchor must be text: give a heading's anchor as search or outline shows it"),
     ("related", {"path": FILE, "line": "x"}, "line must be a whole number, 1 or more (got 'x')"),
     ("related", {"path": FILE, "line": 1, "limit": "many"}, "limit must be a whole number from 1 to 200 (got 'many')"),
-    ("related", {"path": FILE, "line": 1, "top": 3}, "unknown argument 'top': related takes path, heading, anchor, line, limit"),
+    ("related", {"path": FILE, "line": 1, "top": 3}, "unknown argument 'top': related takes path, heading, anchor, line, limit, unlinked"),
     ("outline", {"path": 3}, f"path must be text: {FILE_HINT}"),
     ("outline", {}, f"path is missing: {FILE_HINT}"),
     ("outline", {"path": None}, f"path is missing: {FILE_HINT}"),

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from ..search import requests
     from ..search.filters import Filter, split_query
     from ..search.requests import BadRequest, Mode, SearchRequest
+    from ..search.retrieve import NO_GOOD_MATCH
     from ..store.prune import prune
     from ..store.store import is_damage
     from ..store.vectors_file import VectorsFileError
@@ -117,6 +118,7 @@ _HOME = {
     "BadRequest": "search.requests",
     "Mode": "search.requests",
     "SearchRequest": "search.requests",
+    "NO_GOOD_MATCH": "search.retrieve",
     "prune": "store.prune",
     "is_damage": "store.store",
     "VectorsFileError": "store.vectors_file",
@@ -152,6 +154,7 @@ __all__ = [
     "NearDuplicate",
     "near_duplicates",
     "ModelUnavailable",
+    "NO_GOOD_MATCH",
     "NoSuchSection",
     "NotIndexed",
     "open_engine",

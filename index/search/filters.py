@@ -36,6 +36,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
 OPS = ("!=", "<=", ">=", "=", "~", "<", ">")  # longest first
 _FIELD = re.compile(r"[A-Za-z_][\w.-]*")
 _TAG = re.compile(r"#?([\w/-]+)")
@@ -209,11 +211,13 @@ def props_of(front_matter: Mapping[str, Any], tags: Sequence[str]) -> str:
     """What a filter reads of a note, as the index stores it: its tags (lower
     case, once each) and its front matter's fields (keys lower case)."""
     fields = {str(k).lower(): _plain(v) for k, v in front_matter.items()}
-    return json.dumps(
+    text = json.dumps(
         {"tags": sorted({t.lower() for t in tags}), "fields": fields},
         ensure_ascii=False,
         sort_keys=True,
     )
+    # YAML escapes can spell a lone surrogate ("\ud800"), which SQLite cannot store.
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _load(raw: str | None) -> tuple[list[str], dict[str, Any]]:

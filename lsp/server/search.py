@@ -13,6 +13,7 @@ from typing import Any
 from lsprotocol import types
 
 from mdseek.index.api import (
+    NO_GOOD_MATCH,
     Answer,
     Cancelled,
     CancelToken,
@@ -36,6 +37,9 @@ from .params import SearchParams
 from .workspace import Workspace
 
 NO_FOLDER = "no workspace folder is open: open a folder, or a markdown file in one"
+# The words of VS Code's search picker, for the other editors' symbol pickers
+NOTHING_CLOSE = "Nothing close in meaning — try other words"
+NOTE_KIND = types.SymbolKind.Event  # a row that says something (the VS Code client drops it)
 
 # result, its URI, its heading's range, its heading as written (inline markup kept)
 Row = tuple[SearchResult, str, types.Range, str]
@@ -96,13 +100,33 @@ def filtered_words(query: str) -> tuple[Filter, str]:
 
 
 async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInformation]:
+    """Headings by meaning; first, as in VS Code's search picker, a row of
+    plain words when nothing answers: "Nothing close in meaning — try other
+    words" and why (no row at all), or "no section matches well …" above the
+    nearest sections (a symbol picker such as Neovim's shows it in its list)."""
     if not query.strip():
         return []  # fast: clients ask with "" when the picker opens
     flt, words = filtered_words(query)
     if not words.strip():
         return []  # a filter alone ranks nothing (a lone #tag lists its uses: tags.py)
-    _, rows = await search(ws, words, ws.settings.search_limit, prefix_last=True, filter=flt)
-    return [F.symbol_information(r, uri, rng) for r, uri, rng, _ in rows]
+    answer, rows = await search(ws, words, ws.settings.search_limit, prefix_last=True, filter=flt)
+    symbols = [F.symbol_information(r, uri, rng) for r, uri, rng, _ in rows]
+    note = answer.note
+    if symbols and note and note.startswith(NO_GOOD_MATCH):
+        return [_note_row(note, symbols[0].location), *symbols]
+    roots = list(ws.roots)
+    # nothing indexed (not: the index still opening, then a client asks again)
+    if not symbols and roots and answer.complete:  # its place: the (first) folder
+        start = types.Position(line=0, character=0)
+        where = types.Location(
+            uri=path_to_uri(roots[0].path), range=types.Range(start=start, end=start)
+        )
+        return [_note_row(f"{NOTHING_CLOSE}: {note}" if note else NOTHING_CLOSE, where)]
+    return symbols
+
+
+def _note_row(words: str, where: types.Location) -> types.SymbolInformation:
+    return types.SymbolInformation(name=f"mdseek: {words}", kind=NOTE_KIND, location=where)
 
 
 async def search_request(ws: Workspace, params: SearchParams) -> dict:

@@ -328,6 +328,7 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     outputChannel: output,
     middleware: {
       provideCodeLenses: async (doc, token, next) => filterLenses(c, await next(doc, token), token),
+      provideWorkspaceSymbols: async (query, token, next) => withQuestionRow(query, (await next(query, token)) ?? []),
     },
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),
@@ -558,6 +559,86 @@ function requireClient(): LanguageClient | undefined {
   const msg = lastStartError ?? 'mdseek: the language server is not running yet.';
   void vscode.window.showErrorMessage(msg);
   return undefined;
+}
+
+// ---------------------------------------------------------------- Ctrl+T: a question row
+
+/** The scheme of the "Search by meaning" row's location: opening it opens the
+ * search picker with the query (and closes the tab VS Code opened for it). */
+export const QUESTION_SCHEME = 'mdseek-search';
+export const QUESTION_ROW = 'Search by meaning: ';
+
+/** Whether the letters of `query` appear in order in `name` (case ignored,
+ * spaces skipped): the rows Ctrl+T keeps (VS Code's filter, and the built-in
+ * Markdown extension's own) are among these. */
+export function fuzzyContains(name: string, query: string): boolean {
+  const n = name.toLowerCase();
+  let at = 0;
+  for (const ch of query.toLowerCase().replace(/\s+/g, '')) {
+    at = n.indexOf(ch, at) + 1;
+    if (at === 0) return false;
+  }
+  return true;
+}
+
+/** The URI of the question row for `query`. */
+export function questionUri(query: string): vscode.Uri {
+  // the path is what Ctrl+T shows beside the row (and the tab, closed at once, is named)
+  return vscode.Uri.from({ scheme: QUESTION_SCHEME, path: 'opens mdseek Search sections (Ctrl+Alt+M)', query: new URLSearchParams({ q: query }).toString() });
+}
+
+/**
+ * Ctrl+T (workspace symbols): when no heading matches what was typed, one row
+ * "Search by meaning: <query>" that opens the search picker with it. VS Code
+ * hands the providers only the first word of what is typed in Ctrl+T and
+ * drops every row whose name does not hold the rest, so this row shows for a
+ * single word (and while the first word of a question is typed); callers of
+ * `vscode.executeWorkspaceSymbolProvider` get it for whole questions.
+ */
+export function withQuestionRow(query: string, all: vscode.SymbolInformation[]): vscode.SymbolInformation[] {
+  // the server's rows of words ("mdseek: no section matches well …") are for
+  // symbol pickers that show every row (Neovim's); VS Code's Ctrl+T has this one
+  const rows = all.filter((r) => !(r.kind === vscode.SymbolKind.Event && r.name.startsWith('mdseek: ')));
+  const q = query.trim();
+  if (!q || q.startsWith('#') || rows.some((r) => fuzzyContains(r.name, q))) return rows;
+  const row = new vscode.SymbolInformation(
+    `${QUESTION_ROW}${q}`,
+    vscode.SymbolKind.Event,
+    '',
+    new vscode.Location(questionUri(q), new vscode.Position(0, 0)),
+  );
+  return [...rows, row];
+}
+
+/** Opening a question row's URI: close the tab VS Code opened for it, then
+ * the search picker with the query. */
+function registerQuestionRows(context: vscode.ExtensionContext): void {
+  const handled = new Set<string>();
+  const open = async (uri: vscode.Uri): Promise<void> => {
+    const key = uri.toString();
+    if (handled.has(key)) return;
+    handled.add(key);
+    try {
+      const tabs = (): vscode.Tab[] => vscode.window.tabGroups.all.flatMap((g) => g.tabs)
+        .filter((t) => t.input instanceof vscode.TabInputText && t.input.uri.scheme === QUESTION_SCHEME);
+      for (let i = 0; i < 40 && !tabs().length; i++) await new Promise((r) => setTimeout(r, 50));
+      if (tabs().length) await vscode.window.tabGroups.close(tabs());
+      await searchSections(new URLSearchParams(uri.query).get('q') ?? '');
+    } finally {
+      handled.delete(key);
+    }
+  };
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(QUESTION_SCHEME, {
+      provideTextDocumentContent: (uri) => {
+        void open(uri);
+        return `Searching by meaning in mdseek: Search sections (Ctrl+Alt+M): ${new URLSearchParams(uri.query).get('q') ?? ''}\n`;
+      },
+    }),
+    vscode.workspace.onDidOpenTextDocument((d) => {
+      if (d.uri.scheme === QUESTION_SCHEME) void open(d.uri);
+    }),
+  );
 }
 
 // ---------------------------------------------------------------- search picker
@@ -872,7 +953,7 @@ function escapeRe(s: string): string {
 /** The last answer the picker showed (read by the self-test). */
 let lastPicker: { value: string; mode?: string; note?: string; rows: number; waiting: boolean; settled: boolean; previews?: string[] } | undefined;
 
-async function searchSections(): Promise<void> {
+async function searchSections(initial?: unknown): Promise<void> {
   const c = requireClient();
   if (!c) return;
   const limit = vscode.workspace.getConfiguration('mdseek').get<number>('searchLimit', 20);
@@ -1011,6 +1092,12 @@ async function searchSections(): Promise<void> {
     }),
   ];
   qp.show();
+  if (typeof initial === 'string' && initial.trim()) {
+    // opened with a question (Ctrl+T's "Search by meaning" row): answer it at once
+    qp.value = initial;
+    lastPicker = { value: initial, rows: 0, waiting: false, settled: false, previews: peek.shown };
+    void run(initial);
+  }
 }
 
 async function reindex(): Promise<void> {
@@ -1282,6 +1369,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
 
   registerLinkSuggestions(context);
+  registerQuestionRows(context);
 
   // Do not block activation on the server: commands and the status bar are
   // already usable and report the server state themselves.

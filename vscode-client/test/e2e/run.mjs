@@ -1392,6 +1392,60 @@ async function main() {
     });
   }
 
+  // ---- 7a. Ctrl+T with words no heading holds: one row opens the search picker with them
+  if (spec.questionRow) {
+    const w = spec.questionRow;
+    await check(`Ctrl+T "${w.query}": the row "Search by meaning" opens the search picker holding it`, async () => {
+      await closeQuickInput();
+      const tabsBefore = await page.evaluate(() => document.querySelectorAll('.tab').length);
+      await page.keyboard.press('Control+T');
+      const input = page.locator('.quick-input-widget input.input');
+      await input.waitFor({ state: 'visible', timeout: 10000 });
+      await waitFor('the Ctrl+T picker', async () => (await input.inputValue()).startsWith('#'), 10000, 50);
+      await page.keyboard.type(w.query, { delay: 15 });
+      const label = `Search by meaning: ${w.query}`;
+      const rows = await waitFor(`"${label}" in Ctrl+T`, async () => {
+        const r = await quickPickRows();
+        return r.some((x) => x.label === label) ? r : null;
+      }, 30000, 200).catch(async () => { throw new Error(`Ctrl+T lists ${JSON.stringify((await quickPickRows()).map((r) => r.label))}`); });
+      const mine = rows.filter((r) => r.label.startsWith('Search by meaning'));
+      if (mine.length !== 1) throw new Error(`expected one "Search by meaning" row: ${JSON.stringify(rows.map((r) => r.label))}`);
+      await shot('ctrl-t-question-row');
+      await clipQuickInput('readme-ctrl-t.png');
+      await acceptRow(rows.find((r) => r.label === label).index);
+      await waitFor('the mdseek search picker', async () => (await quickPickTitle()).startsWith('mdseek: Search sections'), 15000, 100);
+      const value = await input.inputValue();
+      if (value !== w.query) throw new Error(`the search picker holds "${value}", not "${w.query}"`);
+      await waitForPickerAnswer(w.query);
+      const listed = await quickPickRows();
+      if (w.heading && !listed.some((r) => r.label === w.heading)) throw new Error(`"${w.heading}" not listed for "${w.query}": ${JSON.stringify(listed.map((r) => r.label))}`);
+      await shot('ctrl-t-question-picker');
+      const tabs = await page.evaluate(() => [...document.querySelectorAll('.tab')].map((t) => t.getAttribute('aria-label') || t.textContent || ''));
+      if (tabs.some((t) => /mdseek Search sections|mdseek-search/.test(t))) throw new Error(`the row's tab stayed open: ${JSON.stringify(tabs)}`);
+      await closeQuickInput();
+      // a whole question reaches the providers through the API (Ctrl+T hands them
+      // only its first word): the row holds it; the server's row of words
+      // ("mdseek: no section matches well …", for Neovim's picker) is not shown
+      let api = '';
+      if (spec.noMatch) {
+        const syms = (await selfTest({ symbolQuery: spec.noMatch.query })).workspaceSymbols || [];
+        const names = syms.map((x) => x.name);
+        if (names.some((n) => n.startsWith('mdseek: '))) throw new Error(`the server's row of words is listed: ${JSON.stringify(names)}`);
+        if (!names.includes(`Search by meaning: ${spec.noMatch.query}`)) throw new Error(`no question row for "${spec.noMatch.query}": ${JSON.stringify(names)}`);
+        api = `; the API lists ${names.length} symbols for the question, the row last`;
+      }
+      // (a question typed in Ctrl+T: VS Code asks the providers for its first word
+      // only and keeps the rows whose name holds the rest: noted, not asserted)
+      await page.keyboard.press('Control+T');
+      await input.waitFor({ state: 'visible', timeout: 10000 });
+      await page.keyboard.type(`${w.query} log of the outage`, { delay: 5 });
+      await sleep(1500);
+      const typedQuestion = (await quickPickRows()).map((r) => r.label);
+      await closeQuickInput();
+      return `row ${JSON.stringify(label)} among ${rows.length}; picker holds "${value}" and lists ${JSON.stringify(listed.slice(0, 3).map((r) => r.label))}; tabs ${tabsBefore} → ${tabs.length}${api}; Ctrl+T with "${w.query} log of the outage" lists ${JSON.stringify(typedQuestion)}`;
+    });
+  }
+
   // ---- 7b. writing links by meaning: code action + completion, followed with F12
   if (spec.links) await linkByMeaning(ws, spec.links);
 

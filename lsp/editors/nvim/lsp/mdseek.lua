@@ -59,6 +59,20 @@ return {
       hoverRelated = 5,
     },
   },
+  -- The index's state in :messages, in words ("mdseek: indexing notes…",
+  -- then "mdseek: ready: 42 files, 494 sections"); the progress between goes
+  -- to vim.lsp.status() and LspProgress as usual.
+  handlers = {
+    ['$/progress'] = function(err, params, ctx, config)
+      local v = params and params.value
+      if type(v) == 'table' and v.kind == 'begin' and v.title then
+        vim.notify(v.title .. '…')
+      elseif type(v) == 'table' and v.kind == 'end' and v.message then
+        vim.notify('mdseek: ' .. v.message)
+      end
+      return vim.lsp.handlers['$/progress'](err, params, ctx, config)
+    end,
+  },
   commands = {
     ['mdseek.showReferences'] = function(command, ctx)
       -- the "N references" code lens: its locations into the quickfix list
