@@ -107,10 +107,10 @@ def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
     db = tmp_path / "index.sqlite"
     eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
     eng.index()
-    fp32_id = eng.model_id
+    fp32_id = eng.models.model_id
     eng.close()
     again = Engine(ws, index_path=db)  # nothing asked: the index's fp32, no move, nothing pending
-    assert again.model_id == fp32_id and again.mover is None
+    assert again.models.model_id == fp32_id and again.models.mover is None
     rep = again.index()
     assert rep.embedded == 0 and set(models(db)) == {fp32_id}
     again.store.set_meta("precision", "int4; DROP TABLE x")
@@ -121,11 +121,11 @@ def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
         "this index remembers an unknown precision ('int4; DROP TABLE x'); using the default"
         in [r.getMessage() for r in caplog.records]
     )
-    assert odd.mover is None and odd.model_id == fp32_id  # the default: fp32
+    assert odd.models.mover is None and odd.models.model_id == fp32_id  # the default: fp32
     odd.close()
     asked = Engine(ws, index_path=db, embed=EmbedSettings(precision="int8"))  # a flag wins:
-    assert asked.mover is not None and asked.mover.model_id == fp32_id + "#onnx-int8"
-    assert asked.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
+    assert asked.models.mover is not None and asked.models.mover.model_id == fp32_id + "#onnx-int8"
+    assert asked.models.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
     asked.close()
 
 
@@ -162,7 +162,7 @@ def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):
     int8 = Engine(ws, index_path=tmp_path / "a.sqlite", embed=EmbedSettings(precision="int8"))
     int8.index()
     n = int8.export_vectors(tmp_path / "int8.npz")
-    assert n > 0 and int8.model_id.endswith("#onnx-int8")
+    assert n > 0 and int8.models.model_id.endswith("#onnx-int8")
     int8.close()
     fp32 = Engine(ws, index_path=tmp_path / "b.sqlite", embed=EmbedSettings(precision="fp32"))
     fp32.index(embed=False)
@@ -204,7 +204,7 @@ def test_after_slice_one_of_several_every_fp32_vector_is_still_there(wheel, tmp_
     int8_id = fp32_id + "#onnx-int8"
     eng = Engine(ws, embed=EmbedSettings(precision="int8", threads=1))
     try:
-        assert eng.index_path == db and eng.mover is not None
+        assert eng.index_path == db and eng.models.mover is not None
         assert eng.index().embedded == 0  # as `mdseek index` does first: int8 remembered
         left = eng.move_next(32)  # then slice 1
         assert left == texts - 32 and left > 2 * 32  # of several
@@ -215,7 +215,7 @@ def test_after_slice_one_of_several_every_fp32_vector_is_still_there(wheel, tmp_
         eng.close()
     again = Engine(ws)  # the next process: int8 remembered, the fp32 vectors serving
     try:
-        assert again.model_id == fp32_id and again.mover is not None
+        assert again.models.model_id == fp32_id and again.models.mover is not None
         assert again.move_pending() == texts - 32
         resp = again.search(QUERY, mode="dense", limit=3)
         assert resp.results and "database-failover" in resp.results[0].path
@@ -237,7 +237,7 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
     db = tmp_path / "index.sqlite"
     eng = Engine(ws, index_path=db)
     eng.index()
-    fp32_id = eng.model_id
+    fp32_id = eng.models.model_id
     eng.close()
     texts = models(db)[fp32_id]
     env = server_env(MDSEEK_THREADS="1")
@@ -289,7 +289,7 @@ def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
     f = Folder(ws)
     f.open(EngineOptions(index_path=db, embed=EmbedSettings(precision="int8")))
     try:
-        assert f.engine is not None and f.engine.mover is not None
+        assert f.engine is not None and f.engine.models.mover is not None
         f.reconcile()
         assert f.state == "ready"
         seen = set()
@@ -297,11 +297,11 @@ def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
         def probe() -> bool:
             resp = f.search(SearchRequest.make(QUERY, limit=3))
             assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
-            seen.add(f.engine.model_id)
-            return f.engine.mover is None
+            seen.add(f.engine.models.model_id)
+            return f.engine.models.mover is None
 
         wait_for(probe, timeout=180, every=0.2, what="the move's end")
-        assert f.engine.model_id.endswith("#onnx-int8") and len(seen) >= 1
-        assert probe() and set(models(db)) == {f.engine.model_id}
+        assert f.engine.models.model_id.endswith("#onnx-int8") and len(seen) >= 1
+        assert probe() and set(models(db)) == {f.engine.models.model_id}
     finally:
         f.close()

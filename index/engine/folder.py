@@ -70,7 +70,7 @@ class CancelToken:
 
 def _load_model(eng: Engine) -> bool:
     with _MODEL_LOAD:
-        return eng.embedder.available()
+        return eng.models.embedder.available()
 
 
 # -- one folder --------------------------------------------------------------------------
@@ -210,7 +210,7 @@ class Folder:
             # A long-lived process ranks BM25 from memory (built in the background
             # at the next search; FTS5 answers until then). Not before: the build
             # would compete with opening the folder for the first hybrid answer.
-            eng.lexical_in_memory = True
+            eng.lexical_side.in_memory = True
         except Cancelled:  # closing: the rest is done at the next start
             return None
         except Exception as exc:  # keep serving what the index holds
@@ -229,7 +229,12 @@ class Folder:
         made a slice at a time on a background thread (the writer runs each
         slice), search on the old ones until the switch (:mod:`precision_move`)."""
         eng = self.engine
-        if self.closed or eng is None or eng.mover is None or self.state != FolderState.READY:
+        if (
+            self.closed
+            or eng is None
+            or eng.models.mover is None
+            or self.state != FolderState.READY
+        ):
             return
         self._start_once("_moving", self._move_rest, "move", "moving %s's vectors")
 
@@ -240,7 +245,7 @@ class Folder:
         assert eng is not None
         while not self.closed and self._own(eng.move_next, EMBED_SLICE):
             pass
-        return eng.mover is None
+        return eng.models.mover is None
 
     def _read_all(self, progress: Progress | None) -> IndexReport:
         """Every file read, chunked and written, :data:`READ_SLICE` files per job
@@ -263,7 +268,7 @@ class Folder:
         searchable by meaning while the rest of the folder is still read."""
         eng = self.engine
         assert eng is not None
-        if self.closed or not eng.embedder.loaded or eng.embedder.error is not None:
+        if self.closed or not eng.models.embedder.loaded or eng.models.embedder.error is not None:
             return
         if opened := self.first_files():
             self._own(eng.embed_files, opened, EMBED_SLICE, rep)
@@ -271,7 +276,7 @@ class Folder:
     def _preload(self) -> None:
         """Start loading the model in the background, while the files are read."""
         eng = self.engine
-        if eng is not None and not eng.embedder.loaded and eng.embedder.error is None:
+        if eng is not None and not eng.models.embedder.loaded and eng.models.embedder.error is None:
             threading.Thread(
                 target=_load_model, args=(eng,), name="mdseek-model-load", daemon=True
             ).start()
@@ -279,7 +284,7 @@ class Folder:
     def _ensure_model(self, progress: Progress | None) -> None:
         eng = self.engine
         assert eng is not None
-        if not eng.embedder.loaded and eng.embedder.error is None:
+        if not eng.models.embedder.loaded and eng.models.embedder.error is None:
             if progress:
                 progress("model", 0, 1)
             _load_model(eng)
@@ -288,9 +293,9 @@ class Folder:
         """(Writer thread.) Sweep vectors no model of ours uses, count what is left."""
         eng = self.engine
         assert eng is not None
-        if rep.lexical_only_reason is None and eng.embedder.loaded:
-            eng.store.vectors.sweep_vectors(eng.model_id, eng.kept_models())
-        rep.pending = self.pending = eng.store.vectors.pending_count(eng.model_id)
+        if rep.lexical_only_reason is None and eng.models.embedder.loaded:
+            eng.store.vectors.sweep_vectors(eng.models.model_id, eng.kept_models())
+        rep.pending = self.pending = eng.store.vectors.pending_count(eng.models.model_id)
         rep.chunks = eng.store.counts()["chunks"]
         return rep
 
@@ -307,12 +312,12 @@ class Folder:
     def _embed_slices(self, progress: Progress | None, rep: IndexReport) -> None:
         eng = self.engine
         assert eng is not None
-        total = self.pending = self._own(eng.store.vectors.pending_count, eng.model_id)
+        total = self.pending = self._own(eng.store.vectors.pending_count, eng.models.model_id)
         if not total:
             return
         self._ensure_model(progress)
-        if eng.embedder.error is not None:  # nothing can be embedded: keywords only
-            rep.lexical_only_reason = str(eng.embedder.error)
+        if eng.models.embedder.error is not None:  # nothing can be embedded: keywords only
+            rep.lexical_only_reason = str(eng.models.embedder.error)
             return
         start = rep.embedded
 
@@ -443,7 +448,7 @@ class Folder:
         eng = self.engine
         if eng is None:
             return
-        err = eng.embedder.error
+        err = eng.models.embedder.error
         if err is not None or (rep is not None and rep.lexical_only_reason):
             self.state = FolderState.LEXICAL_ONLY
             self.message = str(err or (rep.lexical_only_reason if rep else ""))
@@ -468,7 +473,7 @@ class Folder:
         eng = self.engine
         if eng is None:
             return SearchResponse([], Mode.LEXICAL, self.message)  # completeness: it is opening
-        wait = self.state.busy and not eng.embedder.loaded
+        wait = self.state.busy and not eng.models.embedder.loaded
         asked = dataclasses.replace(request, mode=Mode.LEXICAL) if wait else request
         resp = facade.search(eng, asked)
         if wait and request.mode != Mode.LEXICAL and resp.note is None:
@@ -525,7 +530,7 @@ class Folder:
             fit, embedded = 1.0, 0
         else:
             st = eng.status()
-            fit, embedded = window_fraction(eng), eng.embedder.texts_embedded
+            fit, embedded = window_fraction(eng), eng.models.embedder.texts_embedded
         return dataclasses.replace(
             st, window_fit=fit, embedded_total=embedded, state=self.state, message=self.message
         )
