@@ -40,3 +40,37 @@ def test_parity_page_counts_match_the_cases():
         t = totals[peer]
         assert [int(t["passed"]), int(t["conv"]), int(t["total"])] == s, peer
     assert sum(s[2] for s in summed.values()) >= 150
+
+
+def table() -> str:
+    """docs/parity.md's counts table, from the cases:
+    ``PYTHONPATH=tests:tests/peers .venv/bin/python tests/peers/test_peer_counts.py``."""
+    out: list[str] = []
+    summed: dict[str, list[int]] = {}
+    for line in PARITY.read_text().splitlines():
+        m = ROW.match(line)
+        if not m:
+            continue
+        peer = m["peer"]
+        if out and peer not in summed:
+            out.append(_total(out, summed))
+        want = counts(importlib.import_module(m["file"]).CASES)
+        s = summed.setdefault(peer, [0, 0, 0])
+        for i in range(3):
+            s[i] += want[i]
+        feature, file = m["feature"], m["file"]
+        out.append(
+            f"| {peer} | [{feature}](../tests/peers/{file}.py) | {want[0]} | {want[1]} | {want[2]} |"
+        )
+    out.append(_total(out, summed))
+    return "\n".join(out)
+
+
+def _total(out: list[str], summed: dict[str, list[int]]) -> str:
+    peer = list(summed)[-1]
+    p, c, t = summed[peer]
+    return f"| **{peer}** | **all** | **{p}** | **{c}** | **{t}** |"
+
+
+if __name__ == "__main__":
+    print(table())
