@@ -78,14 +78,21 @@ def counts(cases: Iterable[dict]) -> tuple[int, int, int]:
 # -- one server per module -------------------------------------------------------------
 
 
-def server_fixture():
+def server_fixture(create_files: bool = False):
     """A module-scoped pytest-lsp client of ``mdseek serve`` with no folder yet:
-    each case adds its own (:func:`workspace`)."""
+    each case adds its own (:func:`workspace`). ``create_files``: the client
+    applies workspace edits that create files (as VS Code does)."""
 
     @pytest_lsp.fixture(scope="module", config=config())
     async def client(lsp_client: LanguageClient):
         caps = rename_capabilities()
         assert caps.text_document is not None
+        edit = caps.workspace.workspace_edit if caps.workspace else None
+        if create_files and edit is not None:
+            edit.resource_operations = [
+                *(edit.resource_operations or []),
+                types.ResourceOperationKind.Create,
+            ]
         caps.text_document.diagnostic = types.DiagnosticClientCapabilities()
         caps.text_document.folding_range = types.FoldingRangeClientCapabilities(
             line_folding_only=True
