@@ -7,8 +7,7 @@ folder`` is ``textDocument/codeAction`` at the peer's range in ``doc2.md``,
 its context holding the diagnostics mdseek gives that document (as an editor
 sends them); the peer's action name ``Create `doc3.md``` is the title of
 mdseek's quick fix ``Create doc3.md`` (without the backticks), offered to an
-editor that can create files. Both of the
-peer's tests are ported.
+editor that can create files. All of the peer's tests are ported (both).
 """
 
 from __future__ import annotations

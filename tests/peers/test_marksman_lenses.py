@@ -12,7 +12,7 @@ argument). marksman shows a lens only where there are references; mdseek
 shows one on every heading, so the peer's "no lens on ``## No ref``" is an
 assertion of its own.
 
-All three of the peer's tests are ported, split into one case per assertion.
+All of the peer's tests are ported (three, split into one case per assertion).
 """
 
 from __future__ import annotations

@@ -18,8 +18,9 @@ element is asked of mdseek through the request that shows it:
 * a tag (``T: name=tag``) is a ``workspace/symbol`` answer to ``#tag``: its
   place, the peer's element range (``#`` included); one case per tag.
 
-Not ported: ``FootnoteTests`` (skipped by the peer) and ``DocUrlTests`` (the
-peer's URL type, no answer of its own).
+The other ten ``WikiLinkTests`` are ported with their targets in
+:mod:`test_marksman_wiki_links`. Not ported: ``FootnoteTests`` (skipped by the
+peer) and ``DocUrlTests`` (the peer's URL type, no answer of its own).
 """
 
 from __future__ import annotations
@@ -86,8 +87,6 @@ def tag(name: str, text: str, query: str, places: list, **kw: object) -> dict:
     }
 
 
-NOTE = {"note.md": "# note"}
-
 CASES: list[dict] = [
     heads("HeadingTests.parse_empty", ""),
     heads("HeadingTests.parse_title_single", "# Title text", ("Title text", (0, 0, 0, 12))),
@@ -108,39 +107,6 @@ CASES: list[dict] = [
         "HeadingTests.parse_nested_headings",
         "# H1 \n## H2.1\n## H2.2\n",
         ("H1", (0, 0, 0, 5), ("H2.1", (1, 0, 1, 7)), ("H2.2", (2, 0, 2, 7))),
-    ),
-    links("WikiLinkTests.parser_xref_note", "[[note]]", [(0, 0, 0, 8)], NOTE),
-    links(
-        "WikiLinkTests.parser_xref_note_heading",
-        "[[note#heading]]",
-        [(0, 0, 0, 16)],
-        {"note.md": lines("# note", "## heading")},
-    ),
-    links(
-        "WikiLinkTests.parser_xref_text_before", "Before [[N]]", [(0, 7, 0, 12)], {"N.md": "# N"}
-    ),
-    links("WikiLinkTests.parser_xref_text_after", "[[note]]! Other", [(0, 0, 0, 8)], NOTE),
-    links("WikiLinkTests.parser_xref_text_around", "To [[note]]!", [(0, 3, 0, 11)], NOTE),
-    links(
-        "WikiLinkTests.parser_xref_2nd_line", "# H1\nThis is [[note]] huh!\n", [(1, 8, 1, 16)], NOTE
-    ),
-    links("WikiLinkTests.parse_wiki_empty_heading", "[[T#]]", [(0, 0, 0, 6)], {"T.md": "# T"}),
-    links(
-        "WikiLinkTests.parse_wiki_with_title",
-        "[[T#head|title]]",
-        [(0, 0, 0, 16)],
-        {"T.md": lines("# T", "## head")},
-    ),
-    links(
-        "WikiLinkTests.parse_wiki_empty_title",
-        "[[T#head|]]",
-        [(0, 0, 0, 11)],
-        {"T.md": lines("# T", "## head")},
-    ),
-    links(
-        "WikiLinkTests.parse_wiki_no_doc_and_title",
-        lines("[[#head|title]]", "## head"),
-        [(0, 0, 0, 15)],
     ),
     links("WikiLinkTests.parse_wiki_no_doc_and_no_title", "[[|]]", [(0, 0, 0, 5)]),
     links("WikiLinkTests.parse_wiki_all_empty", "[[]]", [(0, 0, 0, 4)]),
