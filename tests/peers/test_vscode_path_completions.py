@@ -130,7 +130,7 @@ CASES: list[dict] = [
         lines("# a B c", "# x y    Z", f"[ref-1]: {C}"),
         [("#a-b-c", "#a-b-c"), ("#x-y----z", "#x-y----z"), ("new.md", "new.md")],
         at="sub/new.md",
-        convention="mdseek completes a definition's destination after '#' only",
+        convention="mdseek offers the folder's other files (and their sections by meaning) after '[ref]: ', as after '](', and this document's anchors after '#'; VS Code lists this document's anchors and its own file there",
     ),
     accept(
         "Should support header completions on angle bracket path with spaces#1",
