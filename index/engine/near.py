@@ -4,9 +4,11 @@ engine holds (:mod:`..search.neardup` decides what a near-duplicate is).
 No new vector is made and no model is called: the document's chunk vectors
 are read from the dense matrix, one matrix product over the matrix finds the
 chunks close to any of its sections, and only those chunks' sections are
-read from the index and compared. Nothing is found while the model is not
-loaded (a lexical-only folder) or a chunk of the document waits for its
-vector.
+read from the index and compared. When a pair is found, a second product
+finds the sections near each other one, so that both are known to be each
+other's nearest (within :data:`..search.neardup.GAP`). Nothing is found while
+the model is not loaded (a lexical-only folder) or a chunk of the document
+waits for its vector.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..search.neardup import (
+    GAP,
     LENGTH_RATIO,
     MIN_WORDS,
     PREFILTER,
@@ -61,30 +64,26 @@ def near_duplicates(
     threshold: float = THRESHOLD,
     ratio: float = LENGTH_RATIO,
     min_words: int = MIN_WORDS,
+    gap: float | None = GAP,
 ) -> list[NearDuplicate]:
     """Each section of ``rel`` (folder-relative) with its near-duplicates in the
     folder (its own file included), in the order of the document, the best
     match of a section first."""
     if not engine.models.embedder.loaded:
         return []
-    chunks = engine.store.chunks
     dense = engine.dense_side
     dense.sync()
-    mine = _units(dense.matrix.vector, chunks.document_chunks(rel), min_words)
+    mine = _units(engine, rel, min_words)
     if mine is None or not mine:
         return []
-    qs = np.stack([unit_vector(u.vectors) for u in mine])
-    near = dense.matrix.chunks_near(qs, threshold - PREFILTER)
-    wanted = {(p, f, last) for _, p, f, last in chunks.spans(near).values()}
-    others: list[Unit] = []
-    for path in sorted({k[0] for k in wanted}):
-        units = (
-            mine
-            if path == rel
-            else _units(dense.matrix.vector, chunks.document_chunks(path), min_words)
-        )
-        others += [u for u in units or () if u.key in wanted]
-    found = pairs(mine, others, threshold, ratio, min_words)
+    others = _near(engine, mine, threshold, min_words, {rel: mine})
+    found = pairs(mine, others, threshold, ratio, min_words, gap=None)
+    if found and gap is not None:
+        # each other's own nearest sections: those near it that are not near mine
+        partners = list({others[j].key: others[j] for _, j, _ in found}.values())
+        seen = {u.key for u in (*mine, *others)}
+        peers = [u for u in _near(engine, partners, threshold, min_words) if u.key not in seen]
+        found = pairs(mine, others, threshold, ratio, min_words, gap, peers)
     if not found:
         return []
     places = _places(
@@ -99,21 +98,44 @@ def near_duplicates(
     return out
 
 
-def _units(vector, rows: list[ChunkRow], min_words: int) -> list[Unit] | None:
+def _near(
+    engine: Engine,
+    units: list[Unit],
+    threshold: float,
+    min_words: int,
+    known: dict[str, list[Unit]] | None = None,
+) -> list[Unit]:
+    """The sections with a chunk within :data:`PREFILTER` under ``threshold`` of
+    any of ``units``' vectors (``known``: documents' units already read)."""
+    qs = np.stack([unit_vector(u.vectors) for u in units])
+    near = engine.dense_side.matrix.chunks_near(qs, threshold - PREFILTER)
+    wanted = {(p, f, last) for _, p, f, last in engine.store.chunks.spans(near).values()}
+    out: list[Unit] = []
+    for path in sorted({k[0] for k in wanted}):
+        got = (known or {}).get(path)
+        if got is None:
+            got = _units(engine, path, min_words)
+        out += [u for u in got or () if u.key in wanted]
+    return out
+
+
+def _units(engine: Engine, rel: str, min_words: int) -> list[Unit] | None:
     """A document's sections as compared (keyed (path, first section, last
     section): a chunk that merged small sections is one unit); None when a
     chunk has no vector yet."""
+    vector = engine.dense_side.matrix.vector
     groups: dict[tuple[str, int, int], list[ChunkRow]] = defaultdict(list)
-    for c in rows:
+    for c in engine.store.chunks.document_chunks(rel):
         groups[(c.path, c.section_first, c.section_last)].append(c)
     out = []
     for key, cs in groups.items():
         vecs = [vector(c.id) for c in cs]
-        if any(v is None for v in vecs):
+        got = [v for v in vecs if v is not None]
+        if len(got) < len(vecs):
             return None
         words = body_words([c.text for c in cs], cs[0].heading)
         if words >= min_words:
-            out.append(Unit(key, np.stack(vecs), words))
+            out.append(Unit(key, np.stack(got), words))
     return out
 
 
