@@ -28,7 +28,7 @@ from ..search.neardup import (
     Unit,
     body_words,
     pairs,
-    unit_vector,
+    unit_vectors,
 )
 from ..store.chunks import ChunkRow, SectionRow
 
@@ -71,18 +71,18 @@ def near_duplicates(
     match of a section first."""
     if not engine.models.embedder.loaded:
         return []
-    dense = engine.dense_side
-    dense.sync()
-    mine = _units(engine, rel, min_words)
+    engine.dense_side.sync()
+    read = _Reader(engine, min_words)
+    mine = read.units(rel)
     if mine is None or not mine:
         return []
-    others = _near(engine, mine, threshold, min_words, {rel: mine})
+    others = read.near(mine, threshold)
     found = pairs(mine, others, threshold, ratio, min_words, gap=None)
     if found and gap is not None:
         # each other's own nearest sections: those near it that are not near mine
         partners = list({others[j].key: others[j] for _, j, _ in found}.values())
         seen = {u.key for u in (*mine, *others)}
-        peers = [u for u in _near(engine, partners, threshold, min_words) if u.key not in seen]
+        peers = [u for u in read.near(partners, threshold) if u.key not in seen]
         found = pairs(mine, others, threshold, ratio, min_words, gap, peers)
     if not found:
         return []
@@ -98,45 +98,57 @@ def near_duplicates(
     return out
 
 
-def _near(
-    engine: Engine,
-    units: list[Unit],
-    threshold: float,
-    min_words: int,
-    known: dict[str, list[Unit]] | None = None,
-) -> list[Unit]:
-    """The sections with a chunk within :data:`PREFILTER` under ``threshold`` of
-    any of ``units``' vectors (``known``: documents' units already read)."""
-    qs = np.stack([unit_vector(u.vectors) for u in units])
-    near = engine.dense_side.matrix.chunks_near(qs, threshold - PREFILTER)
-    wanted = {(p, f, last) for _, p, f, last in engine.store.chunks.spans(near).values()}
-    out: list[Unit] = []
-    for path in sorted({k[0] for k in wanted}):
-        got = (known or {}).get(path)
-        if got is None:
-            got = _units(engine, path, min_words)
-        out += [u for u in got or () if u.key in wanted]
-    return out
+class _Reader:
+    """One call's reads: a section made a :class:`Unit` (its vectors and words)
+    once, and of the other files only the sections compared are read."""
 
+    def __init__(self, engine: Engine, min_words: int) -> None:
+        self.engine = engine
+        self.min_words = min_words
+        self.made: dict[tuple[str, int, int], Unit | None] = {}
 
-def _units(engine: Engine, rel: str, min_words: int) -> list[Unit] | None:
-    """A document's sections as compared (keyed (path, first section, last
-    section): a chunk that merged small sections is one unit); None when a
-    chunk has no vector yet."""
-    vector = engine.dense_side.matrix.vector
-    groups: dict[tuple[str, int, int], list[ChunkRow]] = defaultdict(list)
-    for c in engine.store.chunks.document_chunks(rel):
-        groups[(c.path, c.section_first, c.section_last)].append(c)
-    out = []
-    for key, cs in groups.items():
-        vecs = [vector(c.id) for c in cs]
+    def units(self, rel: str) -> list[Unit] | None:
+        """The sections of ``rel`` as compared (keyed (path, first section, last
+        section): a chunk that merged small sections is one unit); None when a
+        chunk has no vector yet."""
+        groups: dict[tuple[str, int, int], list[ChunkRow]] = defaultdict(list)
+        for c in self.engine.store.chunks.document_chunks(rel):
+            groups[(c.path, c.section_first, c.section_last)].append(c)
+        out = []
+        for key, cs in groups.items():
+            u = self.made[key] = self._unit(key, [(c.id, c.heading, c.text) for c in cs])
+            if u is None:
+                return None
+            if u.words >= self.min_words:
+                out.append(u)
+        return out
+
+    def _unit(self, key: tuple[str, int, int], cs: list[tuple[int, str, str]]) -> Unit | None:
+        """A section from its chunks' (id, heading, text); None when one has no vector yet."""
+        vector = self.engine.dense_side.matrix.vector
+        vecs = [vector(c[0]) for c in cs]
         got = [v for v in vecs if v is not None]
-        if len(got) < len(vecs):
+        if len(got) < len(vecs) or not got:
             return None
-        words = body_words([c.text for c in cs], cs[0].heading)
-        if words >= min_words:
-            out.append(Unit(key, np.stack(got), words))
-    return out
+        return Unit(key, np.stack(got), body_words([c[2] for c in cs], cs[0][1]))
+
+    def near(self, units: list[Unit], threshold: float) -> list[Unit]:
+        """The sections with a chunk within :data:`PREFILTER` under ``threshold``
+        of any of ``units``' vectors (only those sections' chunks read)."""
+        qs = unit_vectors(units)
+        near = self.engine.dense_side.matrix.chunks_near(qs, threshold - PREFILTER)
+        spans = {(d, p, f, last) for d, p, f, last in self.engine.store.chunks.spans(near).values()}
+        todo = {(d, f, last): (p, f, last) for d, p, f, last in spans}
+        todo = {k: key for k, key in todo.items() if key not in self.made}
+        for k, cs in self.engine.store.chunks.section_chunks(todo).items():
+            key = todo[k]
+            self.made[key] = self._unit(key, cs)
+        out = []
+        for _, p, f, last in sorted(spans, key=lambda t: t[1:]):
+            u = self.made.get((p, f, last))
+            if u is not None and u.words >= self.min_words:
+                out.append(u)
+        return out
 
 
 def _places(engine: Engine, keys: set) -> dict[object, Place]:

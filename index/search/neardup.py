@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -55,13 +56,28 @@ class Unit:
 _WORD = re.compile(r"\w+")
 
 
+@lru_cache(maxsize=8192)
+def _words(text: str) -> int:
+    # each save checks the saved note again: its unchanged chunks are counted once
+    return len(_WORD.findall(text))
+
+
 def body_words(texts: Sequence[str], heading: str) -> int:
     """Words of a section's chunk texts (in order), its heading's not counted
     (the heading is in the first chunk's first two lines, ATX or setext)."""
-    n = sum(len(_WORD.findall(t)) for t in texts)
+    n = sum(_words(t) for t in texts)
     if texts and heading and heading in "\n".join(texts[0].split("\n", 2)[:2]):
         n -= len(_WORD.findall(heading))
     return max(n, 0)
+
+
+def unit_vectors(units: Sequence[Unit]) -> np.ndarray:
+    """:func:`unit_vector` of each unit, as rows (one product for all)."""
+    m = np.stack(
+        [u.vectors[0] if len(u.vectors) == 1 else u.vectors.mean(axis=0) for u in units]
+    ).astype(np.float32)
+    n = np.linalg.norm(m, axis=1, keepdims=True)
+    return m / np.where(n == 0, 1.0, n)
 
 
 def unit_vector(vectors: np.ndarray) -> np.ndarray:
@@ -94,9 +110,7 @@ def pairs(
     near the others that neither list holds); ``None`` leaves the test out."""
     if not mine or not others:
         return []
-    a = np.stack([unit_vector(u.vectors) for u in mine])
-    b = np.stack([unit_vector(u.vectors) for u in others])
-    sims = a @ b.T
+    sims = _cosines(unit_vectors(mine), unit_vectors(others))
     out = []
     for i, j in zip(*np.nonzero(sims >= threshold), strict=True):
         u, v = mine[int(i)], others[int(j)]
@@ -118,8 +132,15 @@ def nearest(units: Sequence[Unit], min_words: int = MIN_WORDS) -> dict[object, f
     ``min_words`` words; -1.0 when it has none."""
     pool = {u.key: u for u in units}
     keys = list(pool)
-    vecs = np.stack([unit_vector(pool[k].vectors) for k in keys])
-    sims = vecs @ vecs.T
+    vecs = unit_vectors([pool[k] for k in keys])
+    sims = _cosines(vecs, vecs)
     np.fill_diagonal(sims, -1.0)
     sims[:, [pool[k].words < min_words for k in keys]] = -1.0
     return {k: float(row.max()) for k, row in zip(keys, sims, strict=True)}
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # einsum's own loop, not BLAS: for a few hundred rows, BLAS's threads cost
+    # more than the product on a busy machine (29 x 110 rows: 0.2 ms, against
+    # 35 ms through a @ b.T at load 8 on 2 cores)
+    return np.einsum("ij,kj->ik", a, b)
