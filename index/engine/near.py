@@ -28,7 +28,9 @@ from ..search.neardup import (
     Unit,
     body_words,
     pairs,
+    unit_vector,
     unit_vectors,
+    within_gap,
 )
 from ..store.chunks import ChunkRow, SectionRow
 
@@ -83,7 +85,7 @@ def near_duplicates(
         partners = list({others[j].key: others[j] for _, j, _ in found}.values())
         seen = {u.key for u in (*mine, *others)}
         peers = [u for u in read.near(partners, threshold) if u.key not in seen]
-        found = pairs(mine, others, threshold, ratio, min_words, gap, peers)
+        found = within_gap(found, mine, others, gap, peers, min_words)
     if not found:
         return []
     places = _places(
@@ -130,7 +132,9 @@ class _Reader:
         got = [v for v in vecs if v is not None]
         if len(got) < len(vecs) or not got:
             return None
-        return Unit(key, np.stack(got), body_words([c[2] for c in cs], cs[0][1]))
+        # held as its one unit vector (the mean, made once: the same for every product)
+        vec = unit_vector(np.stack(got))[None, :]
+        return Unit(key, vec, body_words([c[2] for c in cs], cs[0][1]))
 
     def near(self, units: list[Unit], threshold: float) -> list[Unit]:
         """The sections with a chunk within :data:`PREFILTER` under ``threshold``

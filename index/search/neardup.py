@@ -117,14 +117,27 @@ def pairs(
         if u.key != v.key and comparable(u.words, v.words, ratio, min_words):
             out.append((int(i), int(j), float(sims[i, j])))
     if out and gap is not None:
-        best = nearest([*mine, *others, *peers], min_words)
-        out = [
-            (i, j, s)
-            for i, j, s in out
-            if s >= best[mine[i].key] - gap and s >= best[others[j].key] - gap
-        ]
+        out = within_gap(out, mine, others, gap, peers, min_words)
     out.sort(key=lambda t: (-t[2], t[0], t[1]))
     return out
+
+
+def within_gap(
+    found: list[tuple[int, int, float]],
+    mine: Sequence[Unit],
+    others: Sequence[Unit],
+    gap: float = GAP,
+    peers: Sequence[Unit] = (),
+    min_words: int = MIN_WORDS,
+) -> list[tuple[int, int, float]]:
+    """The pairs of ``found`` (:func:`pairs` without the gap) whose cosine is
+    within ``gap`` of each unit's nearest (see :func:`pairs`)."""
+    best = nearest([*mine, *others, *peers], min_words)
+    return [
+        (i, j, s)
+        for i, j, s in found
+        if s >= best[mine[i].key] - gap and s >= best[others[j].key] - gap
+    ]
 
 
 def nearest(units: Sequence[Unit], min_words: int = MIN_WORDS) -> dict[object, float]:
