@@ -82,9 +82,13 @@ def near_duplicates(
     found = pairs(mine, others, threshold, ratio, min_words, gap=None)
     if found and gap is not None:
         # each other's own nearest sections: those near it that are not near mine
-        partners = list({others[j].key: others[j] for _, j, _ in found}.values())
+        # (a section of this note was a query already: those near it are in others)
         seen = {u.key for u in (*mine, *others)}
-        peers = [u for u in read.near(partners, threshold) if u.key not in seen]
+        ours = {u.key for u in mine}
+        partners = list(
+            {o.key: o for o in (others[j] for _, j, _ in found) if o.key not in ours}.values()
+        )
+        peers = [u for u in read.near(partners, threshold) if u.key not in seen] if partners else []
         found = within_gap(found, mine, others, gap, peers, min_words)
     if not found:
         return []
