@@ -108,8 +108,10 @@ async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInfor
     if not query.strip():
         return []  # fast: clients ask with "" when the picker opens
     flt, words = filtered_words(query)
-    if not words.strip():
-        return []  # a filter alone ranks nothing (a lone #tag lists its uses: tags.py)
+    if not SearchRequest.make(words).text.strip():
+        # a filter alone ranks nothing (a lone #tag lists its uses: tags.py); nor
+        # does a query of nothing searchable (a lone surrogate, NUL)
+        return []
     answer, rows = await search(ws, words, ws.settings.search_limit, prefix_last=True, filter=flt)
     symbols = [F.symbol_information(r, uri, rng) for r, uri, rng, _ in rows]
     note = answer.note
