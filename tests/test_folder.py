@@ -218,7 +218,7 @@ def test_changes_are_chunked_at_once_and_embedded_in_the_background(
     embedded = threading.Event()
     f.on_embedded = embedded.set
     (ws / "okapi.md").write_text("# Okapi\n\n## Allowance\n\nThe quillwhistle stipend.\n")
-    assert f.catch_up()  # the scan sees the new file and chunks it before answering
+    assert f.changed()  # the scan sees the new file and chunks it before answering
     resp = f.search(SearchRequest.make("quillwhistle", 3, "lexical"))
     assert [r.path for r in resp.results] == ["okapi.md"]
     assert embedded.wait(60), "the background vectors never came"

@@ -38,8 +38,11 @@ from typing import Any
 from ..model.demand import DEMAND
 from ..search.requests import Mode, SearchRequest
 from ..store.adopt import flush_records
-from . import facade, linked
-from .engine import Engine, IndexReport, SearchResponse
+from ..text.document import ParsedDocument
+from . import facade, linked, near
+from .cancel import Cancelled, CancelToken
+from .engine import Engine, IndexReport, SearchResponse, SearchResult
+from .near import NearDuplicate
 from .opening import EngineOptions, OpenError, open_engine
 from .stats import window_fraction
 from .status import FolderState, Status
@@ -48,24 +51,11 @@ log = logging.getLogger(__name__)
 
 EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one batch, 2-5 s)
 READ_SLICE = 64  # files per writer job while a folder is first read (about 0.3 s idle)
-FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.catch_up`) is skipped for
+FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.changed`) is skipped for
 SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
 
 Progress = Callable[[str, int, int], None]
-
-
-class Cancelled(Exception):
-    """The work was for a request that is cancelled, or a folder that is closing."""
-
-
-class CancelToken:
-    def __init__(self) -> None:
-        self.cancelled = False
-
-    def check(self) -> None:
-        if self.cancelled:
-            raise Cancelled()
 
 
 def _load_model(eng: Engine) -> bool:
@@ -97,12 +87,17 @@ class Folder:
         self._embedding = False  # a loop of embed slices is running
         self._moving = False  # the precision move's loop is running
         self._embedding_lock = threading.Lock()
-        self._checked = 0.0  # when catch_up last scanned, and how long that took
+        self._checked = 0.0  # when changed() last scanned, and how long that took
         self._scan_seconds = 0.0
         self._fresh = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Folder({self.path}, {self.state})"
+
+    @property
+    def is_open(self) -> bool:
+        """Whether its index is open (not before :meth:`open`, nor when it cannot be)."""
+        return self.engine is not None
 
     @classmethod
     def adopt(cls, engine: Engine, rep: IndexReport) -> Folder:
@@ -419,7 +414,7 @@ class Folder:
         self._own(self._finish, rep)
         return True
 
-    def catch_up(self) -> bool:
+    def changed(self) -> bool:
         """For a front end no editor tells of changes (MCP): rechunk the files
         changed on disk now, their vectors in the background. One directory walk
         and a stat per file, skipped for a moment after the last one (20 times
@@ -521,6 +516,22 @@ class Folder:
         return linked.sections_like(
             self.engine, text, limit, exclude_rel, unlinked_line, dense=dense
         )
+
+    def read_document(self, path: str) -> ParsedDocument:
+        """A file of the folder as a client names it, parsed from disk
+        (:func:`facade.read_document`: OutsideRoot, NotIndexed)."""
+        if self.engine is None:
+            raise facade.NotIndexed(f"{path}: the folder's index is not open ({self.message})")
+        return facade.read_document(self.engine, path)
+
+    def heading_as_written(self, result: SearchResult) -> str:
+        """A result's heading as the file writes it (:func:`facade.heading_as_written`)."""
+        eng = self.engine
+        return result.heading if eng is None else facade.heading_as_written(eng, result)
+
+    def near_duplicates(self, rel: str) -> list[NearDuplicate]:
+        """The sections of ``rel`` that another section says again (:mod:`.near`)."""
+        return [] if self.engine is None else near.near_duplicates(self.engine, rel)
 
     def status(self) -> Status:
         """The index's status (:meth:`Engine.status`) with the folder's fields."""
