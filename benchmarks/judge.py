@@ -116,7 +116,8 @@ def _engine(root: Path, index: str, log: Log):
     if index != "default" and not path.exists() and start != path and start.exists():
         _copy_index(start, path)
     precision = kw.pop("precision", None)
-    embed = EmbedSettings(precision=precision) if precision else None
+    # the variables of the settings table (MDSEEK_THREADS: the same threads as the default index)
+    embed = EmbedSettings.from_env(precision=precision) if precision else None
     eng = Engine(root, index_path=path, **({"embed": embed} if embed else {}), **kw)
     t0 = time.perf_counter()
     rep = eng.index()
