@@ -147,7 +147,7 @@ class EmbedSettings:
     load weights from pickle files (.bin/.pt) when a model has no safetensors.
     ``precision``: "fp32" or "int8" (ONNX Runtime's dynamic quantisation of
     the export; its vectors have their own model id); None: what the index
-    remembers, else :data:`DEFAULT_PRECISION`."""
+    remembers, else the model's default (:func:`default_precision`)."""
 
     backend: str = settings.default("backend")
     threads: int = settings.default("threads")
