@@ -63,6 +63,20 @@ def test_int8_is_the_bundled_models_default_the_wheels_copy(wheel):
     assert Embedder(settings=EmbedSettings(backend="torch", threads=1)).model_id == fp32.model_id
 
 
+def test_the_early_session_is_the_defaults_int8_copy(wheel):
+    """A server or a search opens the default model's session before anyone
+    asks (``warm_default_session``): the int8 copy, which the default's
+    embedder then takes over (not a second session)."""
+    from mdseek.index.model import embed
+
+    embed.warm_default_session(threads=1).join(timeout=120)
+    opened = embed._speculative
+    assert opened == (str((wheel / packaged.INT8).resolve()), 1)
+    emb = Embedder(settings=EmbedSettings(threads=1))
+    session = embed._sessions.get(opened)
+    assert session is not None and emb.load() is session and embed._speculative is None
+
+
 def test_the_wheels_copy_is_the_recipes(wheel, tmp_path):
     """The shipped int8 copy gives the vectors onnx_int8's recipe gives when it
     quantises the shipped fp32 export (what an install without it would make)."""
