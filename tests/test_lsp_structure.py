@@ -321,3 +321,19 @@ async def test_duplicate_heading_warning_and_create_missing_note(client: Languag
     assert wiki[1].edits[0].new_text == "# New note\n\n## Plan\n"
     assert md[0].uri == uri(ws / "sub" / "gone.md")
     assert md[1].edits[0].new_text == "# gone\n"
+
+
+def test_table_of_contents_between_marksmans_markers_is_updated_in_place() -> None:
+    """A table marksman wrote (<!--toc:start--> ... <!--toc:end-->) is updated
+    between its markers, not inserted a second time."""
+    from mdseek.index.text.parse import parse_text
+    from mdseek.lsp.server.convert import Positions
+    from mdseek.lsp.server.toc import code_actions
+
+    text = "# T\n\n<!--toc:start-->\n<!--toc:end-->\n\n## A\n\n## B\n"
+    (action,) = code_actions(parse_text(text), "file:///t.md", Positions())
+    assert action.title == "Update table of contents"
+    assert action.edit is not None and action.edit.changes is not None
+    assert apply(text, action.edit.changes["file:///t.md"]) == (
+        "# T\n\n<!--toc:start-->\n- [A](#a)\n- [B](#b)\n<!--toc:end-->\n\n## A\n\n## B\n"
+    )

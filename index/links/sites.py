@@ -61,9 +61,13 @@ class Site:
 class SiteList(list[Site]):
     """The sites :func:`link_sites` read, in source order; ``cut`` when the
     document holds more links than :data:`.links.MAX_LINKS` (a rename or move
-    must leave it alone: the rest were not read)."""
+    must leave it alone: the rest were not read). ``image_refs``: each
+    reference-style image (``![alt][ref]``, ``![ref]``) as a reference link over
+    the whole image, its target the definition's; no site (the target is written
+    on the ``[ref]:`` line)."""
 
     cut: bool = False
+    image_refs: tuple[Link, ...] = ()
 
 
 # -- where link targets are written ------------------------------------------------
@@ -94,6 +98,8 @@ def _dest_recording(rule_fn: Callable, token_type: str) -> Callable:
             for tok in state.tokens[n:]:
                 if tok.type == token_type:
                     tok.meta = {**(tok.meta or {}), "dest": span}
+                    if span is None and token_type == "image":  # ![alt][ref]
+                        tok.meta["whole"] = (start, state.pos)
                     break
         return ok
 
@@ -188,17 +194,25 @@ def _sites(doc: ParsedDocument, links: Sequence[Link] | None) -> SiteList:
     env: dict = {}
     tokens = md.parse(text, env)
     out = SiteList()
+    image_refs: list[Link] = []
     for a, b in env.get("mdseek_defs", []):
         line = doc.offset_line(a)
         col, end = a - doc.line_offset(line), b - doc.line_offset(line)
         raw = text[a:b]
-        href = md.normalizeLink(raw[1:-1] if raw.startswith("<") else _unescape(raw))
+        href = md.normalizeLink(_unescape(raw[1:-1] if raw.startswith("<") else raw))
         out.append(Site("definition", _md_link(href, line, col, end), line, col, end, raw))
     for tok in tokens:
         if tok.type != "inline" or tok.map is None or not tok.children:
             continue
         lm = _LineMap(tok.content, tok.map[0], lines)
         for c in tok.children:
+            whole = (c.meta or {}).get("whole")
+            if whole:
+                (l0, c0), (l1, c1) = lm.pos(whole[0]), lm.pos(whole[1])
+                href = str(c.attrs.get("src", ""))
+                path, anchor = _split_href(href)
+                ref = Link("markdown", href, path, anchor, "", l0, c0, l1, c1, reference=True)
+                image_refs.append(ref)
             span = (c.meta or {}).get("dest")
             if not span or (c.type == "link_open" and c.markup == "autolink"):
                 continue
@@ -212,6 +226,7 @@ def _sites(doc: ParsedDocument, links: Sequence[Link] | None) -> SiteList:
     if links is None:
         links = find_links(doc)
     out.cut = bool(env.get("mdseek_cut")) or (isinstance(links, LinkList) and links.cut)
+    out.image_refs = tuple(image_refs)
     for lk in links:
         if lk.kind != "wiki" or lk.line != lk.end_line:
             continue

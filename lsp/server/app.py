@@ -10,6 +10,7 @@ requests) and calls the module that owns the feature:
   :mod:`.diagnostics`  broken links of every indexed file (pulled or pushed)
   :mod:`.quick_fixes`  their fixes: the nearest heading, the missing note created
   :mod:`.near_dups`    near-duplicate hints' fixes: a link or an embed in a section's place
+  :mod:`.link_defs`    remove an unused or duplicate [label]: definition
   :mod:`.indexing`     folders, reconciling with progress, file events
   :mod:`.folding`, :mod:`.document_links`, :mod:`.selection`  document structure
   :mod:`.lenses`       "N references" above headings
@@ -54,6 +55,7 @@ from . import (
     folding,
     highlight,
     lenses,
+    link_defs,
     links,
     navigation,
     near_dups,
@@ -369,6 +371,7 @@ async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[
     if _wanted(types.CodeActionKind.QuickFix, only):
         fixes = await off_loop(ls.ws, quick_fixes.anchor_fixes, ls.ws, uri, diags)
         fixes += await off_loop(ls.ws, near_dups.fixes, ls.ws, uri, diags)
+        fixes += await off_loop(ls.ws, link_defs.definition_fixes, ls.ws, uri, params.range)
         if supports_create(ls):
             fixes += await off_loop(ls.ws, quick_fixes.create_file_fixes, ls.ws, uri, diags)
     wanted = _wanted(toc.KIND, only)

@@ -274,13 +274,13 @@ class Documents:
             return links
         lines = doc.lines()
         sites = link_sites(doc, links)
-        images = [s.link for s in sites if s.kind == "image"]
+        images = [s.link for s in sites if s.kind == "image"] + list(sites.image_refs)
         defs = [
             s.link
             for s in sites
             if s.kind == "definition" and not lines[s.line].lstrip().startswith("[^")
         ]
         if not used_definitions:
-            used = {lk.href for lk in links if lk.reference}
+            used = {lk.href for lk in [*links, *sites.image_refs] if lk.reference}
             defs = [d for d in defs if d.href not in used]
         return [*links, *images, *defs]

@@ -1,6 +1,7 @@
 """textDocument/selectionRange (expand / shrink selection): the word under the
 cursor, then the link or code span holding it, then every block around it from
-the innermost out (paragraph, list item, list, block quote, fence, table,
+the innermost out (paragraph, list item, list, block quote, fence, table --
+inside a table first the cell's content, the cell, the row and the body --,
 heading, front matter), then the section it is in and each parent section,
 then the whole document. Each range holds the one before it; equal ranges
 appear once. Blocks come from markdown-it's tokens (:mod:`mdseek.index.text.structure`).
@@ -9,6 +10,7 @@ appear once. Blocks come from markdown-it's tokens (:mod:`mdseek.index.text.stru
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -82,6 +84,8 @@ def _chain(
     )
     around = [b for b in blocks if b.start_line <= line < b.end_line]
     for b in sorted(around, key=lambda b: -b.depth):
+        if b.kind == "table":
+            spots += _table_stops(lines, b, line, col)
         spots.append(_lines(lines, b.start_line, b.end_line))
     heads = doc.headings
     ends = subtree_ends(heads, doc.line_count)
@@ -91,6 +95,38 @@ def _chain(
             spots.append(_lines(lines, h.line, end))
     spots.append(_lines(lines, 0, max(doc.line_count, 1)))
     return _link_up(lines, pos, _nested(spots))
+
+
+_PIPE = re.compile(r"(?<!\\)\|")  # a cell border: a pipe not escaped
+
+
+def _table_stops(lines: list[str], table: Span, line: int, col: int) -> list[Spot]:
+    """Inside a table: the cell's content (between its pipes), the cell (its
+    pipes included), the row, and for a body row the body (every row under the
+    delimiter row)."""
+    text = lines[line] if line < len(lines) else ""
+    body = text.strip()
+    if not body:
+        return []
+    first = len(text) - len(text.lstrip())
+    last = first + len(body)
+    out: list[Spot] = []
+    if line != table.start_line + 1:  # not the delimiter row: a cell
+        pipes = [m.start() for m in _PIPE.finditer(text, first, last)]
+        bounds = ([] if pipes[:1] == [first] else [first - 1]) + pipes
+        if not pipes or pipes[-1] != last - 1:
+            bounds.append(last)
+        for a, b in itertools.pairwise(bounds):
+            if a < col <= b or (a == col == first):
+                out.append((line, a + 1, line, b))  # the content
+                out.append((line, max(a, first), line, min(b + 1, last)))  # with its pipes
+                break
+    out.append((line, first, line, last))
+    if line > table.start_line + 1:  # from the first body row's first character
+        top = table.start_line + 2
+        _, _, end, end_col = _lines(lines, top, table.end_line)
+        out.append((top, len(lines[top]) - len(lines[top].lstrip()), end, end_col))
+    return out
 
 
 def _lines(lines: list[str], start: int, end: int) -> Spot:

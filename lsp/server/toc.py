@@ -5,8 +5,9 @@ in place.
 How an existing table is recognised, first match wins:
 
 1. Between marker comments: ``<!-- toc -->`` and ``<!-- tocstop -->`` (the
-   markdown-toc convention), or ``<!-- TOC -->`` and ``<!-- /TOC -->``; case
-   does not matter. The lines between them are replaced.
+   markdown-toc convention), ``<!-- TOC -->`` and ``<!-- /TOC -->``, or
+   marksman's ``<!--toc:start-->`` and ``<!--toc:end-->``; case does not
+   matter. The lines between them are replaced.
 2. Otherwise a top-level list every line of which is an item holding one link
    to an anchor of this document (``- [Install](#install)``), as other tools
    and people write it without markers; the list is replaced.
@@ -36,8 +37,8 @@ if TYPE_CHECKING:
 KIND = f"{types.CodeActionKind.Source.value}.toc"
 START = "<!-- toc -->"
 STOP = "<!-- tocstop -->"
-_START = re.compile(r"^\s{0,3}<!--\s*toc\s*-->\s*$", re.IGNORECASE)
-_STOP = re.compile(r"^\s{0,3}<!--\s*(?:tocstop|/toc)\s*-->\s*$", re.IGNORECASE)
+_START = re.compile(r"^\s{0,3}<!--\s*toc(?::start)?\s*-->\s*$", re.IGNORECASE)
+_STOP = re.compile(r"^\s{0,3}<!--\s*(?:tocstop|/toc|toc:end)\s*-->\s*$", re.IGNORECASE)
 _ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+\[(?:[^\]\\]|\\.)*\]\(#[^)\s]*\)\s*$")
 
 

@@ -78,14 +78,21 @@ def counts(cases: Iterable[dict]) -> tuple[int, int, int]:
 # -- one server per module -------------------------------------------------------------
 
 
-def server_fixture():
+def server_fixture(create_files: bool = False):
     """A module-scoped pytest-lsp client of ``mdseek serve`` with no folder yet:
-    each case adds its own (:func:`workspace`)."""
+    each case adds its own (:func:`workspace`). ``create_files``: the client
+    applies workspace edits that create files (as VS Code does)."""
 
     @pytest_lsp.fixture(scope="module", config=config())
     async def client(lsp_client: LanguageClient):
         caps = rename_capabilities()
         assert caps.text_document is not None
+        edit = caps.workspace.workspace_edit if caps.workspace else None
+        if create_files and edit is not None:
+            edit.resource_operations = [
+                *(edit.resource_operations or []),
+                types.ResourceOperationKind.Create,
+            ]
         caps.text_document.diagnostic = types.DiagnosticClientCapabilities()
         caps.text_document.folding_range = types.FoldingRangeClientCapabilities(
             line_folding_only=True
@@ -687,3 +694,48 @@ async def run_highlights(client: LanguageClient, tmp: Path, case: dict) -> None:
         )
         got = sorted(as_tuple(h.range) for h in found or [])
         assert got == sorted(tuple(r) for r in case["ranges"])
+
+
+async def workspace_symbol_names(client: LanguageClient, query: str) -> list[str]:
+    """The names of ``workspace/symbol``'s answer to ``query``, but mdseek's
+    note row (kind Event: "mdseek: no section matches well …", "mdseek: Nothing
+    close in meaning …"), which says how good the answer is and names no symbol."""
+    found = await client.workspace_symbol_async(types.WorkspaceSymbolParams(query=query))
+    return [s.name for s in found or [] if s.kind != types.SymbolKind.Event]
+
+
+async def run_workspace_symbols(client: LanguageClient, tmp: Path, case: dict) -> None:
+    """Keys: ``query`` and ``names`` (the peer's, compared in the order of their
+    places: file, then line), or ``count``; ``then``: a change made before
+    asking, ``{path: text}`` (None: the file deleted), told to the server as
+    ``workspace/didChangeWatchedFiles``."""
+    async with workspace(client, tmp, case) as ws:
+        await ws.opened()
+        changes = []
+        for rel, text in case.get("then", {}).items():
+            existed = ws.path(rel).exists()
+            if text is None:
+                ws.path(rel).unlink()
+                kind = types.FileChangeType.Deleted
+            else:
+                ws.path(rel).write_text(text, encoding="utf-8")
+                kind = types.FileChangeType.Changed if existed else types.FileChangeType.Created
+            changes.append(types.FileEvent(uri=ws.uri(rel), type=kind))
+        if changes:
+            client.workspace_did_change_watched_files(
+                types.DidChangeWatchedFilesParams(changes=changes)
+            )
+            await ws.opened()
+        found = await client.workspace_symbol_async(
+            types.WorkspaceSymbolParams(query=case["query"])
+        )
+        rows = [s for s in found or [] if s.kind != types.SymbolKind.Event]
+        if "count" in case:
+            assert len(rows) == case["count"], [s.name for s in rows]
+            return
+
+        def place(s: Any) -> tuple:
+            loc = s.location
+            return (ws.rel(loc.uri), loc.range.start.line) if hasattr(loc, "range") else ()
+
+        assert [s.name for s in sorted(rows, key=place)] == case["names"]

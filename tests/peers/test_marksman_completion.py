@@ -65,7 +65,7 @@ CASES: list[dict] = [
         "doc1.md",
         (1, 3),
         ["[[#H2]]"],
-        convention="marksman offers each heading text once, leaves out level-1 headings (H1, A) and closes the link; mdseek offers every heading (H2 twice) and inserts its text only",
+        convention="marksman leaves out level-1 headings (H1, A) and closes the link; mdseek offers every heading (H1, A, H2: each text once) and inserts its text only",
     ),
     cand("noDupsOnAchor_intraFile [each heading once]", GLOBAL, "doc1.md", (1, 3), [], once=True),
     cand(
@@ -82,7 +82,7 @@ CASES: list[dict] = [
         "doc1.md",
         (7, 3),
         ["[[#H2]]"],
-        convention="marksman offers each heading text once and leaves out level-1 headings (H1, A); mdseek offers every heading (H2 twice)",
+        convention="marksman leaves out level-1 headings (H1, A); mdseek offers every heading (H1, A, H2: each text once)",
     ),
     cand("noDupsOnAchor_crossFile", GLOBAL, "doc 2.md", (1, 5), ["[[h1#H2]]"], convention=TITLE),
     cand(
@@ -136,6 +136,19 @@ CASES: list[dict] = [
         (1, 3),
         ["[[#H2.1]]", "[[#H2.2]]"],
         convention="marksman leaves the note's title (# Doc 1) out and closes the link; mdseek offers every heading and inserts its text only",
+    ),
+    cand(
+        "partialWikiDocHeading",
+        {
+            "doc1.md": lines("# Doc 1", "[[d#"),
+            "doc2.md": lines("# Doc 2", "## H2"),
+            "doc3.md": lines("# Doc 3", "## H3"),
+        },
+        "doc1.md",
+        (1, 4),
+        ["[[doc-2#H2]]", "[[doc-3#H3]]"],
+        convention=TITLE
+        + "; and marksman matches [[d# fuzzily to every note whose title holds a d and offers their headings; mdseek offers the headings of the note [[d]] names (none here)",
     ),
     cand(
         "partialWikiDocHeading_FileStem",

@@ -20,10 +20,10 @@ note by its title (``[[Doc 2]]`` for ``# Doc 2`` in ``doc2.md``) and decodes
 ``%20`` in them; mdseek follows Obsidian, where ``[[name]]`` names a file, as
 written. Cases that turn on that are marked.
 
-Not ported: ``parse_wiki_no_doc_and_no_title`` and ``parse_wiki_all_empty``
-(``[[|]]``, ``[[]]``: links to nothing), ``parse_wiki_escaped_hash*`` (3: a ``\\#`` in a note's name, which
-Obsidian does not allow), ``complex_example_1`` and the ConnTest graph (marksman's
-internals).
+``parse_wiki_no_doc_and_no_title``, ``parse_wiki_all_empty``,
+``parse_wiki_escaped_hash*`` and ``complex_example_1`` are ported with the rest
+of ParserTests.fs in :mod:`test_marksman_parser`. Not ported: the ConnTest
+graph (marksman's internals).
 """
 
 from __future__ import annotations

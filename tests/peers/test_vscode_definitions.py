@@ -5,6 +5,7 @@ Peer: microsoft/vscode-markdown-languageservice at 972b95e0ff2251fd4c9a8d0f6d312
 Translation into LSP terms: ``getDefinition`` is ``textDocument/definition``;
 the peer's expected (document, line) per location is compared, and "undefined"
 is no location. A test that triggers at several places is one case per place.
+All of the peer's tests are ported.
 """
 
 from __future__ import annotations

@@ -20,8 +20,11 @@ Translation into LSP terms:
 * The peer's ``other`` and ``space file`` documents are ``other.md`` and
   ``space file.md`` here: mdseek reads ``.md`` and ``.markdown`` files only.
 
-Not ported: computer tests of reference links without a definition (which
-VS Code's own documentLink drops: 8 tests), of an inner document's URI (a VS
+Six computer tests of reference links without a definition (which VS Code's
+own documentLink drops) are ported with the definition added (their name says
+so). Not ported: two more such tests (``[![alt][img]][def]``, and
+``- [@just-web/contributions]:`` lines, which CommonMark reads as definitions
+where the peer does not), computer tests of an inner document's URI (a VS
 Code notebook concept), of HTML ``id`` targets (2 tests) and the peer's
 skipped test.
 """
@@ -488,6 +491,75 @@ CASES: list[dict] = [
             ((1, 8, 1, 24), ("space file.md", 0)),
         ],
     },
+    computer(
+        "Should find definitions links with spaces in angle brackets (#136073)",
+        lines("[a]: <b c>", "[b]: <cd>"),
+        [(0, 6, 0, 9), (1, 6, 1, 8)],
+        {"b c": None, "cd": None},
+    ),
+    computer(
+        "Should find angle bracket link in escaped link (#15)",
+        lines("\\[text](<http://example.com>)", "", "\\[text]: <http://example.com>"),
+        [(0, 9, 0, 27), (2, 10, 2, 28)],
+        convention=AUTOLINK,
+    ),
+    computer(
+        "Should find link with spaces in angle brackets for image hyperlinks with titles",
+        '![link](< path > "test")',
+        [(0, 9, 0, 15)],
+        {"path": None},  # CommonMark (markdown-it) trims the spaces inside <...>
+    ),
+    computer(
+        "Should find reference links to images",
+        lines("[![alt](img)][def]", "", "[def]: http://example.com"),
+        [(0, 8, 0, 11), (0, 14, 0, 17), (2, 7, 2, 25)],
+        {"img": None},
+    ),
+    computer(
+        "Should find links to images references",
+        lines("[![alt][def]](img)", "", "[def]: http://example.com"),
+        [(0, 14, 0, 17), (0, 8, 0, 11), (2, 7, 2, 25)],
+        {"img": None},
+    ),
+    computer(
+        "Should find angle bracket links with escapes",
+        lines("![text](<\\<cat\\>.gif>)", "", "[def]: <\\<cat\\>.gif>"),
+        [(0, 9, 0, 20), (2, 8, 2, 19)],
+        {"<cat>.gif": None},
+    ),
+    # The peer's reference links below have no definition: VS Code's link
+    # provider (what an editor asks) drops such links, so each case adds the
+    # definition its label names on a last line, and that line's link.
+    computer(
+        "Should find image reference links [with its definition]",
+        lines("![][cat]", "", "[cat]: http://example.com"),
+        [(0, 4, 0, 7), (2, 7, 2, 25)],
+    ),
+    computer(
+        "Should find inline image reference links [with its definition]",
+        lines("ab ![][cat] d", "", "[cat]: http://example.com"),
+        [(0, 7, 0, 10), (2, 7, 2, 25)],
+    ),
+    computer(
+        "Should find reference link with space in reference name [with its definition]",
+        lines("[text][my ref]", "", "[my ref]: http://example.com"),
+        [(0, 7, 0, 13), (2, 10, 2, 28)],
+    ),
+    computer(
+        "Should find reference link shorthand using empty closing brackets (#141285) [with its definition]",
+        lines("[ref][]", "", "[ref]: http://example.com"),
+        [(0, 1, 0, 4), (2, 7, 2, 25)],
+    ),
+    computer(
+        "Should find reference link shorthand using space in reference name [with its definition]",
+        lines("[my ref][]", "", "[my ref]: http://example.com"),
+        [(0, 1, 0, 7), (2, 10, 2, 28)],
+    ),
+    computer(
+        "Should find reference link shorthand for link with space in label (#141285) [with its definition]",
+        lines("[ref with space]", "", "[ref with space]: http://example.com"),
+        [(0, 1, 0, 15), (2, 18, 2, 36)],
+    ),
     computer(
         "Should resolve link to header over HTML id when both match",
         lines("# My Header", "", '<div id="my-header"></div>', "", "[link](#my-header)"),

@@ -14,11 +14,14 @@ comes first), stops at a heading's content before the heading, and has no
 whole-document stop; mdseek starts at the word, goes from a block to its
 section (heading included) and ends with the whole document.
 
-Not ported: the other 51 tests -- bold and italic spans, the parts of a link
-(text, destination, title, angle brackets), inline code, tables' cells and
-rows, link definitions, images (stops mdseek does not make), the long
-heading-nesting tests (the heading-content stops the cases above already
-show), and the peer's list tests repeated with tabs.
+Inside a table both stop at the cell's content, the cell, the row and (in a
+body row) the body before the table.
+
+Not ported: the other 34 tests -- bold and italic spans (inside a table's cell
+too), the parts of a link (text, destination, title, angle brackets), inline
+code (inside a table's cell too), link definitions, autolinks, images (stops
+mdseek does not make), and the long heading-nesting tests (the heading-content
+stops the cases above already show).
 """
 
 from __future__ import annotations
@@ -42,6 +45,17 @@ def select(name: str, text: str, *chains: list, **kw: object) -> dict:
 C = CURSOR
 CASES: list[dict] = [
     select("Smart select single word", f"Hel{C}lo", [(0, 0)], convention=WORD),
+    select(
+        "Smart select paragraph",
+        "Many of the core components and extensions to "
+        f"{C}VS Code live in their own repositories on GitHub. For example, the "
+        "[node debug adapter](https://github.com/microsoft/vscode-node-debug) and the "
+        "[mono debug adapter](https://github.com/microsoft/vscode-mono-debug) have their own "
+        "repositories. For a complete list, please visit the "
+        "[Related Projects](https://github.com/microsoft/vscode/wiki/Related-Projects) page "
+        "on our [wiki](https://github.com/microsoft/vscode/wiki).",
+        [(0, 0)],
+    ),
     select(
         "Smart select multi-line paragraph",
         lines(
@@ -156,6 +170,140 @@ CASES: list[dict] = [
         "Smart select last list item",
         lines("- level 1", "- level 2", "- level 2", f"- level {C}1"),
         [(3, 3), (0, 3)],
+    ),
+    select(
+        "Smart select table",
+        lines("a", "", "| a | b |", "|---|---|", f"| 1 | 2{C} |", "| 3 | 4 |", "", "b"),
+        [(4, 4), (4, 4), (4, 4), (4, 5), (2, 5)],
+        convention=WORD + "; and " + DOC,
+    ),
+    select(
+        "Smart select multi nested block quotes",
+        lines("> item 1", ">> item 2", f">>> {C}item 3", ">>>> item 4"),
+        [(2, 2), (2, 3), (1, 3), (0, 3)],
+    ),
+    select(
+        "Smart select on second level of a list",
+        lines(
+            "* level 0",
+            "   * level 1",
+            "   * level 1",
+            "       * level 2",
+            "   * level 1",
+            f"   * level {C}1",
+            "* level 0",
+        ),
+        [(5, 5), (1, 5), (0, 5), (0, 6)],
+    ),
+    select(
+        "Smart select on third level of a list",
+        lines(
+            "* level 0",
+            "   * level 1",
+            "   * level 1",
+            f"       * level {C}2",
+            "       * level 2",
+            "   * level 1",
+            "   * level 1",
+            "* level 0",
+        ),
+        [(3, 3), (3, 4), (2, 4), (1, 6), (0, 6), (0, 7)],
+    ),
+    select(
+        "Smart select level 2 then level 1",
+        lines("* level 1", f"   * level {C}2", "   * level 2", "* level 1"),
+        [(1, 1), (1, 2), (0, 2), (0, 3)],
+    ),
+    select(
+        "Smart select on second level of a list [tabs]",
+        lines(
+            "* level 0",
+            "\t* level 1",
+            "\t* level 1",
+            "\t\t* level 2",
+            "\t* level 1",
+            f"\t* level {C}1",
+            "* level 0",
+        ),
+        [(5, 5), (1, 5), (0, 5), (0, 6)],
+    ),
+    select(
+        "Smart select on third level of a list [tabs]",
+        lines(
+            "* level 0",
+            "\t* level 1",
+            "\t* level 1",
+            f"\t\t* level {C}2",
+            "\t\t* level 2",
+            "\t* level 1",
+            "\t* level 1",
+            "* level 0",
+        ),
+        [(3, 3), (3, 4), (2, 4), (1, 6), (0, 6), (0, 7)],
+    ),
+    select(
+        "Smart select level 2 then level 1 [tabs]",
+        lines("* level 1", f"\t* level {C}2", "\t* level 2", "* level 1"),
+        [(1, 1), (1, 2), (0, 2), (0, 3)],
+    ),
+    select(
+        "Smart select table cell then row",
+        lines("| a | b | c |", "|---|---|---|", f"| 1 | 2{C} | 3 |"),
+        [(2, 5, 2, 18), (2, 4, 2, 19), (2, 0, 2, 23), (0, 0, 2, 23)],
+        convention=WORD,
+    ),
+    select(
+        "Smart select table cell in first column",
+        lines("| a | b | c |", "|---|---|---|", f"| {C}1 | 2 | 3 |"),
+        [(2, 1, 2, 14), (2, 0, 2, 15), (2, 0, 2, 23), (0, 0, 2, 23)],
+    ),
+    select(
+        "Smart select table cell in last column",
+        lines("| a | b | c |", "|---|---|---|", f"| 1 | 2 | 3{C} |"),
+        [(2, 9, 2, 22), (2, 8, 2, 23), (2, 0, 2, 23), (0, 0, 2, 23)],
+        convention=WORD,
+    ),
+    select(
+        "Smart select table header cell",
+        lines(f"| a{C} | b | c |", "|---|---|---|", "| 1 | 2 | 3 |"),
+        [(0, 1, 0, 14), (0, 0, 0, 15), (0, 0, 0, 23), (0, 0, 2, 13)],
+        convention=WORD,
+    ),
+    select(
+        "Smart select table with multiple body rows",
+        lines("| a | b |", "|---|---|", "| 1 | 2 |", f"| 3 | 4{C} |"),
+        [(3, 5, 3, 18), (3, 4, 3, 19), (3, 0, 3, 19), (2, 0, 3, 19), (0, 0, 3, 19)],
+        convention=WORD,
+    ),
+    select(
+        "Smart select table row then body then entire table",
+        lines(
+            "# Header",
+            "",
+            "| col1 | col2 |",
+            "|------|------|",
+            "| a    | b    |",
+            f"| c{C}    | d    |",
+            "| e    | f    |",
+            "",
+            "More text",
+        ),
+        [
+            (5, 1, 5, 17),
+            (5, 0, 5, 18),
+            (5, 0, 5, 25),
+            (4, 0, 6, 15),
+            (2, 0, 6, 15),
+            (1, 0, 8, 9),
+            (0, 0, 8, 9),
+        ],
+        convention=WORD + "; and " + CONTENT,
+    ),
+    select(
+        "Smart select indented table cell",
+        lines("- list item", "", "    | a | b |", "    |---|---|", f"    | 1{C} | 2 |"),
+        [(4, 5, 4, 18), (4, 4, 4, 19), (4, 4, 4, 23), (2, 0, 4, 23), (0, 0, 4, 23)],
+        convention=WORD,
     ),
     select(
         "Smart select link inside text",
