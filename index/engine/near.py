@@ -138,11 +138,16 @@ class _Reader:
             for key, cs in groups.items():
                 self.made[key] = self._unit(key, cs)
             return
-        at = 0
-        for key, cs in groups.items():
-            vec = unit_vector(mat[at : at + len(cs)])[None, :]  # the mean, made once
-            at += len(cs)
-            self.made[key] = Unit(key, vec, body_words([c[2] for c in cs], cs[0][1]))
+        if not len(mat):
+            return
+        # each section's mean, made unit length once (one chunk: its own vector)
+        starts = np.cumsum([0] + [len(cs) for cs in groups.values()])[:-1]
+        means = np.add.reduceat(mat, starts, axis=0)
+        norms = np.linalg.norm(means, axis=1, keepdims=True)
+        vecs = (means / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+        for n, (key, cs) in enumerate(groups.items()):
+            words = body_words([c[2] for c in cs], cs[0][1])
+            self.made[key] = Unit(key, vecs[n : n + 1], words)
 
     def _unit(self, key: tuple[str, int, int], cs: list[tuple[int, str, str]]) -> Unit | None:
         """A section from its chunks' (id, heading, text); None when one has no vector yet."""

@@ -151,10 +151,9 @@ def nearest(
     rows = [k for k in keys if of is None or k in of]
     sims = _cosines(unit_vectors([pool[k] for k in rows]), unit_vectors([pool[k] for k in keys]))
     col = {k: c for c, k in enumerate(keys)}
-    for r, k in enumerate(rows):
-        sims[r, col[k]] = -1.0
-    sims[:, [pool[k].words < min_words for k in keys]] = -1.0
-    return {k: float(row.max()) for k, row in zip(rows, sims, strict=True)}
+    sims[np.arange(len(rows)), [col[k] for k in rows]] = -1.0
+    sims[:, np.fromiter((pool[k].words < min_words for k in keys), bool, len(keys))] = -1.0
+    return dict(zip(rows, sims.max(axis=1).tolist(), strict=True))
 
 
 def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
