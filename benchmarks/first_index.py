@@ -107,9 +107,9 @@ def one(vault: Path, index: Path, every: float) -> dict:
         idle.append(time.perf_counter() - t)
     st = f.status()
     out = {
-        "model": st["model"],
-        "chunks": st["chunks"],
-        "pending": st["pending_embeds"],
+        "model": st.model,
+        "chunks": st.chunks,
+        "pending": st.pending_embeds,
         "chunk_vectors_s": round(chunks_s if chunks_s is not None else total, 1),
         "all_vectors_s": round(total, 1),
         "embedded": rep.embedded,

@@ -1,19 +1,22 @@
 """Near-duplicate sections: the threshold chosen on labelled pairs, and the cost on save.
 
-    .venv/bin/python -m benchmarks.near_duplicates [--work DIR] [--candidates N] [--cost]
+    .venv/bin/python -m benchmarks.near_duplicates [--work DIR] [--candidates N]
+        [--cost [--cost-file REL]]
 
 The product docs (``../shared/data/rhdh/docs``, read there, copied only into
 the run's work folder) are indexed with the default model. Every pair of
 sections of at least :data:`mdseek.index.search.neardup.MIN_WORDS` words each,
 lengths within the loosest of :data:`RATIOS`, whose vectors' cosine is at
-least :data:`FLOOR` is a candidate. The labelled pairs
+least :data:`FLOOR` is a candidate, with its gap: how far its cosine falls
+below the nearest section's (of :data:`MIN_WORDS` words) of either of the
+two. The labelled pairs
 (``benchmarks/neardup/labels.tsv``: the two sections as ``path:line``, 1-based
 heading lines, the label and why; 1 = near-duplicate: most of each section's
 text is in the other, what differs is names, values or a minor part, and
 both say the same thing) are split in halves by the pair id
-(:func:`data.split_of`). The (threshold, length ratio) of :data:`GRID` x
-:data:`RATIOS` with the highest recall on the dev half among those of
-precision at least :data:`TARGET` is chosen; precision and recall are reported
+(:func:`data.split_of`). The (threshold, length ratio, gap) of :data:`GRID` x
+:data:`RATIOS` x :data:`GAPS` with the highest recall on the dev half among
+those of precision at least :data:`TARGET` is chosen; precision and recall are reported
 on the held-out half, for it and for what the engine ships. Recall is over the
 labelled positives (pairs under the floor are not labelled: a positive there
 is missed by every threshold).
@@ -22,7 +25,8 @@ is missed by every threshold).
 labelling (``--all`` prints every candidate). ``--cost`` times, side by side,
 a one-line edit's save -> searchable in the engine (``Engine.index_file``:
 parse, write, embed the changed chunk) and the near-duplicate check of the
-saved file that follows it (:func:`near_duplicates`), and prints the ratio.
+saved file that follows it (:func:`near_duplicates`), and prints the ratio;
+``--cost-file`` edits that file instead of the largest.
 """
 
 from __future__ import annotations
@@ -41,7 +45,9 @@ import numpy as np
 from mdseek.index.engine.engine import Engine
 from mdseek.index.engine.near import near_duplicates
 from mdseek.index.search.neardup import (
+    GAP,
     LENGTH_RATIO,
+    MIN_WORDS,
     THRESHOLD,
     body_words,
     comparable,
@@ -55,8 +61,9 @@ LABELS = Path(__file__).resolve().parent / "neardup" / "labels.tsv"
 FLOOR = 0.80  # candidates: pairs at and above this cosine
 GRID = [round(0.80 + 0.005 * i, 3) for i in range(40)]
 RATIOS = [0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9]  # length ratios tried with each threshold
+GAPS = [0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 1.0]  # gaps tried with each (1.0: no gap test)
 TARGET = 0.9  # precision wanted on the dev half
-Cand = tuple[float, float]  # a pair's cosine and length ratio
+Cand = tuple[float, float, float]  # a pair's cosine, length ratio and gap
 
 
 def workspace(work: Path) -> Path:
@@ -107,14 +114,22 @@ def sections(eng: Engine) -> list[tuple[str, np.ndarray, int, int]]:
 
 def candidates(secs: list[tuple[str, np.ndarray, int, int]]) -> dict[tuple[str, str], Cand]:
     """Pairs (ordered by id) at and above :data:`FLOOR` whose lengths are within
-    the loosest ratio of :data:`RATIOS`, with their cosine and length ratio."""
+    the loosest ratio of :data:`RATIOS`, with their cosine, length ratio and gap
+    (the larger of the two sections' nearest cosines, sections of at least
+    :data:`MIN_WORDS` words, minus the pair's: 0 when they are each other's
+    nearest)."""
     mat = np.stack([v for _, v, _, _ in secs])
     sims = mat @ mat.T
+    np.fill_diagonal(sims, -1.0)
+    short = np.array([w < MIN_WORDS for _, _, w, _ in secs])
+    best = np.where(short[None, :], -1.0, sims).max(axis=1)
     out = {}
     for i, j in zip(*np.nonzero(np.triu(sims, 1) >= FLOOR), strict=True):
         (a, _, wa, _), (b, _, wb, _) = secs[int(i)], secs[int(j)]
         if comparable(wa, wb, min(RATIOS)):
-            out[(a, b) if a < b else (b, a)] = (float(sims[i, j]), min(wa, wb) / max(wa, wb))
+            s = float(sims[i, j])
+            gap = max(float(best[i]), float(best[j])) - s
+            out[(a, b) if a < b else (b, a)] = (s, min(wa, wb) / max(wa, wb), gap)
     return out
 
 
@@ -131,26 +146,28 @@ def pair_id(p: tuple[str, str]) -> str:
     return f"{p[0]}|{p[1]}"
 
 
-def scores(pairs: list[tuple[Cand, int]], t: float, r: float) -> tuple[float, float, int]:
-    """(precision, recall, flagged) of the threshold ``t`` and length ratio ``r``
-    over (candidate, label) pairs."""
-    flagged = [lab for (s, ratio), lab in pairs if s >= t and ratio >= r]
+def scores(pairs: list[tuple[Cand, int]], t: float, r: float, g: float) -> tuple[float, float, int]:
+    """(precision, recall, flagged) of the threshold ``t``, length ratio ``r``
+    and gap ``g`` over (candidate, label) pairs."""
+    flagged = [lab for (s, ratio, gap), lab in pairs if s >= t and ratio >= r and gap <= g]
     pos = sum(lab for _, lab in pairs)
     tp = sum(flagged)
     prec = tp / len(flagged) if flagged else 1.0
     return prec, (tp / pos if pos else 0.0), len(flagged)
 
 
-def choose(dev: list[tuple[Cand, int]]) -> tuple[float, float]:
-    """The (threshold, length ratio) of the highest recall on ``dev`` among those of
-    precision at least :data:`TARGET` (ties: the lower threshold, the looser ratio)."""
+def choose(dev: list[tuple[Cand, int]]) -> tuple[float, float, float]:
+    """The (threshold, length ratio, gap) of the highest recall on ``dev`` among
+    those of precision at least :data:`TARGET` (ties: the lower threshold, the
+    looser ratio, the tighter gap)."""
     ok = []
     for t in GRID:
         for r in RATIOS:
-            prec, rec, n = scores(dev, t, r)
-            if n and prec >= TARGET:
-                ok.append((-rec, t, r))
-    return (min(ok)[1], min(ok)[2]) if ok else (GRID[-1], RATIOS[-1])
+            for g in GAPS:
+                prec, rec, n = scores(dev, t, r, g)
+                if n and prec >= TARGET:
+                    ok.append((-rec, t, r, g))
+    return min(ok)[1:] if ok else (GRID[-1], RATIOS[-1], GAPS[0])
 
 
 def measure(cands: dict[tuple[str, str], Cand], labels: dict[tuple[str, str], int]) -> dict:
@@ -160,15 +177,20 @@ def measure(cands: dict[tuple[str, str], Cand], labels: dict[tuple[str, str], in
         c = cands.get(p)
         if c is None:
             missing.append(pair_id(p))
-            c = (0.0, 0.0)  # under the floor now: never flagged
+            c = (0.0, 0.0, 1.0)  # under the floor now: never flagged
         halves[split_of(pair_id(p))].append((c, lab))
-    t, r = choose(halves["dev"])
+    t, r, g = choose(halves["dev"])
     out: dict = {"labelled": len(labels), "candidates": len(cands), "not_candidates": missing}
-    out["chosen"] = {"threshold": t, "length_ratio": r}
-    out["shipped"] = {"threshold": THRESHOLD, "length_ratio": LENGTH_RATIO}
+    out["chosen"] = {"threshold": t, "length_ratio": r, "gap": g}
+    out["shipped"] = {"threshold": THRESHOLD, "length_ratio": LENGTH_RATIO, "gap": GAP}
+    settings = {
+        "chosen": (t, r, g),
+        "shipped": (THRESHOLD, LENGTH_RATIO, GAP),
+        "shipped_without_gap": (THRESHOLD, LENGTH_RATIO, 1.0),
+    }
     for name, ps in halves.items():
-        for which, (tv, rv) in (("chosen", (t, r)), ("shipped", (THRESHOLD, LENGTH_RATIO))):
-            prec, rec, n = scores(ps, tv, rv)
+        for which, (tv, rv, gv) in settings.items():
+            prec, rec, n = scores(ps, tv, rv, gv)
             out[f"{name}_{which}"] = {
                 "pairs": len(ps),
                 "positives": sum(lab for _, lab in ps),
@@ -188,7 +210,7 @@ def show(root: Path, pid: str, end: int, chars: int) -> str:
 
 def print_candidates(root: Path, secs, cands, labels, n: int, chars: int) -> None:
     ends = {pid: end for pid, _, _, end in secs}
-    todo = sorted((s, p) for p, (s, _) in cands.items() if p not in labels)
+    todo = sorted((s, p) for p, (s, _, _) in cands.items() if p not in labels)
     if n and len(todo) > n:  # stratified by cosine: evenly spaced in rank
         todo = [todo[round(k * (len(todo) - 1) / (n - 1))] for k in range(n)]
     for s, p in todo:
@@ -197,15 +219,17 @@ def print_candidates(root: Path, secs, cands, labels, n: int, chars: int) -> Non
         print("  B:", show(root, p[1], ends[p[1]], chars))
 
 
-def cost(eng: Engine, root: Path, edits: int) -> dict:
+def cost(eng: Engine, root: Path, edits: int, rel: str | None = None) -> dict:
     """Side by side, ``edits`` times: a one-line edit's save -> searchable, then
-    the saved file's near-duplicate check."""
-    rel = max(eng.store.documents.all(), key=lambda r: (root / r).stat().st_size)
+    the saved file's near-duplicate check, then the check without the gap test
+    (``rel``: the file edited, else the largest)."""
+    if rel is None:
+        rel = max(eng.store.documents.all(), key=lambda r: (root / r).stat().st_size)
     path = root / rel
     original = path.read_bytes()
     lines = original.decode("utf-8").split("\n")
     prose = [i for i, ln in enumerate(lines) if len(ln) > 40 and ln[:1].isalpha()]
-    save, check, found = [], [], 0
+    save, check, plain, found = [], [], [], 0
     for k in range(edits):
         i = prose[(k * 7919) % len(prose)]
         lines[i] = lines[i].rstrip() + f" Edit number {k} by the benchmark."
@@ -215,8 +239,11 @@ def cost(eng: Engine, root: Path, edits: int) -> dict:
         t1 = time.perf_counter()
         found = len(near_duplicates(eng, rel))
         t2 = time.perf_counter()
+        near_duplicates(eng, rel, gap=None)  # the rule before the gap test, for comparison
+        t3 = time.perf_counter()
         save.append(t1 - t0)
         check.append(t2 - t1)
+        plain.append(t3 - t2)
     path.write_bytes(original)
     eng.index_file(path)
     chunks = eng.dense_side.matrix.rows
@@ -227,6 +254,7 @@ def cost(eng: Engine, root: Path, edits: int) -> dict:
         "near_duplicates_in_file": found,
         "save_median_ms": round(1000 * statistics.median(save), 1),
         "check_median_ms": round(1000 * statistics.median(check), 1),
+        "check_without_gap_median_ms": round(1000 * statistics.median(plain), 1),
         "ratio_of_medians": round(statistics.median(check) / statistics.median(save), 3),
         "ratio_of_totals": round(sum(check) / sum(save), 3),
     }
@@ -240,6 +268,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chars", type=int, default=360)
     ap.add_argument("--cost", action="store_true")
     ap.add_argument("--edits", type=int, default=20)
+    ap.add_argument("--cost-file", help="with --cost: the file edited (default: the largest)")
     args = ap.parse_args(argv)
     tmp = None
     work = args.work
@@ -260,7 +289,7 @@ def main(argv: list[str] | None = None) -> int:
                 return 0
             out = measure(cands, labels)
             if args.cost:
-                out["cost"] = cost(eng, root, args.edits)
+                out["cost"] = cost(eng, root, args.edits, args.cost_file)
             print(json.dumps(out, indent=2))
         finally:
             eng.close()

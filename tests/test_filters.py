@@ -61,6 +61,47 @@ def test_numbers_and_dates_compare_as_such_or_say_they_cannot():
     assert got == [] and "neither a number nor a date" in notes[0]
 
 
+MORE = {
+    "x.md": props_of(
+        {"reviewed": [dt.date(2024, 1, 5), dt.date(2025, 6, 1)], "scores": [1, 9],
+         "when": dt.datetime(2024, 3, 1, 10, 0), "meta": {"x": 1}},
+        [],
+    ),
+    "y.md": props_of(
+        {"reviewed": [dt.date(2023, 1, 5)], "scores": [2, 3], "when": "2024-02-01T09:00:00",
+         "meta": "plain"},
+        [],
+    ),
+}  # fmt: skip
+
+
+def test_lists_of_dates_and_numbers_times_and_maps_compare_or_say_they_cannot():
+    def more(w: str) -> tuple[list[str], list[str]]:
+        got, notes = Filter.make(where=[w]).select(MORE)
+        return sorted(got), notes
+
+    # a list of dates or numbers holds when any element does
+    assert more("reviewed>2025-01-01") == (["x.md"], [])
+    assert more("reviewed<2024-01-01") == (["y.md"], [])
+    assert more("reviewed=2024-01-05") == (["x.md"], [])
+    assert more("scores>5") == (["x.md"], [])
+    assert more("scores<2") == (["x.md"], [])
+    # a YAML timestamp and a text one compare with a date or a date and time
+    assert more("when>2024-02-15") == (["x.md"], [])
+    assert more("when<2024-03-01T09:30") == (["y.md"], [])
+    # a mapping: equal and contains read its text; an order says it cannot
+    assert more("meta=plain") == (["y.md"], [])
+    assert more("meta~x") == (["x.md"], [])
+    got, notes = more("meta>3")
+    assert got == [] and notes == [
+        "meta>3: some notes' meta is not a number (e.g. '{\"x\": 1}'): left out"
+    ]
+    got, notes = more("reviewed>5")
+    assert got == [] and notes == [
+        "reviewed>5: reviewed holds dates: compare with a date such as 2024-01-31"
+    ]
+
+
 def test_a_note_not_read_since_a_migration_is_said_so():
     got, notes = Filter.make(where=["status!=published"]).select({**NOTES, "d.md": None})
     assert sorted(got) == ["b.md", "c.md", "d.md"]  # no field: != holds

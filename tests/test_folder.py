@@ -87,12 +87,12 @@ def test_an_index_that_cannot_be_opened_is_one_line_and_an_error(
     f = _open(folders, ws, EngineOptions(index_path=junk))
     assert f.engine is None and f.state == "error" and f.message == said
     st = f.status()
-    assert (st["state"], st["message"], st["files"], st["chunks"]) == ("error", said, 0, 0)
+    assert (st.state, st.message, st.files, st.chunks) == ("error", said, 0, 0)
     # nothing will come from this folder: the answer says why, and is final
     answer = search_folders(SearchRequest.make("database failover", 5), [f])
     assert answer.hits == [] and answer.complete and answer.note == said
     # overall: "error" only when no folder answers at all
-    assert summary([st])["state"] == "error"
+    assert summary([st]).state == "error"
     assert overall_state(["error", "error"]) == "error"
     assert overall_state(["error", "ready"]) == "lexical-only"
     assert overall_state(["ready", "indexing"]) == "indexing"
@@ -222,6 +222,6 @@ def test_changes_are_chunked_at_once_and_embedded_in_the_background(
     resp = f.search(SearchRequest.make("quillwhistle", 3, "lexical"))
     assert [r.path for r in resp.results] == ["okapi.md"]
     assert embedded.wait(60), "the background vectors never came"
-    assert f.status()["pending_embeds"] == 0 and f.pending == 0
+    assert f.status().pending_embeds == 0 and f.pending == 0
     resp = f.search(SearchRequest.make("a stipend for the okapi", 3, "dense"))
     assert resp.results[0].path == "okapi.md"

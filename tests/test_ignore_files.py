@@ -102,7 +102,7 @@ def test_an_index_drops_newly_ignored_files_on_restart_and_status_counts_them(tm
             "a.md",
             "_site/a.md",
         }
-        assert eng.status()["ignored_files"] == 0
+        assert eng.status().ignored_files == 0
     finally:
         eng.close()
     (root / ".gitignore").write_text("_site/\n")
@@ -112,7 +112,7 @@ def test_an_index_drops_newly_ignored_files_on_restart_and_status_counts_them(tm
         assert rep.removed == 1 and rep.ignored == [("_site/a.md", "ignored by .gitignore")]
         assert [r.path for r in eng.search("glacier runbook", mode="lexical").results] == ["a.md"]
         st = eng.status()
-        assert (st["ignored_files"], st["ignored_by"]) == (1, {".gitignore": 1})
+        assert (st.ignored_files, st.ignored_by) == (1, {".gitignore": 1})
         assert eng.index_file(root / "_site/a.md").files == 0  # a save of it: not indexed
     finally:
         eng.close()

@@ -64,7 +64,7 @@ def test_default_index_is_in_the_user_cache_not_the_workspace(notes, tmp_path):
     assert eng.index_path.parent.parent == cache / "mdseek" / "indexes"
     assert eng.index_path.parent.name.startswith("notes-")
     assert tree(notes) == before  # nothing written into the (maybe synced) folder
-    assert eng.status()["index_path"] == str(eng.index_path)
+    assert eng.status().index_path == str(eng.index_path)
     eng.close()
     # Another folder with the same name gets its own index.
     twin = tmp_path / "elsewhere" / "notes"

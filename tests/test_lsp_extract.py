@@ -2,7 +2,8 @@
 language server over stdio (pytest-lsp): the code actions' WorkspaceEdits
 (create, edit, delete) applied as a client applies them, with the file events
 a client sends; the folder ends as it began, byte for byte. And the refusals:
-an existing target file, a client that cannot create files."""
+an existing target file, a target that leads outside the folder (a link to
+elsewhere left at its name), a client that cannot create files."""
 
 from __future__ import annotations
 
@@ -145,6 +146,22 @@ async def test_extract_refuses_a_file_that_exists(client: LanguageClient):
     act = one(await actions(client, ws / "runbooks" / "db.md", 13, 3), "refactor.extract")
     assert act.edit is None and act.disabled is not None
     assert act.disabled.reason == "runbooks/lag.md already exists: mdseek does not overwrite it"
+
+
+async def test_extract_refuses_a_target_that_leads_outside_the_folder(client: LanguageClient):
+    # a link left at the target's name, to a file outside: writing through it
+    # would make a file out of the folder
+    ws = WS["ws"]
+    outside = ws.parent / "outside"
+    outside.mkdir()
+    (ws / "runbooks" / "replica-promotion.md").symlink_to(outside / "stolen.md")
+    act = one(await actions(client, ws / "runbooks" / "db.md", 4, 5), "refactor.extract")
+    assert act.edit is None and act.disabled is not None
+    real = (outside / "stolen.md").resolve()
+    assert act.disabled.reason == (
+        f"runbooks/replica-promotion.md is outside the workspace folders (it resolves to {real})"
+    )
+    assert not real.exists() and list(outside.iterdir()) == []
 
 
 @pytest_lsp.fixture(config=config())

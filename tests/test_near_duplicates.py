@@ -23,6 +23,7 @@ def unit(key: str, *rows: list[float], words: int = 100) -> Unit:
 A = [1.0, 0.0, 0.0]
 NEAR_A = [0.96, 0.28, 0.0]  # cosine 0.96 with A
 OFF_A = [0.8, 0.6, 0.0]  # cosine 0.80 with A
+COPIES = [("x", 0.0), ("y", 2.0944), ("z", 4.1888)]  # 120 degrees apart around A: 0.96
 
 
 def test_a_pair_above_the_threshold_and_of_comparable_length():
@@ -33,7 +34,25 @@ def test_a_pair_above_the_threshold_and_of_comparable_length():
     ]
     # both ways: the other names it back
     assert [(i, j) for i, j, _ in pairs(others, mine, threshold=0.95)] == [(0, 0)]
-    assert [(i, j) for i, j, _ in pairs(mine, others, threshold=0.79)] == [(0, 0), (0, 1)]
+    # without the nearest test, a lower threshold takes the off one too
+    assert [(i, j) for i, j, _ in pairs(mine, others, threshold=0.79, gap=None)] == [
+        (0, 0),
+        (0, 1),
+    ]
+
+
+def test_each_of_a_pair_is_within_the_gap_of_its_own_nearest():
+    # b is a's nearest (0.96); c is 0.80 from a but 0.936 from b: c has a closer
+    # match than a, so a and c share a template, not a text
+    a, b, c = unit("a", A), unit("b", NEAR_A), unit("c", OFF_A)
+    assert [(i, j) for i, j, _ in pairs([a], [b, c], threshold=0.79)] == [(0, 0)]
+    assert [(i, j) for i, j, _ in pairs([a], [c], threshold=0.79, peers=[b])] == []
+    assert [(i, j) for i, j, _ in pairs([a], [c], threshold=0.79)] == [(0, 0)]  # b unknown
+    # three copies, each 0.96 from the others: each pairs with both
+    x, y, z = (unit(k, [0.98658, 0.1633 * np.cos(f), 0.1633 * np.sin(f)]) for k, f in COPIES)
+    assert {(i, j) for i, j, _ in pairs([x], [y, z], threshold=0.95)} == {(0, 0), (0, 1)}
+    # a short section is nobody's nearest
+    assert len(pairs([a], [c], threshold=0.79, peers=[unit("b", NEAR_A, words=5)])) == 1
 
 
 def test_lengths_must_be_comparable_and_not_tiny():

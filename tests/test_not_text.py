@@ -60,12 +60,12 @@ def test_binary_files_skipped_latin1_read(tmp_path, caplog):
     hits = eng.search("café", limit=3, mode="lexical").results
     assert hits and hits[0].path == "latin.md" and hits[0].heading == "Café menu"
     assert any("latin.md: not UTF-8; read as cp1252" in r.getMessage() for r in caplog.records)
-    listed = {x["path"]: x["why"] for x in eng.status()["skipped"]}
+    listed = {x["path"]: x["why"] for x in eng.status().skipped}
     assert listed == skipped
     # Made text: indexed, and no longer listed.
     (ws / "x.md").write_text("# Now text\n\nquokka\n", encoding="utf-8")
     eng.index_file(ws / "x.md", embed=False)
-    assert [x["path"] for x in eng.status()["skipped"]] == ["package.md"]
+    assert [x["path"] for x in eng.status().skipped] == ["package.md"]
     eng.close()
 
 

@@ -76,7 +76,7 @@ def test_reranked_order_follows_the_cross_encoders_scores(engine, cross_encoder)
     for r in resp.results:
         assert r.explain["rerank"]["score"] == pytest.approx(own[r.heading], abs=1e-5)
         assert r.explain["rerank"]["ms"] > 0
-    st = engine.status()["reranker"]
+    st = engine.status().reranker
     assert st["calls"] == 1 and st["top_n"] == 10 and st["last_ms"] > 0
 
 
@@ -92,7 +92,7 @@ def test_a_reranker_that_cannot_load_leaves_the_fused_order(engine, tmp_path):
     fused = [r.heading for r in engine.search("paid", mode="lexical").results]
     engine.reranker = Reranker(str(tmp_path / "no-such-model"))
     assert [r.heading for r in engine.search("paid", mode="lexical").results] == fused
-    assert "no-such-model" in engine.status()["reranker"]["error"]
+    assert "no-such-model" in engine.status().reranker["error"]
     with pytest.raises(ModelUnavailable):
         engine.reranker.load()
 

@@ -11,7 +11,8 @@ whole surface; what is not is inside it, free to change.
   (its :class:`Hit`\\ s, the words to highlight);
 - one folder: :class:`Folder`, the handle every front end holds (open,
   reconcile, search, related, status, file_saved, close), its
-  :class:`FolderState`, and the options it opens with (:class:`EngineOptions`);
+  :class:`FolderState`, its :class:`Status` (several folders' as one:
+  :func:`summary` of the fields :data:`SUMMED`), and the options it opens with (:class:`EngineOptions`);
   a document's near-duplicate sections (:func:`near_duplicates`, of a
   :class:`NearDuplicate` each);
 - reading a folder's files as a client names them: :func:`confine_in`,
@@ -51,10 +52,10 @@ if TYPE_CHECKING:
         written_heading,
     )
     from ..engine.folder import Cancelled, CancelToken, Folder, Progress
-    from ..engine.folders import Answer, Hit, search_folders, summary
+    from ..engine.folders import SUMMED, Answer, Hit, search_folders, summary
     from ..engine.near import NearDuplicate, near_duplicates
     from ..engine.opening import EngineOptions, OpenError, open_engine, stored_filter
-    from ..engine.status import FolderState
+    from ..engine.status import FolderState, Status
     from ..engine.where import where_ranked
     from ..model.embed import EmbedSettings, warm_default_session
     from ..model.model import ModelUnavailable, cache_dir, resolve_model
@@ -94,6 +95,7 @@ _HOME = {
     "Hit": "engine.folders",
     "search_folders": "engine.folders",
     "summary": "engine.folders",
+    "SUMMED": "engine.folders",
     "NearDuplicate": "engine.near",
     "near_duplicates": "engine.near",
     "EngineOptions": "engine.opening",
@@ -101,6 +103,7 @@ _HOME = {
     "open_engine": "engine.opening",
     "stored_filter": "engine.opening",
     "FolderState": "engine.status",
+    "Status": "engine.status",
     "where_ranked": "engine.where",
     "EmbedSettings": "model.embed",
     "warm_default_session": "model.embed",
@@ -174,7 +177,9 @@ __all__ = [
     "section_end",
     "section_text",
     "split_query",
+    "Status",
     "stored_filter",
+    "SUMMED",
     "summary",
     "TOP_N",
     "VectorsFileError",

@@ -48,6 +48,7 @@ from .precision_move import PrecisionMove
 from .reconcile import Reconciler
 from .report import IndexReport, Progress
 from .searcher import Searcher, SearchResponse, SearchResult
+from .status import Status
 
 log = logging.getLogger(__name__)
 
@@ -291,30 +292,32 @@ class Engine:
 
     # -- status --------------------------------------------------------------------
 
-    def status(self) -> dict:
+    def status(self) -> Status:
+        """What the index holds and where it is (the folder's fields are
+        :meth:`Folder.status`'s)."""
         counts = self.store.counts()
-        emb = self.embedder
+        emb = self.models.embedder
         err = emb.error
-        return {
-            "root": str(self.root),
-            "index_path": str(self.index_path),
-            "index_location": self.location.kind,  # "cache", "workspace" or "explicit"
-            "model": self.model_id,
-            "model_loaded": emb.loaded,
-            "model_backend": emb.backend,
-            "model_backend_note": emb.fallback_reason,
-            "model_error": str(err) if err else None,
-            "window": self.tokenizer.window,
-            "pending_embeds": self.store.vectors.pending_count(self.model_id),
-            "precision": emb.precision,
-            "moving_vectors": self.move_pending(),  # texts waiting for the new precision (0: no move)
-            "reranker": self.reranker.stats() if self.reranker is not None else None,
-            **counts,
-            # files the include globs want that .gitignore, .ignore or .mdseekignore leave out
-            "ignored_files": self.reconciler.ignored()["files"],
-            "ignored_by": self.reconciler.ignored()["by"],
-            # files found but not indexed: not text (binary, or mostly invalid UTF-8)
-            "skipped": [
-                {"path": p, "why": w} for p, w in sorted(self.reconciler.not_text().items())
-            ],
-        }
+        ignored = self.reconciler.ignored()
+        return Status(
+            root=str(self.root),
+            index_path=str(self.index_path),
+            index_location=self.location.kind,
+            model=self.models.model_id,
+            model_loaded=emb.loaded,
+            model_backend=emb.backend,
+            model_backend_note=emb.fallback_reason,
+            model_error=str(err) if err else None,
+            window=self.models.tokenizer.window,
+            pending_embeds=self.store.vectors.pending_count(self.models.model_id),
+            precision=emb.precision,
+            moving_vectors=self.move.pending(),
+            reranker=self.searcher.reranker.stats() if self.searcher.reranker is not None else None,
+            files=counts["files"],
+            chunks=counts["chunks"],
+            sections=counts["sections"],
+            passages=counts["passages"],
+            ignored_files=ignored["files"],
+            ignored_by=ignored["by"],
+            skipped=[{"path": p, "why": w} for p, w in sorted(self.reconciler.not_text().items())],
+        )

@@ -1,6 +1,6 @@
 """What the front ends ask of one folder's index, in one place: search (with a
 path glob), a file's outline, a section's exact markdown, the sections related
-to one, the index's status, and whether the folder changed since the last
+to one, and whether the folder changed since the last
 reconcile. The language server and the MCP server both answer from here.
 
 Every path a client gives goes through :func:`confine`: relative to the
@@ -39,7 +39,6 @@ from ..text.files import (
 from ..text.markdown import MAX_INLINE_HEADING, heading_text
 from ..text.parse import TooManyHeadings, parse_bytes
 from .engine import Engine, SearchResponse, SearchResult
-from .stats import window_fraction
 
 GLOB_FETCH = 500  # results asked of the engine before a path glob filters them
 FILTER_DEPTH = 2000  # chunks asked of each retriever when a filter chooses the notes
@@ -368,13 +367,6 @@ def indexed_section(
         s for s in sections if s.start_line == start_line
     ]
     return match[0] if match else None
-
-
-def status(engine: Engine) -> dict:
-    """The engine's status plus the share of chunks that fit the model's window."""
-    st = engine.status()
-    st["window_fit"] = window_fraction(engine)
-    return st
 
 
 def stale(engine: Engine) -> bool:

@@ -41,7 +41,8 @@ from ..store.adopt import flush_records
 from . import facade, linked
 from .engine import Engine, IndexReport, SearchResponse
 from .opening import EngineOptions, OpenError, open_engine
-from .status import FolderState
+from .stats import window_fraction
+from .status import FolderState, Status
 
 log = logging.getLogger(__name__)
 
@@ -516,26 +517,15 @@ class Folder:
             self.engine, text, limit, exclude_rel, unlinked_line, dense=dense
         )
 
-    def status(self) -> dict:
-        """The index's status (:func:`facade.status`) with the folder's state."""
+    def status(self) -> Status:
+        """The index's status (:meth:`Engine.status`) with the folder's fields."""
         eng = self.engine
-        if eng is None:
-            st: dict = {
-                "root": str(self.path),
-                "index_path": "",
-                "files": 0,
-                "chunks": 0,
-                "pending_embeds": 0,
-                "window_fit": 1.0,
-                "model": self.model_setting or "",
-                "embedded_total": 0,
-                "ignored_files": 0,
-                "ignored_by": {},
-                "skipped": [],
-            }
+        if eng is None:  # not open (yet, or it cannot be): nothing counted
+            st = Status(root=str(self.path), index_path="", model=self.model_setting or "")
+            fit, embedded = 1.0, 0
         else:
-            st = facade.status(eng)
-            st["embedded_total"] = eng.embedder.texts_embedded
-        st["state"] = self.state
-        st["message"] = self.message
-        return st
+            st = eng.status()
+            fit, embedded = window_fraction(eng), eng.embedder.texts_embedded
+        return dataclasses.replace(
+            st, window_fit=fit, embedded_total=embedded, state=self.state, message=self.message
+        )

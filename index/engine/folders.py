@@ -16,23 +16,37 @@ from ..text.snippet import mark
 from . import facade
 from .engine import SearchResponse, SearchResult
 from .folder import CancelToken, Folder
-from .status import overall_state
+from .status import FolderState, Status, overall_state
+
+# The fields :func:`summary` sums (the rest of its :class:`Status` says nothing).
+SUMMED = (
+    "state",
+    "files",
+    "chunks",
+    "pending_embeds",
+    "window_fit",
+    "model",
+    "embedded_total",
+    "ignored_files",
+)
 
 
-def summary(statuses: Sequence[dict]) -> dict:
-    """The counts of several folders' :meth:`Folder.status` summed up."""
-    chunks = sum(s["chunks"] for s in statuses)
-    fit = sum(s["window_fit"] * s["chunks"] for s in statuses) / chunks if chunks else 1.0
-    return {
-        "state": overall_state([s["state"] for s in statuses]),
-        "files": sum(s["files"] for s in statuses),
-        "chunks": chunks,
-        "pending_embeds": sum(s["pending_embeds"] for s in statuses),
-        "window_fit": round(fit, 6),
-        "model": ", ".join(dict.fromkeys(str(s["model"]) for s in statuses if s["model"])),
-        "embedded_total": sum(s["embedded_total"] for s in statuses),
-        "ignored_files": sum(s.get("ignored_files", 0) for s in statuses),
-    }
+def summary(statuses: Sequence[Status]) -> Status:
+    """Several folders' :meth:`Folder.status` as one: the fields of :data:`SUMMED`."""
+    chunks = sum(s.chunks for s in statuses)
+    fit = sum((s.window_fit or 0.0) * s.chunks for s in statuses) / chunks if chunks else 1.0
+    return Status(
+        root="",
+        index_path="",
+        state=overall_state([s.state or FolderState.STARTING for s in statuses]),
+        files=sum(s.files for s in statuses),
+        chunks=chunks,
+        pending_embeds=sum(s.pending_embeds for s in statuses),
+        window_fit=round(fit, 6),
+        model=", ".join(dict.fromkeys(s.model for s in statuses if s.model)),
+        embedded_total=sum(s.embedded_total or 0 for s in statuses),
+        ignored_files=sum(s.ignored_files for s in statuses),
+    )
 
 
 class Hit(NamedTuple):

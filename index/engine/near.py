@@ -4,9 +4,11 @@ engine holds (:mod:`..search.neardup` decides what a near-duplicate is).
 No new vector is made and no model is called: the document's chunk vectors
 are read from the dense matrix, one matrix product over the matrix finds the
 chunks close to any of its sections, and only those chunks' sections are
-read from the index and compared. Nothing is found while the model is not
-loaded (a lexical-only folder) or a chunk of the document waits for its
-vector.
+read from the index and compared. When a pair is found, a second product
+finds the sections near each other one, so that both are known to be each
+other's nearest (within :data:`..search.neardup.GAP`). Nothing is found while
+the model is not loaded (a lexical-only folder) or a chunk of the document
+waits for its vector.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..search.neardup import (
+    GAP,
     LENGTH_RATIO,
     MIN_WORDS,
     PREFILTER,
@@ -26,6 +29,8 @@ from ..search.neardup import (
     body_words,
     pairs,
     unit_vector,
+    unit_vectors,
+    within_gap,
 )
 from ..store.chunks import ChunkRow, SectionRow
 
@@ -61,30 +66,30 @@ def near_duplicates(
     threshold: float = THRESHOLD,
     ratio: float = LENGTH_RATIO,
     min_words: int = MIN_WORDS,
+    gap: float | None = GAP,
 ) -> list[NearDuplicate]:
     """Each section of ``rel`` (folder-relative) with its near-duplicates in the
     folder (its own file included), in the order of the document, the best
     match of a section first."""
     if not engine.models.embedder.loaded:
         return []
-    chunks = engine.store.chunks
-    dense = engine.dense_side
-    dense.sync()
-    mine = _units(dense.matrix.vector, chunks.document_chunks(rel), min_words)
+    engine.dense_side.sync()
+    read = _Reader(engine, min_words)
+    mine = read.units(rel)
     if mine is None or not mine:
         return []
-    qs = np.stack([unit_vector(u.vectors) for u in mine])
-    near = dense.matrix.chunks_near(qs, threshold - PREFILTER)
-    wanted = {(p, f, last) for _, p, f, last in chunks.spans(near).values()}
-    others: list[Unit] = []
-    for path in sorted({k[0] for k in wanted}):
-        units = (
-            mine
-            if path == rel
-            else _units(dense.matrix.vector, chunks.document_chunks(path), min_words)
+    others = read.near(mine, threshold)
+    found = pairs(mine, others, threshold, ratio, min_words, gap=None)
+    if found and gap is not None:
+        # each other's own nearest sections: those near it that are not near mine
+        # (a section of this note was a query already: those near it are in others)
+        seen = {u.key for u in (*mine, *others)}
+        ours = {u.key for u in mine}
+        partners = list(
+            {o.key: o for o in (others[j] for _, j, _ in found) if o.key not in ours}.values()
         )
-        others += [u for u in units or () if u.key in wanted]
-    found = pairs(mine, others, threshold, ratio, min_words)
+        peers = [u for u in read.near(partners, threshold) if u.key not in seen] if partners else []
+        found = within_gap(found, mine, others, gap, peers, min_words)
     if not found:
         return []
     places = _places(
@@ -99,22 +104,59 @@ def near_duplicates(
     return out
 
 
-def _units(vector, rows: list[ChunkRow], min_words: int) -> list[Unit] | None:
-    """A document's sections as compared (keyed (path, first section, last
-    section): a chunk that merged small sections is one unit); None when a
-    chunk has no vector yet."""
-    groups: dict[tuple[str, int, int], list[ChunkRow]] = defaultdict(list)
-    for c in rows:
-        groups[(c.path, c.section_first, c.section_last)].append(c)
-    out = []
-    for key, cs in groups.items():
-        vecs = [vector(c.id) for c in cs]
-        if any(v is None for v in vecs):
+class _Reader:
+    """One call's reads: a section made a :class:`Unit` (its vectors and words)
+    once, and of the other files only the sections compared are read."""
+
+    def __init__(self, engine: Engine, min_words: int) -> None:
+        self.engine = engine
+        self.min_words = min_words
+        self.made: dict[tuple[str, int, int], Unit | None] = {}
+
+    def units(self, rel: str) -> list[Unit] | None:
+        """The sections of ``rel`` as compared (keyed (path, first section, last
+        section): a chunk that merged small sections is one unit); None when a
+        chunk has no vector yet."""
+        groups: dict[tuple[str, int, int], list[ChunkRow]] = defaultdict(list)
+        for c in self.engine.store.chunks.document_chunks(rel):
+            groups[(c.path, c.section_first, c.section_last)].append(c)
+        out = []
+        for key, cs in groups.items():
+            u = self.made[key] = self._unit(key, [(c.id, c.heading, c.text) for c in cs])
+            if u is None:
+                return None
+            if u.words >= self.min_words:
+                out.append(u)
+        return out
+
+    def _unit(self, key: tuple[str, int, int], cs: list[tuple[int, str, str]]) -> Unit | None:
+        """A section from its chunks' (id, heading, text); None when one has no vector yet."""
+        vector = self.engine.dense_side.matrix.vector
+        vecs = [vector(c[0]) for c in cs]
+        got = [v for v in vecs if v is not None]
+        if len(got) < len(vecs) or not got:
             return None
-        words = body_words([c.text for c in cs], cs[0].heading)
-        if words >= min_words:
-            out.append(Unit(key, np.stack(vecs), words))
-    return out
+        # held as its one unit vector (the mean, made once: the same for every product)
+        vec = unit_vector(np.stack(got))[None, :]
+        return Unit(key, vec, body_words([c[2] for c in cs], cs[0][1]))
+
+    def near(self, units: list[Unit], threshold: float) -> list[Unit]:
+        """The sections with a chunk within :data:`PREFILTER` under ``threshold``
+        of any of ``units``' vectors (only those sections' chunks read)."""
+        qs = unit_vectors(units)
+        near = self.engine.dense_side.matrix.chunks_near(qs, threshold - PREFILTER)
+        spans = {(d, p, f, last) for d, p, f, last in self.engine.store.chunks.spans(near).values()}
+        todo = {(d, f, last): (p, f, last) for d, p, f, last in spans}
+        todo = {k: key for k, key in todo.items() if key not in self.made}
+        for k, cs in self.engine.store.chunks.section_chunks(todo).items():
+            key = todo[k]
+            self.made[key] = self._unit(key, cs)
+        out = []
+        for _, p, f, last in sorted(spans, key=lambda t: t[1:]):
+            u = self.made.get((p, f, last))
+            if u is not None and u.words >= self.min_words:
+                out.append(u)
+        return out
 
 
 def _places(engine: Engine, keys: set) -> dict[object, Place]:

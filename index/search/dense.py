@@ -144,8 +144,10 @@ class DenseIndex:
         with self._lock:
             if not self._row or len(qs) == 0:
                 return set()
-            sims = self.mat @ np.asarray(qs, dtype=np.float32).reshape(len(qs), -1).T
-            hit = (sims >= floor).any(axis=1) & self.alive & (self.keys >= 0)
+            # the chunks' own rows only (passages are most of the matrix)
+            rows = np.flatnonzero(self.alive & (self.keys >= 0))
+            sims = self.mat[rows] @ np.asarray(qs, dtype=np.float32).reshape(len(qs), -1).T
+            hit = rows[(sims >= floor).any(axis=1)]
             return {int(k) for k in self.keys[hit].tolist()}
 
     def best_rows(self, q: np.ndarray, ids) -> dict[int, tuple[float, int]]:

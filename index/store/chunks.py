@@ -106,6 +106,28 @@ class Chunks:
             for r in self._where_in(sql, ids)
         }
 
+    def section_chunks(
+        self, keys: Iterable[tuple[int, int, int]]
+    ) -> dict[tuple[int, int, int], list[tuple[int, str, str]]]:
+        """(doc id, first section, last section) -> the (id, heading, text) of
+        each chunk spanning those sections, in order: only those chunks read."""
+        keys = sorted(set(keys))
+        out: dict[tuple[int, int, int], list[tuple[int, str, str]]] = {}
+        sql = (
+            "SELECT doc_id, section_first, section_last, id, heading, text FROM chunks"
+            " WHERE (doc_id, section_first, section_last) IN (VALUES {marks}) ORDER BY ordinal"
+        )
+        with self._file.reading() as db:
+            for i in range(0, len(keys), 300):
+                part = keys[i : i + 300]
+                marks = ",".join(["(?,?,?)"] * len(part))
+                args = [v for k in part for v in k]
+                for r in db.execute(sql.format(marks=marks), args).fetchall():
+                    out.setdefault((int(r[0]), int(r[1]), int(r[2])), []).append(
+                        (int(r[3]), r[4], r[5])
+                    )
+        return out
+
     def texts(self, ids: Iterable[int]) -> dict[int, str]:
         return {
             int(a): b for a, b in self._where_in("SELECT id, text FROM chunks WHERE id IN", ids)

@@ -86,7 +86,7 @@ def _human(v: object) -> str:
 
 def cmd_status(args: argparse.Namespace) -> int:
     eng = engine_for(args, need_files=False, shapes=False)
-    st = eng.status()
+    st = eng.status().as_json()
     if args.json:
         print(json.dumps(st, indent=2))
         return 0

@@ -495,15 +495,17 @@ def build_server(folders: Folders) -> CheckedServer:
         per = [f.read(f.status).result() for f in folders.all]
         total = summary(per)
         return StatusAnswer(
-            state=total["state"],
-            files=total["files"],
-            chunks=total["chunks"],
-            pending_embeds=total["pending_embeds"],
-            window_fit=total["window_fit"],
-            model=total["model"],
-            reranker=per[0].get("reranker") if per else None,
+            state=total.state,
+            files=total.files,
+            chunks=total.chunks,
+            pending_embeds=total.pending_embeds,
+            window_fit=total.window_fit,
+            model=total.model,
+            reranker=per[0].reranker if per else None,
             folders=[
-                FolderStatus(name=f.name, path=str(f.path), **{k: st[k] for k in FOLDER_KEYS})
+                FolderStatus(
+                    name=f.name, path=str(f.path), **{k: getattr(st, k) for k in FOLDER_KEYS}
+                )
                 for f, st in zip(folders.all, per, strict=True)
             ],
         )

@@ -209,14 +209,6 @@ class Root:
 
     # -- reading ------------------------------------------------------------------------
 
-    def status_sync(self) -> dict:
-        """(Reader thread.) The folder's status with its file updates."""
-        st = self.folder.status()
-        st["updates_pending"] = self.updates_pending
-        st["updates_done"] = self.updates_done
-        st["last_update"] = self.last_update
-        return st
-
     # -- workspace files (for wiki links and link checks) ---------------------
 
     def _invalidate_files(self) -> None:

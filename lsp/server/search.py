@@ -15,6 +15,7 @@ from lsprotocol import types
 
 from mdseek.index.api import (
     NO_GOOD_MATCH,
+    SUMMED,
     Answer,
     Cancelled,
     CancelToken,
@@ -185,7 +186,7 @@ async def search_request(ws: Workspace, params: SearchParams) -> dict:
 async def status(ws: Workspace) -> dict:
     """``mdseek/status``: the folders' index states summed up, and each folder's."""
     roots = list(ws.roots)
-    per = await asyncio.gather(*(r.read(r.status_sync) for r in roots)) if roots else []
+    per = await asyncio.gather(*(r.read(r.folder.status) for r in roots)) if roots else []
     total = summary(per)
     messages = [m for m in (r.folder.message for r in roots) if m]
     if not roots:
@@ -197,14 +198,13 @@ async def status(ws: Workspace) -> dict:
         "pending_embeds",
         "index_path",
         "index_location",
-        "last_update",
         "skipped",
         "ignored_files",
         "ignored_by",
     )
     out: dict[str, Any] = {
-        **total,
-        "model": total["model"] or (ws.settings.model or ""),
+        **{k: getattr(total, k) for k in SUMMED},
+        "model": total.model or (ws.settings.model or ""),
         "updates_pending": sum(r.updates_pending for r in roots),
         "updates_done": sum(r.updates_done for r in roots),
         "cancelled": ws.cancelled,
@@ -212,14 +212,15 @@ async def status(ws: Workspace) -> dict:
         "skipped": [
             {"path": str(r.path / x["path"]), "why": x["why"]}
             for r, s in zip(roots, per, strict=True)
-            for x in s.get("skipped") or []
+            for x in s.skipped
         ],
         "roots": [
             {
                 "path": str(r.path),
                 "uri": path_to_uri(r.path),
                 "state": r.state,
-                **{k: s.get(k) for k in keys},
+                **{k: getattr(s, k) for k in keys},
+                "last_update": r.last_update,
             }
             for r, s in zip(roots, per, strict=True)
         ],
