@@ -50,15 +50,15 @@ def models(db: Path) -> dict[str, int]:
 
 def test_int8_is_the_bundled_models_default_the_wheels_copy(wheel):
     default = Embedder(settings=EmbedSettings(threads=1))
-    assert default.precision == "int8" and not default.models.precision_asked
-    assert default.models.model_id.endswith("#onnx-int8")
+    assert default.precision == "int8" and not default.precision_asked
+    assert default.model_id.endswith("#onnx-int8")
     default.load()
     assert default._model.folder == (wheel / packaged.INT8).resolve()
     fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
     assert fp32.precision == "fp32" and fp32.precision_asked
-    assert fp32.model_id == default.models.model_id.removesuffix("#onnx-int8")
+    assert fp32.model_id == default.model_id.removesuffix("#onnx-int8")
     asked = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
-    assert asked.models.model_id == default.models.model_id and asked.models.precision_asked
+    assert asked.model_id == default.model_id and asked.precision_asked
     # torch gives no int8 vectors: fp32 is its default
     assert Embedder(settings=EmbedSettings(backend="torch", threads=1)).model_id == fp32.model_id
 
@@ -116,7 +116,7 @@ def test_a_damaged_int8_copy_is_refused_and_the_fp32_export_quantised(
             " that was verified (its sha256 differs); quantising the fp32 export instead",
         ]
         fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
-        assert default.precision == "fp32" and default.models.model_id == fp32.model_id
+        assert default.precision == "fp32" and default.model_id == fp32.model_id
         assert emb.precision == "int8" and emb._model.folder != copy / packaged.INT8
         shipped = OnnxEncoder(wheel / packaged.INT8).encode(["database failover"])
         assert np.array_equal(emb.encode(["database failover"]), shipped)  # the same recipe
