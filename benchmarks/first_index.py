@@ -91,9 +91,9 @@ def one(vault: Path, index: Path, every: float) -> dict:
     chunks_s: float | None = None  # every chunk has its vector: search by meaning over all
     i = 0
     while not done.wait(every):
-        if chunks_s is None and f.chunked and _chunks_waiting(index, eng.model_id) == 0:
+        if chunks_s is None and f.chunked and _chunks_waiting(index, eng.models.model_id) == 0:
             chunks_s = time.perf_counter() - t0
-        if not eng.embedder.loaded or not f.chunked:
+        if not eng.models.embedder.loaded or not f.chunked:
             continue  # keywords only until then: not the latency asked about
         q = QUERIES[i % len(QUERIES)]
         i += 1
@@ -117,7 +117,7 @@ def one(vault: Path, index: Path, every: float) -> dict:
         "embedded": rep.embedded,
         "embed_s": round(rep.embed_seconds, 1),
         "chunks_per_s": round(rep.embedded / rep.embed_seconds, 1) if rep.embed_seconds else None,
-        "bulk_batches_by_threads": eng.embedder.bulk_threads_used,
+        "bulk_batches_by_threads": eng.models.embedder.bulk_threads_used,
         "queries_during": len(during),
         "p50_during_ms": _p(during, 0.5),
         "p95_during_ms": _p(during, 0.95),

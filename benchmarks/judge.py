@@ -133,7 +133,7 @@ class TextVectors:
 
     def __init__(self, eng, folder: Path):
         self.eng = eng
-        tag = hashlib.sha1(eng.model_id.encode()).hexdigest()[:10]
+        tag = hashlib.sha1(eng.models.model_id.encode()).hexdigest()[:10]
         self.file = folder / f"query-texts-{tag}.npz"
         self.have: dict[str, np.ndarray] = {}
         if self.file.exists():
@@ -144,7 +144,7 @@ class TextVectors:
     def __call__(self, text: str) -> np.ndarray:
         key = hashlib.sha1(text.encode()).hexdigest()
         if key not in self.have:
-            self.have[key] = self.eng.embedder.encode_query(text)
+            self.have[key] = self.eng.models.embedder.encode_query(text)
             self.dirty = True
         return self.have[key]
 
@@ -163,8 +163,8 @@ def query_vectors(eng, c: Corpus, texts: TextVectors) -> dict[str, np.ndarray]:
     for qid, text in c.qrels.queries.items():
         query = eng.parse_query(text)
         whole = texts(query.text)
-        if query.ask and eng.ranking.ask != "off":
-            out[qid] = join_ask(whole, texts(query.ask), eng.ranking)
+        if query.ask and eng.searcher.ranking.ask != "off":
+            out[qid] = join_ask(whole, texts(query.ask), eng.searcher.ranking)
         else:
             out[qid] = whole
     texts.save()
@@ -273,7 +273,7 @@ class Judge:
             for c in self.corpora:
                 eng = self.engine(c, index)
                 rp = self.replay(c, index)
-                bl = PlainBaseline(c.root, eng.embedder.encode,  # type: ignore[attr-defined]
+                bl = PlainBaseline(c.root, eng.models.embedder.encode,  # type: ignore[attr-defined]
                                    c.root.parent / "baseline-vectors.npz")  # fmt: skip
                 runs = {}
                 for q, t in c.qrels.queries.items():

@@ -134,11 +134,13 @@ def test_a_prompt_change_reembeds_and_never_mixes(tiny, tmp_path):
     first = Engine(ws, index_path=db, model=path, embed=EmbedSettings(threads=1))
     first.index()
     n = first.store.chunks.count()
-    assert n >= 2 and first.store.vectors.pending_count(first.model_id) == 0
+    assert n >= 2 and first.store.vectors.pending_count(first.models.model_id) == 0
     first.close()
     second = Engine(ws, index_path=db, model=path, embed=EmbedSettings(document_prompt="doc: "))
-    assert second.model_id != first.model_id
-    assert second.store.vectors.pending_count(second.model_id) == n  # every chunk embedded again
+    assert second.models.model_id != first.models.model_id
+    assert (
+        second.store.vectors.pending_count(second.models.model_id) == n
+    )  # every chunk embedded again
     second.close()
 
 
@@ -152,8 +154,8 @@ def test_chunks_leave_room_for_the_document_prompt(tiny, tmp_path):
                    embed=EmbedSettings(query_prompt="", document_prompt=""))  # fmt: skip
     prompted = Engine(ws, index_path=tmp_path / "b.sqlite", model=path)
     # "search_document: " is 4 tokens of this vocabulary: search _ document :
-    assert plain.tokenizer.window == 24
-    assert prompted.tokenizer.window == 20
+    assert plain.models.tokenizer.window == 24
+    assert prompted.models.tokenizer.window == 20
     plain.close()
     prompted.close()
 

@@ -123,7 +123,7 @@ def test_switching_backend_never_reembeds(tmp_path):
         rep = eng.index()
         assert rep.embedded == 0 and rep.pending == 0, backend
         resp = eng.search("what do I do when the main database machine dies", limit=3)
-        assert resp.mode == "hybrid" and eng.embedder.backend == backend
+        assert resp.mode == "hybrid" and eng.models.embedder.backend == backend
         assert "database-failover" in resp.results[0].path
         eng.close()
 
@@ -135,10 +135,10 @@ def test_the_int8_default_index_on_torch_searches_while_it_moves(tmp_path, golde
     ws = workspace_with_index(tmp_path / "ws", golden_index)
     eng = Engine(ws, embed=EmbedSettings(backend="torch"))
     try:
-        assert eng.model_id.endswith("#onnx-int8") and eng.mover is not None
-        assert eng.mover.model_id == eng.model_id.removesuffix("#onnx-int8")
+        assert eng.models.model_id.endswith("#onnx-int8") and eng.models.mover is not None
+        assert eng.models.mover.model_id == eng.models.model_id.removesuffix("#onnx-int8")
         resp = eng.search("what do I do when the main database machine dies", limit=3)
-        assert resp.mode == "hybrid" and eng.embedder.backend == "onnx"
+        assert resp.mode == "hybrid" and eng.models.embedder.backend == "onnx"
         assert "database-failover" in resp.results[0].path
     finally:
         eng.close()

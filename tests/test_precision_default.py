@@ -130,10 +130,10 @@ def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
     db = tmp_path / "index.sqlite"
     eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
     eng.index()
-    fp32_id = eng.model_id
+    fp32_id = eng.models.model_id
     eng.close()
     again = Engine(ws, index_path=db)  # nothing asked: the index's fp32, no move, nothing pending
-    assert again.model_id == fp32_id and again.mover is None
+    assert again.models.model_id == fp32_id and again.models.mover is None
     rep = again.index()
     assert rep.embedded == 0 and set(models(db)) == {fp32_id}
     again.store.set_meta("precision", "int4; DROP TABLE x")
@@ -145,12 +145,12 @@ def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
         in [r.getMessage() for r in caplog.records]
     )
     # the default (int8): the fp32 vectors serve while they move
-    assert odd.mover is not None and odd.mover.model_id == fp32_id + "#onnx-int8"
-    assert odd.model_id == fp32_id
+    assert odd.models.mover is not None and odd.models.mover.model_id == fp32_id + "#onnx-int8"
+    assert odd.models.model_id == fp32_id
     odd.close()
     asked = Engine(ws, index_path=db, embed=EmbedSettings(precision="int8"))  # a flag wins:
-    assert asked.mover is not None and asked.mover.model_id == fp32_id + "#onnx-int8"
-    assert asked.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
+    assert asked.models.mover is not None and asked.models.mover.model_id == fp32_id + "#onnx-int8"
+    assert asked.models.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
     asked.close()
 
 
@@ -187,7 +187,7 @@ def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):
     int8 = Engine(ws, index_path=tmp_path / "a.sqlite", embed=EmbedSettings(precision="int8"))
     int8.index()
     n = int8.export_vectors(tmp_path / "int8.npz")
-    assert n > 0 and int8.model_id.endswith("#onnx-int8")
+    assert n > 0 and int8.models.model_id.endswith("#onnx-int8")
     int8.close()
     fp32 = Engine(ws, index_path=tmp_path / "b.sqlite", embed=EmbedSettings(precision="fp32"))
     fp32.index(embed=False)
@@ -231,7 +231,7 @@ def test_after_slice_one_of_several_every_old_vector_is_still_there(wheel, tmp_p
     fp32_id = int8_id.removesuffix("#onnx-int8")
     eng = Engine(ws, embed=EmbedSettings(precision="fp32", threads=1))
     try:
-        assert eng.index_path == db and eng.mover is not None
+        assert eng.index_path == db and eng.models.mover is not None
         assert eng.index().embedded == 0  # as `mdseek index` does first: fp32 remembered
         left = eng.move_next(32)  # then slice 1
         assert left == texts - 32 and left > 2 * 32  # of several
@@ -242,7 +242,7 @@ def test_after_slice_one_of_several_every_old_vector_is_still_there(wheel, tmp_p
         eng.close()
     again = Engine(ws)  # the next process: fp32 remembered, the int8 vectors serving
     try:
-        assert again.model_id == int8_id and again.mover is not None
+        assert again.models.model_id == int8_id and again.models.mover is not None
         assert again.move_pending() == texts - 32
         resp = again.search(QUERY, mode="dense", limit=3)
         assert resp.results and "database-failover" in resp.results[0].path
@@ -264,7 +264,7 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
     db = tmp_path / "index.sqlite"
     eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
     eng.index()
-    fp32_id = eng.model_id
+    fp32_id = eng.models.model_id
     eng.close()
     texts = models(db)[fp32_id]
     env = server_env(MDSEEK_THREADS="1")
@@ -315,7 +315,7 @@ def test_an_index_of_the_old_default_moves_in_the_background_searching_throughou
     db = tmp_path / "index.sqlite"
     eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
     eng.index()
-    fp32_id = eng.model_id
+    fp32_id = eng.models.model_id
     eng.close()
     con = sqlite3.connect(db)
     with con:  # as the old default left it: fp32 vectors, no precision remembered
@@ -325,7 +325,7 @@ def test_an_index_of_the_old_default_moves_in_the_background_searching_throughou
     f = Folder(ws)
     f.open(EngineOptions(index_path=db))
     try:
-        assert f.engine is not None and f.engine.mover is not None
+        assert f.engine is not None and f.engine.models.mover is not None
         f.reconcile()
         assert f.state == "ready"
         seen = set()
@@ -333,11 +333,11 @@ def test_an_index_of_the_old_default_moves_in_the_background_searching_throughou
         def probe() -> bool:
             resp = f.search(SearchRequest.make(QUERY, limit=3))
             assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
-            seen.add(f.engine.model_id)
-            return f.engine.mover is None
+            seen.add(f.engine.models.model_id)
+            return f.engine.models.mover is None
 
         wait_for(probe, timeout=180, every=0.2, what="the move's end")
-        assert f.engine.model_id == fp32_id + "#onnx-int8" and len(seen) >= 1
-        assert probe() and set(models(db)) == {f.engine.model_id}
+        assert f.engine.models.model_id == fp32_id + "#onnx-int8" and len(seen) >= 1
+        assert probe() and set(models(db)) == {f.engine.models.model_id}
     finally:
         f.close()
