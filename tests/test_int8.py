@@ -1,4 +1,4 @@
-"""int8 precision (asked for; the bundled model's from its wheel): a real
+"""int8 precision (the bundled model's default, from its wheel): a real
 quantisation of the real export, its own model id, and an index that
 re-embeds rather than mixing fp32 and int8 vectors."""
 
@@ -57,31 +57,33 @@ def _move(eng: Engine) -> None:
 
 
 def test_switching_precision_moves_and_never_mixes(tmp_path, golden_index, int8_embedder):
-    ws = workspace_with_index(tmp_path / "ws", golden_index)  # fp32: the default
-    eng = Engine(ws, embed=EmbedSettings(precision="int8"))
+    ws = workspace_with_index(tmp_path / "ws", golden_index)  # int8: the default
+    int8_id = int8_embedder.model_id
+    fp32_id = int8_id.removesuffix("#onnx-int8")
+    eng = Engine(ws, embed=EmbedSettings(precision="fp32"))
     texts = eng.store.db.execute(
         "SELECT count(DISTINCT text_hash) FROM"
         " (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
     ).fetchone()[0]
-    fp32_id = eng.models.model_id  # the vectors it has serve until the move is done
-    assert eng.models.mover is not None and eng.models.mover.model_id == int8_embedder.model_id
+    assert eng.models.model_id == int8_id  # the vectors it has serve until the move is done
+    assert eng.models.mover is not None and eng.models.mover.model_id == fp32_id
     rep = eng.index()
     assert rep.embedded == 0 and rep.pending == 0
     resp = eng.search("what do I do when the main database machine dies", limit=3)
     assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
     _move(eng)
     models = eng.store.db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall()
-    assert models == [(int8_embedder.model_id, texts)]  # the fp32 vectors are gone, not mixed
-    assert eng.models.model_id == int8_embedder.model_id == fp32_id + "#onnx-int8"
+    assert models == [(fp32_id, texts)]  # the int8 vectors are gone, not mixed
+    assert eng.models.model_id == fp32_id
     resp = eng.search("what do I do when the main database machine dies", limit=3)
     assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
     eng.close()
-    back = Engine(ws, embed=EmbedSettings(precision="fp32"))  # and back: a move again
-    assert back.models.model_id == int8_embedder.model_id and back.models.mover is not None
+    back = Engine(ws, embed=EmbedSettings(precision="int8"))  # and back: a move again
+    assert back.models.model_id == fp32_id and back.models.mover is not None
     _move(back)
-    assert back.models.model_id == fp32_id
+    assert back.models.model_id == int8_id
     models = back.store.db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall()
-    assert models == [(fp32_id, texts)]
+    assert models == [(int8_id, texts)]
     back.close()
 
 

@@ -20,7 +20,7 @@ from mdseek.index.model.embed import Embedder, EmbedSettings
 from mdseek.index.model.model import model_cache_dir
 from mdseek.index.model.onnx_encoder import read_manifest
 
-from conftest import workspace_with_index
+from conftest import copy_fixtures, workspace_with_index
 
 
 @pytest.fixture(scope="module")
@@ -113,8 +113,11 @@ def test_onnx_agrees_with_torch_on_real_chunks(onnx_embedder, indexed_ws):
     assert np.allclose(alone, got[::-1][:12], atol=1e-5)
 
 
-def test_switching_backend_never_reembeds(tmp_path, golden_index):
-    ws = workspace_with_index(tmp_path / "ws", golden_index)
+def test_switching_backend_never_reembeds(tmp_path):
+    ws = copy_fixtures(tmp_path / "ws")
+    first = Engine(ws, embed=EmbedSettings(backend="onnx", precision="fp32", threads=1))
+    assert first.index().embedded > 0
+    first.close()
     for backend in ("torch", "onnx"):
         eng = Engine(ws, embed=EmbedSettings(backend=backend, precision="fp32"))
         rep = eng.index()
@@ -122,6 +125,22 @@ def test_switching_backend_never_reembeds(tmp_path, golden_index):
         resp = eng.search("what do I do when the main database machine dies", limit=3)
         assert resp.mode == "hybrid" and eng.models.embedder.backend == backend
         assert "database-failover" in resp.results[0].path
+        eng.close()
+
+
+def test_the_int8_default_index_on_torch_searches_while_it_moves(tmp_path, golden_index):
+    """torch makes fp32 vectors only: the default's int8 index opened on torch
+    moves to fp32, its int8 vectors queried on onnx meanwhile (not a refusal
+    of the backend asked for)."""
+    ws = workspace_with_index(tmp_path / "ws", golden_index)
+    eng = Engine(ws, embed=EmbedSettings(backend="torch"))
+    try:
+        assert eng.models.model_id.endswith("#onnx-int8") and eng.models.mover is not None
+        assert eng.models.mover.model_id == eng.models.model_id.removesuffix("#onnx-int8")
+        resp = eng.search("what do I do when the main database machine dies", limit=3)
+        assert resp.mode == "hybrid" and eng.models.embedder.backend == "onnx"
+        assert "database-failover" in resp.results[0].path
+    finally:
         eng.close()
 
 

@@ -71,7 +71,11 @@ class ModelChoice:
         other = "fp32" if emb.precision == "int8" else "int8"
         if store.vectors.has_vectors(emb.id_for(other)):
             self.mover = emb
-            self.embedder = Embedder(model, settings=replace(emb.settings, precision=other))
+            # int8 vectors are queried on onnx (their only backend), whichever makes the new ones
+            backend = "onnx" if other == "int8" else emb.settings.backend
+            self.embedder = Embedder(
+                model, settings=replace(emb.settings, precision=other, backend=backend)
+            )
 
     @property
     def model_id(self) -> str:
