@@ -86,7 +86,7 @@ def open_indexed(root: Path, index: Path, passages: bool = True) -> Engine:
     """The docs indexed; without ``passages``, only the chunks embedded (the
     sections' vectors are their chunks'; the passages matter for the cost)."""
     eng = Engine(root, index_path=index)
-    eng.embedder.load()
+    eng.models.embedder.load()
     if passages:
         eng.index()
         return eng
