@@ -141,7 +141,7 @@ def test_a_folder_s_near_duplicates_both_ways_with_their_places(tmp_path: Path):
             "prerequisites",
             4,
         )
-        assert dup.score > 0.95
+        assert 0.94 <= dup.score < 1.0  # flagged (int8 vectors: 0.947; fp32: 0.95+)
         (back,) = near_duplicates(eng, "install-eks.md")
         assert (back.section.start_line, back.other.path, back.other.start_line) == (
             4,
