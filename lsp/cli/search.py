@@ -205,7 +205,7 @@ def _explain_line(ex: dict) -> str:
     score, the document term and the final score."""
     parts = []
     weights = ex.get("weights", {})
-    for name in ("lexical", "dense"):
+    for name in (Mode.LEXICAL, Mode.DENSE):  # the retrievers, named as their modes
         p = ex.get(name)
         if not p:
             continue

@@ -345,7 +345,7 @@ def build_server(folders: Folders) -> CheckedServer:
             str,
             WithJsonSchema({"type": "string", "enum": list(requests.MODES)}),
             Field(description="hybrid (default), lexical (keywords only) or dense (meaning only)"),
-        ] = "hybrid",
+        ] = settings.DEFAULT_MODE,
         path: Annotated[
             str | list[str] | None,
             Field(
