@@ -116,7 +116,8 @@ def _engine(root: Path, index: str, log: Log):
     if index != "default" and not path.exists() and start != path and start.exists():
         _copy_index(start, path)
     precision = kw.pop("precision", None)
-    embed = EmbedSettings(precision=precision) if precision else None
+    # the variables of the settings table (MDSEEK_THREADS: the same threads as the default index)
+    embed = EmbedSettings.from_env(precision=precision) if precision else None
     eng = Engine(root, index_path=path, **({"embed": embed} if embed else {}), **kw)
     t0 = time.perf_counter()
     rep = eng.index()
@@ -386,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="check the replay equals Engine.search")
     ap.add_argument("--json", type=Path, help="write the comparisons here")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the plain baseline (it embeds every section once more)")  # fmt: skip
     args = ap.parse_args(argv)
     if args.list:
         for name, (index, change) in VARIANTS.items():
@@ -418,8 +421,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.set:
             todo.append((" ".join(args.set) + f" (index {args.index})",
                          *on_base((args.index, parse_set(args.set)), b_index, b_change)))  # fmt: skip
-        bl = compare(judge.corpora, judge.baseline(b_index), base)  # the base minus the baseline
-        out["baseline"] = bl
+        bl = None  # the base minus the plain baseline
+        if not args.no_baseline:
+            bl = compare(judge.corpora, judge.baseline(b_index), base)
+            out["baseline"] = bl
         for name, index, change in todo:
             sc = judge.scores(DEFAULT.but(**change), index)
             cmp = compare(judge.corpora, base, sc)
@@ -432,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\nvectors per chunk: " + "; ".join(
                 f"{i}: " + ", ".join(f"{f} {r['per_chunk']:.2f} ({r['chunks']} + {r['passages']})"
                                      for f, r in cs.items()) for i, cs in counts.items()))  # fmt: skip
-        if not todo:
+        if not todo and bl is not None:
             print(render(bl, "plain baseline", "default"), end="")
     finally:
         judge.close()

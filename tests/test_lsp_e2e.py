@@ -148,10 +148,31 @@ async def test_workspace_symbol_finds_sections_by_paraphrase(client: LanguageCli
     assert s.name in line
 
 
-async def test_workspace_symbol_empty_query_is_fast(client: LanguageClient, ready: dict):
+async def test_workspace_symbol_empty_query_lists_headings_fast(
+    client: LanguageClient, ready: dict
+):
+    # as VS Code's and marksman's: the headings, files in path order, the first
+    # searchLimit (20); no search (README.md's fenced template is no heading)
     t0 = time.perf_counter()
-    assert await symbols(client, "") == []
+    got = await symbols(client, "")
     assert time.perf_counter() - t0 < 1.0
+    assert len(got) == 20
+    assert [(s.name, s.location.range.start.line) for s in got[:9]] == [
+        ("Lattice Labs Team Handbook", 0),
+        ("Runbooks", 11),
+        ("Architecture decisions", 26),
+        ("How-to guides", 36),
+        ("Onboarding", 43),
+        ("Policies", 48),
+        ("Meeting notes", 56),
+        ("Adding a page", 62),
+        ("ADR 0001: Use Postgres for job state", 7),
+    ]
+    assert got[8].location.uri.endswith("/adr/0001-use-postgres-for-job-state.md")
+    assert (
+        got[19].name == "Status"
+        and got[19].container_name == "handbook/adr/0003-run-harbor-on-kubernetes.md"
+    )
 
 
 async def test_mdseek_search_shape(client: LanguageClient, ready: dict):

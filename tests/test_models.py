@@ -72,10 +72,10 @@ def test_prompts_are_read_as_sentence_transformers_picks_them(tiny):
 
 
 def test_default_model_has_no_prompts_and_keeps_its_id():
-    emb = Embedder(None, settings=EmbedSettings())
+    emb = Embedder(None, settings=EmbedSettings(precision="fp32"))
     assert (emb.prompts.query, emb.prompts.document) == ("", "")
-    assert emb.model_id == DEFAULT_ID  # an existing index is not re-embedded
-    # int8, asked for, is another id (its vectors are others)
+    assert emb.model_id == DEFAULT_ID  # an fp32 index is not re-embedded
+    # int8 (the default with the model wheel's copy) is another id (its vectors are others)
     assert Embedder(None, settings=EmbedSettings(precision="int8")).model_id == (
         DEFAULT_ID + "#onnx-int8"
     )

@@ -118,7 +118,8 @@ def link_problems(links: Iterable[Link], folder: FolderView) -> list[Problem]:
         target = resolved.get(key) or resolved.setdefault(key, folder.resolve(link))
         if target.ambiguous:
             notes = " and ".join(target.ambiguous)
-            broken(link, f"Ambiguous link: {link.path!r} is an alias of {notes}")
+            what = "the title" if target.by_title else "an alias"
+            broken(link, f"Ambiguous link: {link.path!r} is {what} of {notes}")
             continue
         if target.external or target.outside or target.path is None:
             continue

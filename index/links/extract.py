@@ -252,7 +252,12 @@ class _Move:
     def outcome(self) -> Outcome:
         lay, corpus = self.lay, self.corpus
         out = Outcome()
-        stems = {_stem(lay.a), _stem(lay.b), *corpus.aliases.of(lay.a), *corpus.aliases.of(lay.b)}
+        stems = {
+            _stem(lay.a),
+            _stem(lay.b),
+            *corpus.aliases.names_of(lay.a),
+            *corpus.aliases.names_of(lay.b),
+        }
         always = {lay.a} | ({lay.b} if lay.b in self.old else set())
         own: dict[str, list[Edit]] = {}
         for src in _mentioning(corpus, stems, always):
@@ -402,7 +407,7 @@ def inline_target(
     if note is None or note.front_matter or note.body_start_line:
         return None
     whole = 0
-    for src in _mentioning(corpus, {_stem(t.path), *corpus.aliases.of(t.path)}, {rel}):
+    for src in _mentioning(corpus, {_stem(t.path), *corpus.aliases.names_of(t.path)}, {rel}):
         sdoc = doc if src == rel else corpus.doc(src)
         if sdoc is None:
             continue

@@ -98,6 +98,7 @@ class Target:
     external: bool = False  # a URL (http:, mailto:, ...), not resolved
     alias: bool = False  # a wiki link reaching its note by a front-matter alias
     ambiguous: tuple[str, ...] = ()  # an alias several notes claim: them (path is None)
+    by_title: bool = False  # reached (or made ambiguous) by a note's title, not an alias
 
 
 # -- finding links --------------------------------------------------------------
@@ -344,11 +345,10 @@ def resolve(
 ) -> Target:
     """Where ``link`` (found in the document at workspace path ``source``) points.
 
-    ``exists(rel)`` says whether a workspace-relative path is a file; ``files``
-    (the workspace's markdown files) is only needed to resolve wiki links by name,
-    and ``aliases`` (the folder's front-matter aliases) to resolve them by alias:
-    a path or file name first, then an alias one note claims; an alias several
-    notes claim resolves to none of them (``Target.ambiguous`` names them).
+    ``exists(rel)``: is a workspace-relative path a file; ``files`` (the markdown
+    files) and ``aliases`` (front-matter aliases, notes' titles) resolve wiki links:
+    a path or file name first, then an alias, then a title (marksman's rule); one
+    several notes share resolves to none of them (``Target.ambiguous`` names them).
     """
     if link.kind == "markdown":
         if link.external:
@@ -370,24 +370,24 @@ def resolve(
                     rel += suf
                     break
         return Target(rel, link.anchor or None, False, exists(rel))
-    # wiki
+    anchor = link.anchor or None  # wiki
     if not link.path:
-        return Target(source, link.anchor or None, True, True)
+        return Target(source, anchor, True, True)
     rel = resolve_wiki_name(link.path, source, exists, files)
-    if rel is None and aliases:
-        claims = aliases.claims(link.path)
-        if len(claims) == 1:
-            return Target(claims[0], link.anchor or None, True, True, alias=True)
-        if claims:
-            return Target(None, link.anchor or None, True, False, ambiguous=tuple(claims))
+    if rel is None and aliases:  # an alias, else a title (AliasMap.reach)
+        notes, by_title = aliases.reach(link.path)
+        if len(notes) == 1:
+            return Target(notes[0], anchor, True, True, alias=True, by_title=by_title)
+        if notes:
+            return Target(None, anchor, True, False, ambiguous=notes, by_title=by_title)
     if rel is None:
         guess = _inside(posixpath.join(posixpath.dirname(source), link.path))
         if guess is None:
             return Target(None, link.anchor, True, False, outside=True)
         if not _is_markdown(guess):
             guess += ".md"
-        return Target(guess, link.anchor or None, True, False)
-    return Target(rel, link.anchor or None, True, True)
+        return Target(guess, anchor, True, False)
+    return Target(rel, anchor, True, True)
 
 
 def resolve_wiki_name(

@@ -116,8 +116,8 @@ def _move_edit(
         return None
     want = layout.after(old.path)
     new = _layout_resolve(layout, link, new_src) if wiki else resolve(link, new_src, layout.exists)
-    if new.path == want:
-        return None
+    if new.path == want and not (new.by_title and not old.by_title):
+        return None  # (a link by file name stays one: a title reaching the note is no reason)
     (col, path), _ = site.parts()
     if wiki:
         text = wiki_name(want, layout.names.by_stem.get(_stem(want), []))

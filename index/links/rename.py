@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text.aliases import AliasSite, alias_sites, key
+from ..text.aliases import AliasSite, alias_sites, doc_title, key, title_slug
 from ..text.document import Heading, ParsedDocument
 from ..text.parse import parse_text
 from ..text.slug import github_slug
@@ -108,7 +108,9 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
     add_file_edits(out, rel, doc, [Edit(*span, name)])
     names = _Names(corpus.files)
     heads = _Headings(doc, new_doc)
-    for src in _mentioning(corpus, {_stem(rel), *corpus.aliases.of(rel)}, {rel}):
+    old_title, new_title = doc_title(doc), doc_title(new_doc)
+    heads.titles = (old_title, new_title) if old_title and new_title != old_title else None
+    for src in _mentioning(corpus, {_stem(rel), *corpus.aliases.names_of(rel)}, {rel}):
         sdoc = doc if src == rel else corpus.doc(src)
         if sdoc is None:
             continue
@@ -118,9 +120,10 @@ def rename_heading(corpus: Corpus, rel: str, doc: ParsedDocument, h: Heading, na
             src,
             sdoc,
             (
-                _heading_link_edit(corpus, names, src, site, rel, heads)
+                edit
                 for site in sites
                 if not (src == rel and span[0] <= site.line <= span[2])  # the heading itself
+                for edit in _heading_link_edits(corpus, names, src, site, rel, heads)
             ),
         )
     return out
@@ -136,35 +139,59 @@ class _Headings:
         self.new_headings = new_doc.headings
         self.old_at = {id(h): j for j, h in enumerate(doc.headings)}
         self.new_at = {id(h): j for j, h in enumerate(new_doc.headings)}
+        self.titles: tuple[str, str | None] | None = None  # the note's title (old, new) if renamed
 
 
-def _heading_link_edit(
+def _title_edit(site: Site, titles: tuple[str, str | None]) -> Edit | None:
+    """A wiki link reaching its note by the title being renamed: the new title
+    (as written, or its slug where the link wrote the slug or the title cannot
+    be written in a wiki link)."""
+    old, new = titles
+    if not new:
+        return None  # the note keeps no title: the link is left (and reported)
+    col, path = site.parts()[0]
+    written = path.strip()
+    a = col + len(path) - len(path.lstrip())
+    keep = key(written) == key(old) and _wiki_safe(new) and "^" not in new
+    return Edit(site.line, a, site.line, a + len(written), new if keep else title_slug(new))
+
+
+def _heading_link_edits(
     corpus: Corpus,
     names: _Names,
     src: str,
     site: Site,
     rel: str,
     heads: _Headings,
-) -> Edit | None:
+) -> list[Edit | None]:
     wiki = site.kind == "wiki"
     t = (
         resolve(site.link, src, corpus.exists, names.named(site.link), corpus.aliases)
         if wiki
         else resolve(site.link, src, corpus.exists)
     )
-    if t.path != rel or not t.anchor:
-        return None
-    old = heads.old.find(t.anchor, t.by_text)
+    out = []
+    if t.path == rel and t.by_title and heads.titles is not None:
+        out.append(_title_edit(site, heads.titles))
+    if t.path == rel and t.anchor:
+        out.append(_anchor_edit(site, t.anchor, t.by_text, heads, wiki))
+    return out
+
+
+def _anchor_edit(
+    site: Site, anchor: str, by_text: bool, heads: _Headings, wiki: bool
+) -> Edit | None:
+    old = heads.old.find(anchor, by_text)
     if old is None:
         return None
     j = heads.old_at[id(old)]
-    now = heads.new.find(t.anchor, t.by_text)
+    now = heads.new.find(anchor, by_text)
     if now is not None and heads.new_at[id(now)] == j:
         return None  # still names the same heading
     nh = heads.new_headings[j]
     if wiki:
-        by_text = heads.new.find(nh.text, True)
-        anchor = nh.text if _wiki_safe(nh.text) and by_text is nh else nh.slug
+        found = heads.new.find(nh.text, True)
+        anchor = nh.text if _wiki_safe(nh.text) and found is nh else nh.slug
     else:
         anchor = _dest(nh.slug)
     _, frag = site.parts()

@@ -14,6 +14,12 @@ The rule, one for every feature (:func:`.links.resolve` applies it):
    claim leads nowhere: the link is reported as ambiguous, naming the notes
    (never a silent pick).
 
+3. Then, as marksman does, a note's title (its front matter's ``title:`` or
+   its leading ``# heading``, never its file name): ``[[Doc 2]]`` and
+   ``[[doc-2]]`` reach the note titled ``# Doc 2`` (the name and the title have
+   the same GitHub slug: case, spaces and punctuation aside). A title two
+   notes share leads nowhere, as an alias does.
+
 Aliases also count as titles in search: :func:`search_title` is the title the
 lexical index and the embedded breadcrumb read. Pure: texts and front matters
 in, names out.
@@ -27,7 +33,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .document import ParsedDocument
+from .front_matter import has_front_matter_title
 from .parse import parse_text
+from .slug import github_slug
 
 KEYS = ("aliases", "alias")
 MAX_ALIAS = 200  # characters; a longer "alias" is a paragraph pasted by mistake
@@ -36,6 +44,9 @@ _FRONT_OPEN = re.compile(r"\A(?:\ufeff)?-{3,}[ \t]*\r?\n")
 _FRONT_CLOSE = re.compile(r"^-{3,}[ \t]*\r?$", re.MULTILINE)
 _KEY = re.compile(r"^(aliases|alias)\s*:(.*)$", re.IGNORECASE)
 _ITEM = re.compile(r"^(\s*-\s+)(.*?)\s*$")
+# a line that may be a heading's (ATX, or a setext underline): the text up to the
+# first one holds the note's title, if it has one
+_HEADING_LINE = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t].*)?|=+[ \t]*|-+[ \t]*)\r?$", re.MULTILINE)
 
 
 def key(name: str) -> str:
@@ -82,6 +93,44 @@ def text_aliases(text: str, path: str = "untitled.md") -> tuple[str, ...]:
         return ()
     doc = parse_text(head, path)  # the parser's own reading of the block
     return doc_aliases(doc)
+
+
+def doc_title(doc: ParsedDocument) -> str | None:
+    """The title a note gives itself (front matter ``title:``, else a leading
+    level-1 heading), None when its title is only its file name."""
+    if has_front_matter_title(doc):
+        return doc.title or None
+    heads = doc.headings
+    if heads and heads[0].level == 1 and heads[0].text and heads[0].text == doc.title:
+        return doc.title
+    return None
+
+
+def text_title(text: str, path: str = "untitled.md") -> str | None:
+    """:func:`doc_title` of a file's text, parsing only the text up to its first
+    heading-like line (the whole text when that one is no heading: a fence's
+    ``# comment``). This runs over every file of a folder."""
+    start = 0
+    front = _FRONT_OPEN.match(text)
+    if front is not None:
+        close = _FRONT_CLOSE.search(text, front.end())
+        start = close.end() if close is not None else 0
+    m = _HEADING_LINE.search(text, start)
+    if m is None and front is None:
+        return None
+    head = text[: m.end()] if m is not None else text
+    try:
+        doc = parse_text(head, path)
+        if m is not None and not doc.headings:
+            doc = parse_text(text, path)
+    except ValueError:  # too many headings: a title is not worth it
+        return None
+    return doc_title(doc)
+
+
+def title_slug(name: str) -> str:
+    """How a title (or a wiki link's name) is compared with one: its GitHub slug."""
+    return github_slug(_SPACES.sub(" ", name).strip())
 
 
 def search_title(title: str, aliases: Sequence[str]) -> str:
@@ -133,11 +182,20 @@ class AliasMap:
     """A folder's aliases: which notes claim each name."""
 
     def __init__(
-        self, by_file: Mapping[str, Sequence[str]] | None = None, files: Iterable[str] = ()
+        self,
+        by_file: Mapping[str, Sequence[str]] | None = None,
+        files: Iterable[str] = (),
+        titles: Mapping[str, str | None] | None = None,
     ):
         self.by_file: dict[str, tuple[str, ...]] = {
             f: tuple(a) for f, a in (by_file or {}).items() if a
         }
+        self.titles: dict[str, str] = {f: t for f, t in (titles or {}).items() if t}
+        self._titled: dict[str, list[str]] = {}  # title slug -> the notes so titled
+        for f in sorted(self.titles):
+            slug = title_slug(self.titles[f])
+            if slug:
+                self._titled.setdefault(slug, []).append(f)
         self._stems: dict[str, str] = {}  # file name without suffix (lower) -> a file
         if self.by_file:
             for f in sorted(files):
@@ -150,7 +208,24 @@ class AliasMap:
                     claims.append(f)
 
     def __bool__(self) -> bool:
-        return bool(self.by_file)
+        return bool(self.by_file) or bool(self.titles)
+
+    def titled(self, name: str) -> list[str]:
+        """The notes whose title has the slug of ``name`` (sorted paths)."""
+        slug = title_slug(name) if self._titled else ""
+        return self._titled.get(slug, []) if slug else []
+
+    def reach(self, name: str) -> tuple[tuple[str, ...], bool]:
+        """The notes a wiki link's ``name`` reaches when no file has that name:
+        those claiming it as an alias, else those so titled; and whether by title."""
+        claims = self.claims(name)
+        return (tuple(claims), False) if claims else (tuple(self.titled(name)), True)
+
+    def names_of(self, rel: str) -> tuple[str, ...]:
+        """Every name besides its file name a wiki link can reach ``rel`` by:
+        its aliases, its title and the title's slug."""
+        title = self.titles.get(rel)
+        return (*self.of(rel), *((title, title_slug(title)) if title else ()))
 
     def claims(self, name: str) -> list[str]:
         """The notes that declare ``name`` as an alias (sorted paths)."""
@@ -166,7 +241,11 @@ class AliasMap:
     def moved(self, after: Callable[[str], str], files: Iterable[str]) -> AliasMap:
         """The same aliases once files move (``after``: old path -> new path;
         ``files``: the folder's files then)."""
-        return AliasMap({after(f): a for f, a in self.by_file.items()}, files)
+        return AliasMap(
+            {after(f): a for f, a in self.by_file.items()},
+            files,
+            {after(f): t for f, t in self.titles.items()},
+        )
 
 
 NO_ALIASES = AliasMap()

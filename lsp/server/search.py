@@ -8,6 +8,7 @@ merged by score. A request the client cancels stops at the next check.
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 from lsprotocol import types
@@ -35,12 +36,14 @@ from mdseek.index.api import (
 from . import features as F
 from .convert import path_to_uri
 from .params import SearchParams
+from .worker import off_loop
 from .workspace import Workspace
 
 NO_FOLDER = "no workspace folder is open: open a folder, or a markdown file in one"
 # The words of VS Code's search picker, for the other editors' symbol pickers
 NOTHING_CLOSE = "Nothing close in meaning — try other words"
 NOTE_KIND = types.SymbolKind.Event  # a row that says something (the VS Code client drops it)
+LIST_SECONDS = 1.0  # an empty query's listing stops here (a folder of files without headings)
 
 # result, its URI, its heading's range, its heading as written (inline markup kept)
 Row = tuple[SearchResult, str, types.Range, str]
@@ -105,8 +108,8 @@ async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInfor
     plain words when nothing answers: "Nothing close in meaning — try other
     words" and why (no row at all), or "no section matches well …" above the
     nearest sections (a symbol picker such as Neovim's shows it in its list)."""
-    if not query.strip():
-        return []  # fast: clients ask with "" when the picker opens
+    if not query.strip():  # clients ask with "" as the picker opens: no search
+        return await off_loop(ws, headings_sync, ws, ws.settings.search_limit)
     flt, words = filtered_words(query)
     if not SearchRequest.make(words).text.strip():
         # a filter alone ranks nothing (a lone #tag lists its uses: tags.py); nor
@@ -126,6 +129,32 @@ async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInfor
         )
         return [_note_row(f"{NOTHING_CLOSE}: {note}" if note else NOTHING_CLOSE, where)]
     return symbols
+
+
+def headings_sync(ws: Workspace, limit: int) -> list[types.SymbolInformation]:
+    """The answer to an empty query, as VS Code's and marksman's: the folders'
+    headings, files in path order, the first ``limit`` (the searchLimit setting)."""
+    out: list[types.SymbolInformation] = []
+    stop = time.monotonic() + LIST_SECONDS
+    for root in ws.roots:
+        for rel in sorted(root.markdown_files()):
+            if len(out) >= limit or time.monotonic() > stop:
+                return out
+            p = root.path / rel
+            doc = ws.docs.parsed(p, rel, ws.root_paths)
+            if doc is None or not doc.headings:
+                continue
+            lines, where = doc.lines(), ws.uri_for(p)
+            for h in doc.headings[: limit - len(out)]:
+                out.append(
+                    types.SymbolInformation(
+                        name=F.shorten(h.text, F.SYMBOL_NAME_MAX) or "(untitled)",
+                        kind=F.symbol_kind(h.level),
+                        location=types.Location(uri=where, range=F.heading_range(ws.pos, lines, h)),
+                        container_name=rel,
+                    )
+                )
+    return out
 
 
 def _note_row(words: str, where: types.Location) -> types.SymbolInformation:

@@ -12,9 +12,9 @@ much of the line an edit replaces does not matter, what it leaves does.
 
 Wiki links: marksman (default ``complWikiStyle = title-slug``) names a note by
 its title's slug (``[[doc-2]]``), and filters candidates itself (fuzzy);
-mdseek names it as Obsidian does, by file name, and offers every note and
-sections by meaning for the editor to filter. Cases that turn on that are
-marked.
+mdseek names it as Obsidian does, by file name (a title reaches the note too:
+``[[Doc 2#`` offers its headings), and offers every note and sections by
+meaning for the editor to filter. Cases that turn on that are marked.
 
 Not ported: the ``PartialElement*`` modules (marksman's parser of the text
 before the cursor: 37 tests, no LSP-level answer), reference-label
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-TITLE = "marksman names a note by its title's slug ([[doc-2]] for '# Doc 2' in doc2.md); mdseek, as Obsidian, by file name"
+TITLE = "marksman's completion writes a note's title slug ([[doc-2]] for '# Doc 2' in doc2.md); mdseek's, as Obsidian, its file name ([[doc2]]; the title reaches the note too)"
 OFFERS = "mdseek offers the sections most like the paragraph and every other note, for the editor to filter; marksman filters its candidates itself"
 PATHS = "mdseek completes a markdown link's path relative to the document (doc2.md) and offers sections by meaning first; marksman offers root paths (/doc2.md)"
 
@@ -84,7 +84,14 @@ CASES: list[dict] = [
         ["[[#H2]]"],
         convention="marksman leaves out level-1 headings (H1, A); mdseek offers every heading (H1, A, H2: each text once)",
     ),
-    cand("noDupsOnAchor_crossFile", GLOBAL, "doc 2.md", (1, 5), ["[[h1#H2]]"], convention=TITLE),
+    cand(
+        "noDupsOnAchor_crossFile",
+        GLOBAL,
+        "doc 2.md",
+        (1, 5),
+        ["[[h1#H2]]"],
+        convention="marksman leaves out level-1 headings (H1, A) and closes the link; mdseek offers every heading of the note [[h1]] reaches by its title (H1, A, H2: each text once)",
+    ),
     cand(
         "fileWithSpaces_anchor",
         GLOBAL,
@@ -238,7 +245,7 @@ CASES: list[dict] = [
         "d2.md",
         (0, 12),
         ["[[doc-title#Subtitle]]"],
-        convention=TITLE,
+        convention="marksman rewrites the note's name to its title slug, leaves the title heading out and closes the link; mdseek keeps [[Doc Title# as typed and offers every heading of the note (Doc Title, Subtitle)",
     ),
     cand(
         "Tags.tagOpening",

@@ -9,8 +9,8 @@ to that file and the text compared with what mdseek's edit makes of it.
 
 Wiki links: marksman (default ``complWikiStyle = title-slug``) reaches a note
 by the slug of its title (``[[doc-1]]`` for a note titled ``# Doc 1`` in
-``doc1.md``); mdseek follows Obsidian, where ``[[name]]`` names a file. Cases
-that turn on that are marked.
+``doc1.md``), as mdseek does when no file name matches (a file name first, as
+Obsidian): renaming the title renames those links.
 
 Not ported: the two reference-label tests (``[lbl1]`` renamed with its
 ``[lbl1]:`` definition), a rename mdseek does not make.
@@ -25,7 +25,6 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-TITLE = "marksman reaches a note by its title's slug ([[doc-1]] for '# Doc 1' in doc1.md); mdseek, as Obsidian, by file name, so [[doc-1]] leads nowhere and is left as it is"
 
 HEADING_LINKS = {
     "doc1.md": lines("# Doc 1", "## Doc 1.2", "## Doc 1.3", "See [[#doc-12]]", "Also [](#doc-12)"),
@@ -62,7 +61,6 @@ CASES: list[dict] = [
         "new_name": "New Title",
         "edits": ON_TITLE,
         "only": "doc2.md",
-        "convention": TITLE,
     },
     {
         "name": "HeadingLinks.onSubtitle#doc1.md",
@@ -81,7 +79,6 @@ CASES: list[dict] = [
         "new_name": "New Title",
         "edits": ON_SUBTITLE,
         "only": "doc2.md",
-        "convention": TITLE,
     },
 ]
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-EMPTY = "mdseek answers an empty query with nothing (its workspace symbols are a search; editors ask with '' as the picker opens); marksman lists every heading and tag"
+EMPTY = "marksman lists each note's tags too for an empty query; mdseek, as VS Code, the headings (a tag's uses are the workspace symbols of '#tag1')"
 TAGS = "mdseek's outline lists headings only (as VS Code's); a tag's uses are the workspace symbols of '#t1'"
 
 WS = {"doc1.md": lines("# A", "#tag1"), "doc2.md": lines("# B", "#tag1 #tag2")}

@@ -16,9 +16,10 @@ Translation into LSP terms:
   line mdseek goes to; "no destination" is no location.
 
 Wiki links: marksman (default ``complWikiStyle = title-slug``) also reaches a
-note by its title (``[[Doc 2]]`` for ``# Doc 2`` in ``doc2.md``) and decodes
-``%20`` in them; mdseek follows Obsidian, where ``[[name]]`` names a file, as
-written. Cases that turn on that are marked.
+note by its title (``[[Doc 2]]`` for ``# Doc 2`` in ``doc2.md``), as mdseek does
+when no file name matches; marksman decodes ``%20`` in them and reaches a note
+by its title from a markdown link too, mdseek reads a wiki link as written and
+a markdown link's path. Cases that turn on that are marked.
 
 ``parse_wiki_no_doc_and_no_title``, ``parse_wiki_all_empty``,
 ``parse_wiki_escaped_hash*`` and ``complex_example_1`` are ported with the rest
@@ -35,7 +36,6 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-TITLE = "marksman reaches a note by its title ([[Doc 2]] for '# Doc 2' in doc2.md); mdseek, as Obsidian, by file name"
 ENCODED = (
     "marksman decodes %20 in a wiki link; mdseek, as Obsidian, reads a wiki link's text as written"
 )
@@ -121,14 +121,16 @@ CASES: list[dict] = [
     ),
     resolved("EncodingTests.headingNotEncoding", (6, 5), [("doc1.md", 2)]),
     resolved("EncodingTests.headingUrlEncoded", (7, 5), [("doc1.md", 2)], convention=ENCODED),
-    resolved("EncodingTests.docNotEncoded", (8, 5), [("doc2.md", 0)], convention=TITLE),
+    resolved("EncodingTests.docNotEncoded", (8, 5), [("doc2.md", 0)]),
     resolved(
         "EncodingTests.docUrlEncoded",
         (9, 5),
         [("doc2.md", 0)],
-        convention=TITLE + "; and " + ENCODED,
+        convention=ENCODED,
     ),
-    resolved("EncodingTests.docHeadingMixedEncoding", (10, 5), [("doc2.md", 2)], convention=TITLE),
+    resolved(
+        "EncodingTests.docHeadingMixedEncoding", (10, 5), [("doc2.md", 2)], convention=ENCODED
+    ),
     resolved(
         "EncodingTests.inlineDocUrlEncoding",
         (11, 5),
@@ -149,7 +151,6 @@ CASES: list[dict] = [
         "at": "d2.md",
         "pos": (0, 2),
         "defs": [("d1.md", 0)],
-        "convention": "marksman reaches a note by its title ([[Doc1]] for '# Doc1' in d1.md); mdseek, as Obsidian, by file name",
     },
     {
         "name": "RegressionTests.rootLink_issue275",

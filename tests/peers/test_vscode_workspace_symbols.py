@@ -13,10 +13,11 @@ symbol, is left out. The peer's workspace changes (a file updated, deleted,
 created) are made on disk and told as ``workspace/didChangeWatchedFiles``; a
 test asking before and after the change is two cases.
 
-mdseek's workspace symbols are a search (by words and meaning): an empty query
-answers nothing (editors ask with one as the picker opens), where VS Code lists
-every heading; a query is matched by its words (the last one as a prefix) and
-by meaning, not by letters in order. All of the peer's tests are ported.
+mdseek's workspace symbols are a search (by words and meaning): a query is
+matched by its words (the last one as a prefix) and by meaning, not by letters
+in order; an empty query (editors ask with one as the picker opens) lists the
+headings, files in path order, as VS Code does (the first ``searchLimit``).
+All of the peer's tests are ported.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-EMPTY = "mdseek answers an empty query with nothing (its workspace symbols are a search; editors ask with '' as the picker opens); VS Code lists every heading"
 MEANING = "mdseek answers a query no word matches with the sections nearest in meaning (under a row saying no section matches well); VS Code matches the query's letters in order"
 
 LETTERS = "mdseek matches a query's words (the last one as a prefix) and its meaning; VS Code matches its letters in order (cdf: c-at d-og f-ish)"
@@ -53,15 +53,13 @@ CASES: list[dict] = [
         ONE,
         "",
         ["header1", "header2"],
-        convention=EMPTY,
     ),
-    ask("Should return all content basic workspace", TEN, "", count=20, convention=EMPTY),
+    ask("Should return all content basic workspace", TEN, "", count=20),
     ask(
         "Should update results when markdown file changes symbols#1",
         {"test.md": "# header1"},
         "",
         count=1,
-        convention=EMPTY,
     ),
     ask(
         "Should update results when markdown file changes symbols#2",
@@ -69,14 +67,12 @@ CASES: list[dict] = [
         "",
         ["new header", "header2"],
         then={"test.md": "# new header\nabc\n## header2"},
-        convention=EMPTY,
     ),
     ask(
         "Should remove results when file is deleted#1",
         {"test.md": "# header1"},
         "",
         count=1,
-        convention=EMPTY,
     ),
     ask(
         "Should remove results when file is deleted#2",
@@ -90,7 +86,6 @@ CASES: list[dict] = [
         {"test.md": "# header1"},
         "",
         count=1,
-        convention=EMPTY,
     ),
     ask(
         "Should update results when markdown file is created#2",
@@ -98,14 +93,12 @@ CASES: list[dict] = [
         "",
         count=3,
         then={"test2.md": "# new header\nabc\n## header2"},
-        convention=EMPTY,
     ),
     ask(
         "Should not include link definitions",
         {"test.md": lines("# header1", "[def]: http://example.com")},
         "",
         ["header1"],
-        convention=EMPTY,
     ),
     ask("Should match case insensitively#1", ABC, "ABC", ["aBc1", "ABc2"]),
     ask("Should match case insensitively#2", ABC, "abc", ["aBc1", "ABc2"]),
