@@ -9,7 +9,9 @@ against what is written by hand elsewhere:
 - the command line adds a command's options from it (``lsp/cli/options.py``:
   each command shows only the settings whose :attr:`Setting.commands` name it);
 - the MCP server's limits (``MAX_LIMIT``) and the reranker's (:data:`TOP_N`)
-  are read from it;
+  are read from it, and every front end's search mode by default
+  (:data:`DEFAULT_MODE`, a :class:`Mode`: the modes' words are written here
+  only);
 - docs/settings.md's table is made from it (``scripts/settings_doc.py``), and
   vscode-client/package.json's ``contributes.configuration`` is checked against
   it (``scripts/settings_doc.py --write`` updates it);
@@ -30,12 +32,23 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 # The command-line commands by what they need of the settings.
 TOKENIZE = ("chunks", "coverage")  # the model's tokenizer, no embedding
 EMBED = ("index", "search", "related", "status", "mcp")  # an index and its model
 SEARCH = ("search", "mcp")  # queries answered
+
+
+class Mode(StrEnum):
+    """How a search ranks (a ``str``: the value is what JSON and people read);
+    the ``mode`` setting's choices, here so that the table names them once."""
+
+    HYBRID = "hybrid"  # keywords and meaning, fused
+    LEXICAL = "lexical"  # keywords only (BM25)
+    DENSE = "dense"  # meaning only (the model's vectors)
+
 
 ABSENT = object()  # as vscode_default: not in VS Code's package.json
 SAME = object()  # as vscode_default: the default
@@ -240,6 +253,7 @@ def default(name: str) -> Any:
 DEFAULT_INCLUDE: tuple[str, ...] = default("include")
 DEFAULT_MAX_FILE_SIZE: int = default("maxFileSize")
 MAX_LIMIT: int = BY_NAME["searchLimit"].maximum or 0  # results one search returns at most
+DEFAULT_MODE = Mode.HYBRID  # a search's mode when none is asked for (CLI, MCP, the server)
 TOP_N: int = default("rerankTop")  # sections the reranker re-scores per query
 MAX_TOP_N: int = BY_NAME["rerankTop"].maximum or 0
 BACKENDS: tuple[str, ...] = BY_NAME["backend"].choices

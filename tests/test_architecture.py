@@ -9,6 +9,7 @@
   ``mdseek.index.api``, besides the pure helpers of ``text/`` and ``links/``
   and the settings table (``settings.py``);
 - the servers (``lsp/server``, ``lsp/mcp``) hold a ``Folder``, never an ``Engine``;
+- no string literal for a search mode or a folder state outside its enum;
 - no ``.py`` file in ``index/`` or ``lsp/`` over :data:`MAX_LINES` lines;
 - ARCHITECTURE.md's code map names every module.
 """
@@ -376,3 +377,115 @@ def test_every_module_is_named_in_its_section_of_architecture_md():
         and (rel := m.relative_to(REPO / pkg).as_posix()) not in named(sect)
     ]
     assert missing == [], f"ARCHITECTURE.md does not name: {', '.join(missing)}"
+
+
+# The words of a search mode and of a folder's state, written once: in their
+# enums (settings.py's Mode, engine/status.py's FolderState). "error" is a
+# state's word but also JSON-RPC's and a log level's: it is checked where it
+# is compared with a state. The retrievers' names ("lexical", "dense" as keys of
+# a ranking's lists) are not modes.
+MODE_WORDS = ("hybrid", "lexical", "dense")
+STATE_WORDS = ("starting", "indexing", "ready", "lexical-only", "error", "no folder")
+ENUMS = {("index/settings.py", "Mode"), ("index/engine/status.py", "FolderState")}
+_KINDS = ("mode", "state")
+
+
+def _named(node: ast.AST) -> str:
+    """The last name of ``x``, ``a.x``, ``x()``: what a value is compared with or set to."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _about(name: str) -> bool:
+    return any(name == k or name.endswith("_" + k) or name == k + "s" for k in _KINDS)
+
+
+def mode_and_state_literals(root: Path = REPO) -> list[str]:
+    """Each string literal naming a mode or a state outside its enum: in a front
+    end (``lsp/``) any one but a docstring (and a lone "error"); in the engine one
+    compared with, passed as, defaulting or assigned to a ``mode`` or a ``state``."""
+    found = []
+    for module in modules(root, PACKAGES).values():
+        tree = ast.parse(module.path.read_text(encoding="utf-8"))
+        skip: set[int] = set()
+        parents: dict[int, ast.AST] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parents[id(child)] = node
+            if isinstance(node, ast.ClassDef) and (module.rel, node.name) in ENUMS:
+                skip |= {id(n) for n in ast.walk(node)}
+            body = getattr(node, "body", None)
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                if body and isinstance(body[0], ast.Expr):
+                    skip.add(id(body[0].value))  # a docstring
+        front = module.rel.startswith("lsp/")
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Constant) or id(node) in skip:
+                continue
+            if node.value not in MODE_WORDS + STATE_WORDS:
+                continue
+            parent = parents.get(id(node))
+            if front and node.value != "error":
+                hit = True
+            elif isinstance(parent, ast.Compare):
+                hit = any(_about(_named(x)) for x in (parent.left, *parent.comparators))
+            elif isinstance(parent, ast.keyword):
+                hit = _about(parent.arg or "")
+            elif isinstance(parent, ast.arguments):
+                pos = parent.posonlyargs + parent.args
+                named = dict(
+                    zip(
+                        [a.arg for a in pos[len(pos) - len(parent.defaults) :]],
+                        parent.defaults,
+                        strict=True,
+                    )
+                )
+                named |= {
+                    a.arg: d
+                    for a, d in zip(parent.kwonlyargs, parent.kw_defaults, strict=True)
+                    if d
+                }
+                hit = any(d is node and _about(a) for a, d in named.items())
+            elif isinstance(parent, (ast.Assign, ast.AnnAssign)):
+                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                hit = any(_about(_named(t)) for t in targets)
+            else:
+                hit = False
+            if hit:
+                found.append(f"{module.rel}:{node.lineno}: {node.value!r}")
+    return found
+
+
+def test_no_mode_or_state_is_written_outside_its_enum(tmp_path):
+    found = mode_and_state_literals()
+    assert found == [], "a mode or a state as a string (use Mode, FolderState):\n" + "\n".join(
+        found
+    )
+    # the check sees each way a word could stand for a mode or a state
+    (tmp_path / "lsp").mkdir()
+    (tmp_path / "index" / "engine").mkdir(parents=True)
+    (tmp_path / "lsp" / "a.py").write_text(
+        '"""hybrid"""\nMODE = "hybrid"\nsend({"error": 1})\nif x.state == "error": pass\n'
+    )
+    (tmp_path / "index" / "engine" / "status.py").write_text(
+        'class FolderState:\n    READY = "ready"\n\n\nclass Other:\n    def f(self):\n        self.state = "ready"\n'
+    )
+    (tmp_path / "index" / "b.py").write_text(
+        'def f(mode="dense", *, state="ready"):\n    lists["dense"] = 1\n'
+        '    if self.state != "indexing" or folder_state() == "error": pass\n'
+        '    g(mode="lexical")\n    self.mode = "hybrid"\n'
+    )
+    assert sorted(mode_and_state_literals(tmp_path)) == [
+        "index/b.py:1: 'dense'",
+        "index/b.py:1: 'ready'",
+        "index/b.py:3: 'error'",
+        "index/b.py:3: 'indexing'",
+        "index/b.py:4: 'lexical'",
+        "index/b.py:5: 'hybrid'",
+        "index/engine/status.py:7: 'ready'",
+        "lsp/a.py:2: 'hybrid'",
+        "lsp/a.py:4: 'error'",
+    ]

@@ -11,24 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
-from ..settings import MAX_LIMIT
+from ..settings import DEFAULT_MODE, MAX_LIMIT, Mode
 from ..text.files import matches
 from .filters import NO_FILTER, BadFilter, Filter
 from .query import Query
 
-
-class Mode(StrEnum):
-    """How a search ranks (a ``str``: the value is what JSON and people read)."""
-
-    HYBRID = "hybrid"  # keywords and meaning, fused
-    LEXICAL = "lexical"  # keywords only (BM25)
-    DENSE = "dense"  # meaning only (the model's vectors)
-
-
-MODES = tuple(m.value for m in Mode)
+MODES = tuple(m.value for m in Mode)  # :class:`Mode` is the settings table's (its choices)
 
 
 @dataclass(frozen=True)
@@ -44,7 +34,7 @@ class SearchRequest:
 
     query: Query
     limit: int = 10
-    mode: Mode = Mode.HYBRID
+    mode: Mode = DEFAULT_MODE
     paths: tuple[str, ...] = ()
     explain: bool = False
     filter: Filter = NO_FILTER
@@ -54,7 +44,7 @@ class SearchRequest:
         cls,
         text: str,
         limit: int = 10,
-        mode: Mode | str = Mode.HYBRID,
+        mode: Mode | str = DEFAULT_MODE,
         paths: Sequence[str] = (),
         explain: bool = False,
         prefix_last: bool = False,

@@ -113,8 +113,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--mode",
-        default="hybrid",
-        metavar="{hybrid,lexical,dense}",
+        default=table.DEFAULT_MODE,
+        metavar="{" + ",".join(table.Mode) + "}",
         help="hybrid = keywords and meaning fused (default); lexical = keywords only (FTS5); "
         "dense = meaning only (embeddings)",
     )

@@ -84,7 +84,7 @@ def cmd_related(args: argparse.Namespace) -> int:
             "unlinked": args.unlinked,
             "mode": resp.mode,
             "note": resp.note,
-            "results": [json_result(eng, r) for r in resp.results],
+            "results": [json_result(folder, r) for r in resp.results],
         }
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0

@@ -21,7 +21,7 @@ from .common import CliError, UsageError, engine_for, load_reranker, shown
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from mdseek.index.api import Engine
+    from mdseek.index.api import Engine, Folder
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -78,7 +78,8 @@ def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchReque
     finally:
         bar.close()
     eng.searcher.reranker = load_reranker(args)
-    answer = search_folders(request, [Folder.adopt(eng, rep)])
+    folder = Folder.adopt(eng, rep)
+    answer = search_folders(request, [folder])
     results = [r for _, r in answer.hits]
     where = _where(args, eng) if args.section else None
     if args.highlight:
@@ -89,7 +90,7 @@ def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchReque
             "mode": answer.mode,
             "complete": answer.complete,
             "note": answer.note,
-            "results": [json_result(eng, r) for r in results],
+            "results": [json_result(folder, r) for r in results],
         }
         if where is not None:
             out["section"] = where
@@ -163,15 +164,13 @@ def _where_lines(w: dict) -> str:
     return "\n".join(out)
 
 
-def json_result(eng: Engine, r) -> dict:
+def json_result(folder: Folder, r) -> dict:
     """One result of ``search --json``: lines 1-based and inclusive, the heading
     as written (and as plain text), as MCP has them."""
-    from mdseek.index.api import heading_as_written
-
     first, last = r.lines()
     out = {
         "path": display_path(r.path),
-        "heading": heading_as_written(eng, r),
+        "heading": folder.heading_as_written(r),
         "heading_text": r.heading,
         "breadcrumb": r.breadcrumb,
         "anchor": r.slug,
@@ -205,7 +204,7 @@ def _explain_line(ex: dict) -> str:
     score, the document term and the final score."""
     parts = []
     weights = ex.get("weights", {})
-    for name in ("lexical", "dense"):
+    for name in (Mode.LEXICAL, Mode.DENSE):  # the retrievers, named as their modes
         p = ex.get(name)
         if not p:
             continue

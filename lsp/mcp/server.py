@@ -1,9 +1,10 @@
 """``mdseek mcp``: the index as MCP tools for AI agents (official Python SDK, stdio).
 
 A second thin protocol layer beside the language server: each served folder
-is a :class:`~mdseek.index.engine.folder.Folder`, as in the language server, and
-every answer comes from it or :mod:`mdseek.index.engine.facade` (search, outline, a
-section's text, related sections, status), the code the language server uses too.
+is a :class:`~mdseek.index.engine.folder.Folder`, as in the language server (never
+its Engine), and every answer comes from it or the door's pure helpers on a
+parsed document (search, outline, a section's text, related sections, status),
+the code the language server uses too.
 
 One process serves the folders given on the command line (or the current
 folder), each with the same SQLite index as the CLI and ``mdseek serve``
@@ -345,7 +346,7 @@ def build_server(folders: Folders) -> CheckedServer:
             str,
             WithJsonSchema({"type": "string", "enum": list(requests.MODES)}),
             Field(description="hybrid (default), lexical (keywords only) or dense (meaning only)"),
-        ] = "hybrid",
+        ] = settings.DEFAULT_MODE,
         path: Annotated[
             str | list[str] | None,
             Field(

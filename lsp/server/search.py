@@ -75,7 +75,7 @@ async def search(
         return Answer(Mode.LEXICAL, False, [NO_FOLDER]), []
     token = CancelToken()
     request = SearchRequest.make(
-        query, limit, Mode.HYBRID, paths, explain, prefix_last, filter or Filter()
+        query, limit, settings.DEFAULT_MODE, paths, explain, prefix_last, filter or Filter()
     )
     try:
         answer = await asyncio.to_thread(search_folders, request, [r.folder for r in roots], token)
