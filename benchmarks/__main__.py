@@ -191,9 +191,9 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
         eng = Engine(docs_root, index_path=docs_index)
         eng.index()
     res["meta_model"] = {
-        "model_id": eng.model_id,
+        "model_id": eng.models.model_id,
         "model_load_seconds": round(model_load, 2),
-        "window": eng.tokenizer.window,
+        "window": eng.models.tokenizer.window,
     }
     if "speed" in parts:
         res["speed"]["throughput"] = tp
@@ -244,7 +244,7 @@ def run_all(args: argparse.Namespace, work: Path) -> dict:
             roots["product docs"] = docs_root
         roots["fixtures"] = FIXTURES
         log("coverage")
-        res["coverage"] = quality.coverage_table(roots, eng.tokenizer, log)
+        res["coverage"] = quality.coverage_table(roots, eng.models.tokenizer, log)
     for c in corpora:
         if c.engine is not None and c.engine is not eng:
             c.engine.close()

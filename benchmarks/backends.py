@@ -92,8 +92,8 @@ def backends(
     from .quality import run_engine, score_runs
 
     base = Engine(root, index_path=index)
-    resolved, base_id = base.embedder.resolved, base.model_id
-    built_with = base.embedder.settings.backend  # the backend that embedded ``index``
+    resolved, base_id = base.models.embedder.resolved, base.models.model_id
+    built_with = base.models.embedder.settings.backend  # the backend that embedded ``index``
     texts = survey.embedding_texts(index)
     from mdseek.index.model.tokenizer import load_tokenizer
 

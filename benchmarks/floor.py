@@ -299,7 +299,9 @@ def report(cs: list[quality.Corpus], floor: float, log) -> dict:
             )
             each = {}
             for tag, f in floors:
-                c.engine.ranking = dataclasses.replace(retrieve.DEFAULT, similarity_floor=f)
+                c.engine.searcher.ranking = dataclasses.replace(
+                    retrieve.DEFAULT, similarity_floor=f
+                )
                 runs, _ = quality.run_engine(c.engine, c.qrels, mode)
                 each[tag] = per_query(c, runs)
                 sc = quality.score_splits(runs, c.qrels, c.sections)
@@ -325,7 +327,7 @@ def report(cs: list[quality.Corpus], floor: float, log) -> dict:
             )
     for c in cs:
         assert c.engine is not None
-        c.engine.ranking = retrieve.DEFAULT
+        c.engine.searcher.ranking = retrieve.DEFAULT
     return out
 
 

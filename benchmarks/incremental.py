@@ -43,7 +43,7 @@ def incremental(src_root: Path, src_index: Path, work: Path, log: Log) -> dict:
     survey.copy(src_index, index)
     eng = Engine(root, index_path=index)
     try:
-        eng.embedder.load()
+        eng.models.embedder.load()
         rep0 = eng.index()  # nothing changed: the reconcile cost at startup
         # the document with the most chunks (the first by path among equals)
         rel, n_chunks = min(survey.chunks_per_document(index), key=lambda d: (-d[1], d[0]))
@@ -61,9 +61,9 @@ def incremental(src_root: Path, src_index: Path, work: Path, log: Log) -> dict:
         rep = eng.index_file(path)
         # What a per-document indexer does: embed every chunk of the document again.
         texts = [c.embedding_text for c in eng.store.chunks.document_chunks(rel)]
-        st = eng.embedder.load()
+        st = eng.models.embedder.load()
         t0 = time.perf_counter()
-        st.encode(texts, eng.embedder.batch_size)
+        st.encode(texts, eng.models.embedder.batch_size)
         whole = time.perf_counter() - t0
         out = {
             "document": rel,

@@ -116,7 +116,8 @@ def _engine(root: Path, index: str, log: Log):
     if index != "default" and not path.exists() and start != path and start.exists():
         _copy_index(start, path)
     precision = kw.pop("precision", None)
-    embed = EmbedSettings(precision=precision) if precision else None
+    # the variables of the settings table (MDSEEK_THREADS: the same threads as the default index)
+    embed = EmbedSettings.from_env(precision=precision) if precision else None
     eng = Engine(root, index_path=path, **({"embed": embed} if embed else {}), **kw)
     t0 = time.perf_counter()
     rep = eng.index()
@@ -132,7 +133,7 @@ class TextVectors:
 
     def __init__(self, eng, folder: Path):
         self.eng = eng
-        tag = hashlib.sha1(eng.model_id.encode()).hexdigest()[:10]
+        tag = hashlib.sha1(eng.models.model_id.encode()).hexdigest()[:10]
         self.file = folder / f"query-texts-{tag}.npz"
         self.have: dict[str, np.ndarray] = {}
         if self.file.exists():
@@ -143,7 +144,7 @@ class TextVectors:
     def __call__(self, text: str) -> np.ndarray:
         key = hashlib.sha1(text.encode()).hexdigest()
         if key not in self.have:
-            self.have[key] = self.eng.embedder.encode_query(text)
+            self.have[key] = self.eng.models.embedder.encode_query(text)
             self.dirty = True
         return self.have[key]
 
@@ -162,8 +163,8 @@ def query_vectors(eng, c: Corpus, texts: TextVectors) -> dict[str, np.ndarray]:
     for qid, text in c.qrels.queries.items():
         query = eng.parse_query(text)
         whole = texts(query.text)
-        if query.ask and eng.ranking.ask != "off":
-            out[qid] = join_ask(whole, texts(query.ask), eng.ranking)
+        if query.ask and eng.searcher.ranking.ask != "off":
+            out[qid] = join_ask(whole, texts(query.ask), eng.searcher.ranking)
         else:
             out[qid] = whole
     texts.save()
@@ -272,7 +273,7 @@ class Judge:
             for c in self.corpora:
                 eng = self.engine(c, index)
                 rp = self.replay(c, index)
-                bl = PlainBaseline(c.root, eng.embedder.encode,  # type: ignore[attr-defined]
+                bl = PlainBaseline(c.root, eng.models.embedder.encode,  # type: ignore[attr-defined]
                                    c.root.parent / "baseline-vectors.npz")  # fmt: skip
                 runs = {}
                 for q, t in c.qrels.queries.items():
@@ -386,6 +387,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="check the replay equals Engine.search")
     ap.add_argument("--json", type=Path, help="write the comparisons here")
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--no-baseline", action="store_true",
+                    help="skip the plain baseline (it embeds every section once more)")  # fmt: skip
     args = ap.parse_args(argv)
     if args.list:
         for name, (index, change) in VARIANTS.items():
@@ -418,8 +421,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.set:
             todo.append((" ".join(args.set) + f" (index {args.index})",
                          *on_base((args.index, parse_set(args.set)), b_index, b_change)))  # fmt: skip
-        bl = compare(judge.corpora, judge.baseline(b_index), base)  # the base minus the baseline
-        out["baseline"] = bl
+        bl = None  # the base minus the plain baseline
+        if not args.no_baseline:
+            bl = compare(judge.corpora, judge.baseline(b_index), base)
+            out["baseline"] = bl
         for name, index, change in todo:
             sc = judge.scores(DEFAULT.but(**change), index)
             cmp = compare(judge.corpora, base, sc)
@@ -432,7 +437,7 @@ def main(argv: list[str] | None = None) -> int:
             print("\nvectors per chunk: " + "; ".join(
                 f"{i}: " + ", ".join(f"{f} {r['per_chunk']:.2f} ({r['chunks']} + {r['passages']})"
                                      for f, r in cs.items()) for i, cs in counts.items()))  # fmt: skip
-        if not todo:
+        if not todo and bl is not None:
             print(render(bl, "plain baseline", "default"), end="")
     finally:
         judge.close()

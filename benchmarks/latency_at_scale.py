@@ -99,7 +99,7 @@ def build_tiers(
         eng = Engine(root, index_path=index)
         try:
             rep = eng.index(embed=False)
-            model_id = eng.model_id
+            model_id = eng.models.model_id
             if model_id != model:
                 raise RuntimeError(f"model id changed: {model_id} != {model}")
             pending = eng.store.vectors.pending_chunks(model_id)
@@ -155,21 +155,21 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
     eng = Engine(root, index_path=index)
     # The embedder caches recent query vectors (an editor resends the same query);
     # every timed query here is embedded afresh, so the cache is emptied before each.
-    qcache = getattr(eng.embedder, "_query_cache", None)
+    qcache = getattr(eng.models.embedder, "_query_cache", None)
 
     def fresh() -> None:
         if qcache is not None:
             qcache.clear()
 
-    eng.embedder.load()
-    eng.embedder.encode_query("warm up")
+    eng.models.embedder.load()
+    eng.models.embedder.encode_query("warm up")
     rss_model = proc.memory_info().rss
     t0 = time.perf_counter()
     eng.dense_side.sync()
     load = time.perf_counter() - t0
     # As in the server: lexical candidates ranked from memory (index/search/lexical.py)
     # from LEXICAL_IN_MEMORY_MIN chunks, by FTS5 below.
-    eng.lexical_in_memory = True
+    eng.lexical_side.in_memory = True
     lexical_build = eng.build_lexical()
     chunks = eng.store.counts()["chunks"]
     lexical_from = "memory" if eng.lexical_side.current() else "FTS5"
@@ -178,7 +178,7 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
         eng.search(q, limit=10)
     out: dict = {
         "chunks": chunks, "passages": eng.store.counts()["passages"],
-        "dense_rows": eng.dense.rows, "matrix_load_seconds": round(load, 3),
+        "dense_rows": eng.dense_side.matrix.rows, "matrix_load_seconds": round(load, 3),
         "lexical_build_seconds": round(lexical_build, 2), "lexical_from": lexical_from,
     }  # fmt: skip
     for mode in ("hybrid", "dense", "lexical"):
@@ -197,33 +197,35 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
     for q in qs[: min(len(qs), 60)]:
         fresh()
         t = time.perf_counter()
-        qv = eng.embedder.encode_query(q)
+        qv = eng.models.embedder.encode_query(q)
         emb.append(time.perf_counter() - t)
         t = time.perf_counter()
-        terms, hits = eng.lexical_side.hits(eng.parse_query(q), eng.ranking.candidates)
+        terms, hits = eng.lexical_side.hits(eng.parse_query(q), eng.searcher.ranking.candidates)
         lex.append(time.perf_counter() - t)
         t = time.perf_counter()
-        sql = eng.store.postings.fts_search(terms.match(), retrieve.CANDIDATES, eng.fts_weights)
+        sql = eng.store.postings.fts_search(
+            terms.match(), retrieve.CANDIDATES, eng.lexical_side.fts_weights
+        )
         fts.append(time.perf_counter() - t)
         if lexical_from == "memory":
             overlap.append(len({c for c, _ in hits[:10]} & {c for c, _ in sql[:10]}))
         t = time.perf_counter()
-        eng.dense.search(qv, retrieve.CANDIDATES)
+        eng.dense_side.matrix.search(qv, retrieve.CANDIDATES)
         den.append(time.perf_counter() - t)
     out["parts"] = {
         "query_embedding": ms_stats(emb), "lexical": ms_stats(lex), "dense_matrix": ms_stats(den),
         "fts5_bm25": ms_stats(fts),
         "top10_overlap_memory_vs_fts5": round(statistics.mean(overlap), 2) if overlap else None,
     }  # fmt: skip
-    out["backend"] = eng.embedder.backend
+    out["backend"] = eng.models.embedder.backend
     rss_index = proc.memory_info().rss
     # Brute force: embed the query, re-read every vector from SQLite, numpy over all.
-    model = eng.model_id
+    model = eng.models.model_id
     times = []
     for q in qs[:n_brute]:
         fresh()
         t = time.perf_counter()
-        qv = eng.embedder.encode_query(q)
+        qv = eng.models.embedder.encode_query(q)
         ids, mat = eng.store.vectors.chunk_vectors(model)  # every vector re-read from SQLite
         scores = mat @ qv
         k = min(10, len(ids))
@@ -237,7 +239,7 @@ def worker(root: Path, index: Path, queries: list[str], n: int, n_brute: int) ->
         "index_loaded": round(rss_index / 2**20, 1),
         "index_share": round((rss_index - rss_model) / 2**20, 1),
     }
-    out["matrix_mb"] = round(eng.dense.mat.nbytes / 2**20, 1)
+    out["matrix_mb"] = round(eng.dense_side.matrix.mat.nbytes / 2**20, 1)
     eng.close()
     return out
 

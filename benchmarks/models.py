@@ -87,23 +87,23 @@ def measure(cs: list, model: str | None, rerank: str | None, rerank_top: int, lo
             c.engine = engines[c.root] = Engine(
                 c.root, index_path=c.root.parent / "index.sqlite", model=model
             )
-        c.engine.reranker = reranker
+        c.engine.searcher.reranker = reranker
         rep = c.engine.index()
         if rep.lexical_only_reason:
             raise RuntimeError(rep.lexical_only_reason)
-        out["model_id"] = c.engine.model_id
+        out["model_id"] = c.engine.models.model_id
         out["prompts"] = {
-            "query": c.engine.embedder.prompts.query,
-            "document": c.engine.embedder.prompts.document,
+            "query": c.engine.models.embedder.prompts.query,
+            "document": c.engine.models.embedder.prompts.document,
         }
-        out["window"] = c.engine.tokenizer.window
+        out["window"] = c.engine.models.tokenizer.window
         log(f"{c.label}: {rep.files} files, {rep.chunks} chunks ({rep.embedded} embedded in"
             f" {rep.embed_seconds:.0f}s); {len(c.qrels.queries)} queries")  # fmt: skip
         runs, ms = quality.run_engine(c.engine, c.qrels, "hybrid")
         c.qvecs, _ = quality.query_vectors(c.engine, c.qrels)
-        tag = hashlib.sha1(c.engine.model_id.encode()).hexdigest()[:12]
+        tag = hashlib.sha1(c.engine.models.model_id.encode()).hexdigest()[:12]
         bl = PlainBaseline(
-            c.root, c.engine.embedder.encode, c.root.parent / f"baseline-{tag}.npz"
+            c.root, c.engine.models.embedder.encode, c.root.parent / f"baseline-{tag}.npz"
         )  # per model id (prompts included): the long form reuses the short form's
         base = quality.evaluate_baseline(c, bl, log)["hybrid"]
         bl.close()

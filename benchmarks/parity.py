@@ -76,9 +76,9 @@ def corpus(name: str, docs: Path, index: Path, queries: dict[str, str], out: dic
     long = [(qid, q) for qid, q in qs if len(q.split()) >= 20][:40]
     with Fused() as fused:
         for lexical in ("fts", "mem"):
-            eng.lexical_in_memory = lexical == "mem"
-            eng.lexical_in_memory_min = 0
-            if eng.lexical_in_memory:
+            eng.lexical_side.in_memory = lexical == "mem"
+            eng.lexical_side.in_memory_min = 0
+            if eng.lexical_side.in_memory:
                 eng.build_lexical()
             for mode in ("hybrid", "lexical", "dense")[: 2 if lexical == "mem" else 3]:
                 out[f"{name}/{mode}/{lexical}"] = {q: run(eng, fused, t, mode=mode) for q, t in qs}

@@ -107,7 +107,7 @@ def ranking(work: Path, names: set[str], folder: Path | None = None) -> dict:
                 if rep.lexical_only_reason:
                     raise RuntimeError(rep.lexical_only_reason)
                 log(f"{precision} {c.label}: {rep.chunks} chunks, {rep.embedded} embedded in"
-                    f" {time.perf_counter() - t0:.0f} s ({eng.model_id})")  # fmt: skip
+                    f" {time.perf_counter() - t0:.0f} s ({eng.models.model_id})")  # fmt: skip
             row = out.setdefault(c.name, {"label": c.label, "level": c.primary})
             row["queries"] = len(c.qrels.queries)
             for mode in ("hybrid", "dense"):

@@ -87,7 +87,7 @@ def evaluate_baseline(c: Corpus, baseline, log: Log) -> dict:
     every query of SciFact and the short forms, have the same vector)."""
     assert c.engine is not None
     plain = {
-        q: c.qvecs[q] if question_of(t) is None else c.engine.embedder.encode_query(t)
+        q: c.qvecs[q] if question_of(t) is None else c.engine.models.embedder.encode_query(t)
         for q, t in c.qrels.queries.items()
     }
     out = {}
@@ -156,12 +156,16 @@ def run(corpora: list[Corpus], log: Log) -> dict:
         }
         c.qvecs, _ = query_vectors(c.engine, c.qrels)
         r["modes"] = evaluate_modes(c, log)
-        bl = PlainBaseline(c.root, c.engine.embedder.encode, c.root.parent / "baseline-vectors.npz")
+        bl = PlainBaseline(
+            c.root, c.engine.models.embedder.encode, c.root.parent / "baseline-vectors.npz"
+        )
         r["baseline"] = evaluate_baseline(c, bl, log)
         r["baseline"]["vectors"] = len(bl.items)
         bl.close()
         if c.name == "rhdh":
-            r["dense_baselines"] = dense_baselines(c.root, c.qrels, c.engine.embedder, c.qvecs, log)
+            r["dense_baselines"] = dense_baselines(
+                c.root, c.qrels, c.engine.models.embedder, c.qvecs, log
+            )
         replays[(c.name, None)] = rp = Replay(c.engine, c.qrels, c.qvecs)
         out["replay_check"][c.name] = check_replay(rp, c.engine)
         if c.root not in floor_engines:

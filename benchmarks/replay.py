@@ -97,7 +97,7 @@ class Replay:
         """``qvecs``: each query's vector as ``Engine.search`` makes it; ``embed``:
         a text's query vector (default the engine's ``encode_query``; a cache)."""
         self.engine = engine
-        self.embed = embed or engine.embedder.encode_query
+        self.embed = embed or engine.models.embedder.encode_query
         self.qrels = qrels
         self.qvecs = qvecs
         self.info = survey.chunk_sections(engine.index_path)
@@ -116,11 +116,13 @@ class Replay:
         or one of the chunks' own vectors."""
         self.engine.dense_side.sync()
         if passages:
-            self.engine.dense.passage_discount = discount
-            return self.engine.dense
+            self.engine.dense_side.matrix.passage_discount = discount
+            return self.engine.dense_side.matrix
         if self._chunks_only is None:
             self._chunks_only = DenseIndex()
-            self._chunks_only.reset(*self.engine.store.vectors.chunk_vectors(self.engine.model_id))
+            self._chunks_only.reset(
+                *self.engine.store.vectors.chunk_vectors(self.engine.models.model_id)
+            )
         return self._chunks_only
 
     def terms(self, text: str, lx: Lexical) -> QueryTerms:
@@ -175,7 +177,10 @@ class Replay:
         if key not in self._prf:
             n, beta = prf
             self.engine.dense_side.sync()
-            top = [self.engine.dense.vector(cid) for cid, _ in self.engine.dense.search(q, n)]
+            top = [
+                self.engine.dense_side.matrix.vector(cid)
+                for cid, _ in self.engine.dense_side.matrix.search(q, n)
+            ]
             v = q + beta * np.mean(top, axis=0)
             self._prf[key] = (v / np.linalg.norm(v)).astype(np.float32)
         return self._prf[key]

@@ -44,14 +44,14 @@ def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
     for p in (index, *companions(index)):
         p.unlink(missing_ok=True)
     eng = Engine(root, index_path=index)
-    st = eng.embedder.load()  # the backend's encoder (ONNX Runtime unless told otherwise)
+    st = eng.models.embedder.load()  # the backend's encoder (ONNX Runtime unless told otherwise)
     st.encode(["warm up the model"] * 8, 8)  # both runs below start warm
     rep = eng.index()
     if rep.lexical_only_reason:
         raise RuntimeError(rep.lexical_only_reason)
     texts = survey.embedding_texts(index)
     t0 = time.perf_counter()
-    st.encode(texts, eng.embedder.batch_size)
+    st.encode(texts, eng.models.embedder.batch_size)
     bare = time.perf_counter() - t0
     out = {
         "corpus_files": rep.files,
@@ -64,9 +64,9 @@ def throughput(root: Path, index: Path, log: Log) -> tuple[dict, Engine]:
         "bare_encode_seconds": round(bare, 2),
         "bare_chunks_per_s": round(len(texts) / bare, 2),
         "overhead_ratio": round(rep.seconds / bare, 3),
-        "batch_size": eng.embedder.batch_size or eng.embedder.load().batch_size,
-        "backend": eng.embedder.backend,
-        "threads": eng.embedder.settings.n_threads,
+        "batch_size": eng.models.embedder.batch_size or eng.models.embedder.load().batch_size,
+        "backend": eng.models.embedder.backend,
+        "threads": eng.models.embedder.settings.n_threads,
     }
     log(
         f"  throughput: {rep.chunks} chunks in {rep.seconds:.1f}s ({out['chunks_per_s']:.1f}/s);"

@@ -156,7 +156,8 @@ SETTINGS: tuple[Setting, ...] = (
         "fp32 or int8 (int8: faster bulk embedding, on onnx only); its own vectors, moved in "
         "the background on a change",
         choices=("fp32", "int8"), commands=EMBED, flag="--precision", env="MDSEEK_PRECISION",
-        shown_default="what the index remembers, else fp32", restricted=True,
+        shown_default="what the index remembers, else int8 (the bundled model; other models fp32)",
+        restricted=True,
         vscode_default="", vscode_scope="machine-overridable",
     ),
     Setting(

@@ -412,7 +412,7 @@ def test_weak_results_are_cut_by_the_score_floor(indexed_ws):
     nine found by meaning alone with cosines of 0.18-0.20 normalised up to 0.7-0.9.
     Now a result has a keyword match or a cosine over the floor, the answer
     says why it is short, and explain shows each part raw and normalised."""
-    floor = indexed_ws.ranking.similarity_floor
+    floor = indexed_ws.searcher.ranking.similarity_floor
     assert 0 < floor < 0.3
     resp = indexed_ws.search("quokka crossing", limit=10, explain=True)
     # only "Promote the replica" holds one of its words ("crossing"); since
@@ -434,12 +434,12 @@ def test_weak_results_are_cut_by_the_score_floor(indexed_ws):
     # the same ranking without the floor lists the weak ones
     import dataclasses
 
-    saved = indexed_ws.ranking
-    indexed_ws.ranking = dataclasses.replace(saved, similarity_floor=0.0)
+    saved = indexed_ws.searcher.ranking
+    indexed_ws.searcher.ranking = dataclasses.replace(saved, similarity_floor=0.0)
     try:
         unfloored = indexed_ws.search("quokka crossing", limit=10).results
     finally:
-        indexed_ws.ranking = saved
+        indexed_ws.searcher.ranking = saved
     assert len(unfloored) == 10 and unfloored[0].path == resp.results[0].path
     # a paraphrase sharing one word with its answer keeps it on top
     top = indexed_ws.search("what do I do when the main database machine dies", limit=3)

@@ -8,6 +8,7 @@
 - the front ends (``lsp/``) import the engine only through its door,
   ``mdseek.index.api``, besides the pure helpers of ``text/`` and ``links/``
   and the settings table (``settings.py``);
+- the servers (``lsp/server``, ``lsp/mcp``) hold a ``Folder``, never an ``Engine``;
 - no ``.py`` file in ``index/`` or ``lsp/`` over :data:`MAX_LINES` lines;
 - ARCHITECTURE.md's code map names every module.
 """
@@ -272,6 +273,31 @@ def test_the_front_ends_import_the_engine_through_its_door(tmp_path):
         "lsp/cli/b.py:3: mdseek.index.engine",
         "lsp/cli/b.py:5: mdseek.index",
     ]
+
+
+def servers_holding_an_engine(root: Path = REPO) -> list[str]:
+    """Each import of ``Engine`` by the language server or the MCP server: they
+    hold a ``Folder`` (the command line alone opens an Engine, for its one-shot
+    index with a progress bar)."""
+    found = []
+    for module in modules(root, {"lsp": "mdseek.lsp"}).values():
+        if module.rel.startswith(("lsp/server/", "lsp/mcp/")):
+            found += [
+                f"{module.rel}:{line}" for name, line in imports(module) if name.endswith(".Engine")
+            ]
+    return found
+
+
+def test_the_servers_hold_a_folder_not_an_engine(tmp_path):
+    found = servers_holding_an_engine()
+    assert found == [], "a server holding an Engine:\n" + "\n".join(found)
+    (tmp_path / "lsp" / "mcp").mkdir(parents=True)
+    (tmp_path / "lsp" / "cli").mkdir(parents=True)
+    (tmp_path / "lsp" / "mcp" / "a.py").write_text(
+        "from mdseek.index.api import EngineOptions, Folder\nfrom mdseek.index.api import Engine\n"
+    )
+    (tmp_path / "lsp" / "cli" / "b.py").write_text("from mdseek.index.api import Engine\n")
+    assert servers_holding_an_engine(tmp_path) == ["lsp/mcp/a.py:2"]
 
 
 def long_files(root: Path = REPO) -> list[str]:

@@ -96,19 +96,19 @@ def test_a_scenario_then_an_ask_finds_the_asks_section(notes_engine):
     query = f"{SCENARIO} {ASK}"
     assert Query.parse(query).ask == ASK
     assert first(eng, ASK) == "Forgotten sign-in secret"
-    eng.ranking = retrieve.Ranking(ask="off")
+    eng.searcher.ranking = retrieve.Ranking(ask="off")
     try:
         assert first(eng, query) == "Settling into the new flat"  # the whole text alone
     finally:
-        eng.ranking = retrieve.DEFAULT
+        eng.searcher.ranking = retrieve.DEFAULT
     assert first(eng, query) == "Forgotten sign-in secret"
 
 
 def test_a_scenario_alone_and_empty_parts_embed_the_whole_text_once(notes_engine, monkeypatch):
     eng = notes_engine
     seen: list[str] = []
-    real = eng.embedder.encode_query
-    monkeypatch.setattr(eng.embedder, "encode_query", lambda t: seen.append(t) or real(t))
+    real = eng.models.embedder.encode_query
+    monkeypatch.setattr(eng.models.embedder, "encode_query", lambda t: seen.append(t) or real(t))
     eng.search(SCENARIO, limit=2)
     assert seen == [SCENARIO]  # no "?": no ask, the whole text alone
     seen.clear()

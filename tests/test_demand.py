@@ -38,29 +38,29 @@ def test_a_query_during_the_first_index_is_answered_while_embedding_goes_on(tmp_
     f = Folder(ws)
     f.open(EngineOptions(index_path=tmp_path / "index.sqlite", embed=EmbedSettings()))
     eng = f.engine
-    assert eng is not None and eng.embedder.settings.threads == 0  # by demand
+    assert eng is not None and eng.models.embedder.settings.threads == 0  # by demand
     import threading
 
     t = threading.Thread(target=f.reconcile, daemon=True)
     t.start()
     try:
-        wait_for(lambda: eng.embedder.texts_embedded, lambda n: n >= 64, timeout=120,
+        wait_for(lambda: eng.models.embedder.texts_embedded, lambda n: n >= 64, timeout=120,
                  what="the first vectors")  # fmt: skip
-        before = eng.embedder.texts_embedded
+        before = eng.models.embedder.texts_embedded
 
         def ask() -> dict:
             resp = f.search(
                 SearchRequest.make("what do I do when the main database machine dies", limit=3)
             )
             assert resp.results and resp.mode == "hybrid"
-            return dict(eng.embedder.bulk_threads_used)
+            return dict(eng.models.embedder.bulk_threads_used)
 
         # while queries come, bulk batches run on one thread; between them on every core
         used = wait_for(ask, lambda u: u.get(1, 0) >= 1, timeout=60, every=0.1,
                         what="a bulk batch on one thread")  # fmt: skip
         assert used.get(all_cores(), 0) >= 1, used
         assert f.state == "indexing"  # answered during the first index ...
-        wait_for(lambda: eng.embedder.texts_embedded, lambda n: n > before + 32, timeout=120,
+        wait_for(lambda: eng.models.embedder.texts_embedded, lambda n: n > before + 32, timeout=120,
                  what="embedding going on")  # fmt: skip
         assert f.state == "indexing" or f.pending == 0  # ... which went on meanwhile
     finally:

@@ -185,9 +185,9 @@ def small_ws(tmp_path) -> Path:
 
 def test_cancel_stops_embedding_at_the_next_batch(small_ws, tmp_path):
     eng = Engine(small_ws, index_path=tmp_path / "i.sqlite")
-    eng.embed_batch = 4
+    eng.queue.batch = 4
     eng.index(embed=False)
-    total = eng.store.vectors.pending_count(eng.model_id)
+    total = eng.store.vectors.pending_count(eng.models.model_id)
     assert total > 8
 
     def progress(stage: str, done: int, of: int) -> None:
@@ -197,7 +197,7 @@ def test_cancel_stops_embedding_at_the_next_batch(small_ws, tmp_path):
     rep = IndexReport()
     eng.embed_pending(progress, rep)
     assert rep.interrupted and rep.embedded == 4
-    assert eng.store.vectors.pending_count(eng.model_id) == total - 4
+    assert eng.store.vectors.pending_count(eng.models.model_id) == total - 4
     eng.close()
     eng = Engine(small_ws, index_path=tmp_path / "i.sqlite")
     rep = eng.index()
@@ -209,7 +209,7 @@ def test_waiting_for_another_process_is_cancellable(small_ws, tmp_path):
     db = tmp_path / "i.sqlite"
     eng = Engine(small_ws, index_path=db)
     eng.index(embed=False)
-    eng.embedder.load()
+    eng.models.embedder.load()
     holder = subprocess.Popen(  # another process holding the index's embed lock
         [
             sys.executable,

@@ -59,7 +59,7 @@ def test_a_model_that_cannot_be_used_gives_way_to_the_default(tmp_path: Path, ws
     (broken / "config.json").write_text("{not json")
     eng, notes = open_engine(ws, EngineOptions(model=str(broken)))
     try:
-        assert eng.embedder.resolved == str(default_model_path())
+        assert eng.models.embedder.resolved == str(default_model_path())
         assert len(notes) == 1
         assert notes[0].startswith(f"model {str(broken)!r} cannot be used (")
         assert notes[0].endswith("; using the bundled default model")
@@ -68,7 +68,7 @@ def test_a_model_that_cannot_be_used_gives_way_to_the_default(tmp_path: Path, ws
     # the command line asks for no fallback: the engine keeps the model it was given
     eng, notes = open_engine(ws, EngineOptions(model=str(broken), fallback=False))
     try:
-        assert eng.embedder.resolved != str(default_model_path()) and notes == []
+        assert eng.models.embedder.resolved != str(default_model_path()) and notes == []
     finally:
         eng.close()
 
@@ -195,7 +195,7 @@ def test_other_models_vectors_go_only_once_this_model_has_loaded(
     # then sweeps
     monkeypatch.setattr(Folder, "_preload", lambda self: None)
     f = _open(folders, ws)
-    assert f.engine is not None and not f.engine.embedder.loaded
+    assert f.engine is not None and not f.engine.models.embedder.loaded
     rep = f.reconcile()
     assert rep is not None and rep.embedded == 0 and f.state == "ready"
     assert _vectors(index) == ours
@@ -218,7 +218,7 @@ def test_changes_are_chunked_at_once_and_embedded_in_the_background(
     embedded = threading.Event()
     f.on_embedded = embedded.set
     (ws / "okapi.md").write_text("# Okapi\n\n## Allowance\n\nThe quillwhistle stipend.\n")
-    assert f.catch_up()  # the scan sees the new file and chunks it before answering
+    assert f.changed()  # the scan sees the new file and chunks it before answering
     resp = f.search(SearchRequest.make("quillwhistle", 3, "lexical"))
     assert [r.path for r in resp.results] == ["okapi.md"]
     assert embedded.wait(60), "the background vectors never came"

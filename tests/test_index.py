@@ -90,7 +90,7 @@ def test_one_section_edit_embeds_only_changed_chunks(ws):
     para = next(b for b in doc.blocks[len(doc.blocks) // 2 :] if b.kind == "paragraph")
     lines[para.end_line - 1] += " The quarterly zebra audit happens on Tuesdays in room 4B."
     f.write_text("\n".join(lines))
-    calls_before = eng.embedder.texts_embedded
+    calls_before = eng.models.embedder.texts_embedded
     rep = eng.index()
     after = eng.store.chunks.document_hashes(rel)
     changed = after - before
@@ -98,7 +98,7 @@ def test_one_section_edit_embeds_only_changed_chunks(ws):
     # the edited chunk (a re-split may shift one neighbour) and the edited passage
     # of each: its other passages' texts are unchanged, so their vectors are kept
     assert 1 <= len(changed) <= 4
-    assert rep.embedded == len(changed) == eng.embedder.texts_embedded - calls_before
+    assert rep.embedded == len(changed) == eng.models.embedder.texts_embedded - calls_before
     hits = eng.search("when is the zebra audit", limit=3).results
     assert hits and hits[0].path == rel
     eng.close()
@@ -130,9 +130,9 @@ def test_deleted_and_renamed_files_are_swept(ws):
 def test_interrupted_index_resumes_consistently(small_ws, monkeypatch):
     ws = small_ws
     eng = Engine(ws)
-    eng.embed_batch = 8
+    eng.queue.batch = 8
     calls = {"n": 0}
-    real = eng.embedder.encode
+    real = eng.models.embedder.encode
 
     def flaky(texts, _count=True):
         calls["n"] += 1
@@ -140,11 +140,11 @@ def test_interrupted_index_resumes_consistently(small_ws, monkeypatch):
             raise KeyboardInterrupt  # Ctrl-C during the second embedding batch
         return real(texts, _count)
 
-    monkeypatch.setattr(eng.embedder, "encode", flaky)
+    monkeypatch.setattr(eng.models.embedder, "encode", flaky)
     with pytest.raises(KeyboardInterrupt):
         eng.index()
     monkeypatch.undo()
-    pending = eng.store.vectors.pending_count(eng.model_id)
+    pending = eng.store.vectors.pending_count(eng.models.model_id)
     assert pending > 0  # documents are committed, some vectors are missing
     db = sqlite3.connect(eng.index_path)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -165,7 +165,7 @@ def test_model_change_reembeds_everything(small_ws, monkeypatch):
     first = eng.index()
     eng.close()
     eng = Engine(ws)
-    monkeypatch.setattr(eng.embedder, "model_id", "another-model@0")
+    monkeypatch.setattr(eng.models.embedder, "model_id", "another-model@0")
     rep = eng.index()
     assert rep.indexed == 0 and rep.embedded == first.embedded
     eng.close()
@@ -371,7 +371,7 @@ def test_an_older_index_is_migrated_in_place_keeping_its_vectors(tmp_path, golde
         assert {"vectors_key", "passages_chunk", "passages_hash"} <= names
         rep = eng.index()
         assert rep.indexed == rep.files  # read again: the chunker's signature, or no props
-        assert rep.embedded == 0 and eng.store.vectors.pending_count(eng.model_id) == 0
+        assert rep.embedded == 0 and eng.store.vectors.pending_count(eng.models.model_id) == 0
         props = eng.store.documents.props()
         assert None not in props.values() and len(props) == rep.files
         assert eng.store.counts()["passages"] == n_passages

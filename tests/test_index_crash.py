@@ -146,7 +146,7 @@ def test_kill_9_during_cli_index_then_resume_equals_fresh(tmp_path):
     fresh = Engine(fresh_ws)
     fresh.index(embed=False)
     eng = Engine(ws)
-    assert eng.store.vectors.pending_count(eng.model_id) == 0
+    assert eng.store.vectors.pending_count(eng.models.model_id) == 0
     for rel in fresh.store.documents.all():
         assert [c.text_hash for c in eng.store.chunks.document_chunks(rel)] == [
             c.text_hash for c in fresh.store.chunks.document_chunks(rel)

@@ -50,10 +50,10 @@ def test_int8_copy_is_cached_quantised_and_close_to_fp32(int8_embedder):
 
 def _move(eng: Engine) -> None:
     """Run a precision move to its end, as `mdseek index` does."""
-    assert eng.mover is not None
+    assert eng.models.mover is not None
     while eng.move_next(256):
         pass
-    assert eng.mover is None
+    assert eng.models.mover is None
 
 
 def test_switching_precision_moves_and_never_mixes(tmp_path, golden_index, int8_embedder):
@@ -63,8 +63,8 @@ def test_switching_precision_moves_and_never_mixes(tmp_path, golden_index, int8_
         "SELECT count(DISTINCT text_hash) FROM"
         " (SELECT text_hash FROM chunks UNION ALL SELECT text_hash FROM passages)"
     ).fetchone()[0]
-    fp32_id = eng.model_id  # the vectors it has serve until the move is done
-    assert eng.mover is not None and eng.mover.model_id == int8_embedder.model_id
+    fp32_id = eng.models.model_id  # the vectors it has serve until the move is done
+    assert eng.models.mover is not None and eng.models.mover.model_id == int8_embedder.model_id
     rep = eng.index()
     assert rep.embedded == 0 and rep.pending == 0
     resp = eng.search("what do I do when the main database machine dies", limit=3)
@@ -72,14 +72,14 @@ def test_switching_precision_moves_and_never_mixes(tmp_path, golden_index, int8_
     _move(eng)
     models = eng.store.db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall()
     assert models == [(int8_embedder.model_id, texts)]  # the fp32 vectors are gone, not mixed
-    assert eng.model_id == int8_embedder.model_id == fp32_id + "#onnx-int8"
+    assert eng.models.model_id == int8_embedder.model_id == fp32_id + "#onnx-int8"
     resp = eng.search("what do I do when the main database machine dies", limit=3)
     assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
     eng.close()
     back = Engine(ws, embed=EmbedSettings(precision="fp32"))  # and back: a move again
-    assert back.model_id == int8_embedder.model_id and back.mover is not None
+    assert back.models.model_id == int8_embedder.model_id and back.models.mover is not None
     _move(back)
-    assert back.model_id == fp32_id
+    assert back.models.model_id == fp32_id
     models = back.store.db.execute("SELECT model, count(*) FROM vectors GROUP BY model").fetchall()
     assert models == [(fp32_id, texts)]
     back.close()

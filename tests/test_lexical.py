@@ -17,12 +17,12 @@ def both(eng: Engine, query: str, prefix: bool = False):
     """(in memory, FTS5): each (query terms, hits) for one query."""
     assert eng.lexical_side.current()
     q = eng.parse_query(query, prefix)
-    mem = eng.lexical_side.hits(q, eng.ranking.candidates)
-    eng.lexical_in_memory = False
+    mem = eng.lexical_side.hits(q, eng.searcher.ranking.candidates)
+    eng.lexical_side.in_memory = False
     try:
-        sql = eng.lexical_side.hits(q, eng.ranking.candidates)
+        sql = eng.lexical_side.hits(q, eng.searcher.ranking.candidates)
     finally:
-        eng.lexical_in_memory = True
+        eng.lexical_side.in_memory = True
     return mem, sql
 
 
@@ -61,15 +61,15 @@ def engine(tmp_path):
     ws = grown_workspace(tmp_path / "ws", copies=3)
     eng = Engine(ws, index_path=tmp_path / "index.sqlite")
     eng.index(embed=False)
-    eng.lexical_in_memory = True
-    eng.lexical_in_memory_min = 0  # a few hundred chunks: memory too, to compare
+    eng.lexical_side.in_memory = True
+    eng.lexical_side.in_memory_min = 0  # a few hundred chunks: memory too, to compare
     eng.build_lexical()
     yield eng
     eng.close()
 
 
 def test_same_ranking_as_fts5(engine, fixture_queries):
-    assert len(engine.lexical) == engine.store.chunks.count() > 300
+    assert len(engine.lexical_side.index) == engine.store.chunks.count() > 300
     used = 0
     for q, prefix in queries(fixture_queries):
         mem, sql = both(engine, q, prefix)
@@ -102,7 +102,9 @@ def test_edits_are_patched_in_place(engine, fixture_queries):
         assert_same(mem, sql, q)
     assert engine.lexical_side._version == version  # patched, not rebuilt
     assert dict(
-        engine.lexical_side.hits(engine.parse_query("quokka zebra"), engine.ranking.candidates)[1]
+        engine.lexical_side.hits(
+            engine.parse_query("quokka zebra"), engine.searcher.ranking.candidates
+        )[1]
     )
 
 
@@ -110,17 +112,17 @@ def test_compaction_keeps_the_ranking(tmp_path, fixture_queries):
     ws = grown_workspace(tmp_path / "ws", copies=1)
     eng = Engine(ws, index_path=tmp_path / "index.sqlite")
     eng.index(embed=False)
-    eng.lexical_in_memory = True
-    eng.lexical_in_memory_min = 0  # a few hundred chunks: memory too, to compare
+    eng.lexical_side.in_memory = True
+    eng.lexical_side.in_memory_min = 0  # a few hundred chunks: memory too, to compare
     eng.build_lexical()
-    rows = len(eng.lexical)
+    rows = len(eng.lexical_side.index)
     files = sorted(ws.rglob("*.md"))
     for round_ in range(6):  # rewrite every chunk: dead rows pile up, then compaction
         for f in files:
             f.write_text(f.read_text() + f"\n\nround{round_} extra words\n")
             eng.index_file(f, embed=False)
         assert eng.lexical_side.current()
-    assert len(eng.lexical.alive) < rows * 6  # compacted at least once
+    assert len(eng.lexical_side.index.alive) < rows * 6  # compacted at least once
     for q, prefix in queries(fixture_queries)[:30]:
         assert_same(*both(eng, q, prefix), q)
     eng.close()
@@ -134,7 +136,7 @@ def test_another_process_write_rebuilds(engine, fixture_queries):
     other.close()
     assert not engine.lexical_side.current()  # stale: FTS5 answers, a rebuild starts
     assert engine.lexical_side.hits(
-        engine.parse_query("pelican migration"), engine.ranking.candidates
+        engine.parse_query("pelican migration"), engine.searcher.ranking.candidates
     )[1]
     engine.lexical_side._thread.join(timeout=60)
     assert engine.lexical_side.current()
@@ -145,7 +147,7 @@ def test_another_process_write_rebuilds(engine, fixture_queries):
 def test_split_words_fall_back_to_fts5(engine, monkeypatch):
     # FTS5 reads foo_bar as the phrase "foo bar": not one term, so FTS5 answers.
     calls: list[str] = []
-    fts, mem_search = engine.store.postings.fts_search, engine.lexical.search
+    fts, mem_search = engine.store.postings.fts_search, engine.lexical_side.index.search
 
     def spy_fts(match, *a):
         calls.append(f"fts5 {match}")
@@ -156,7 +158,7 @@ def test_split_words_fall_back_to_fts5(engine, monkeypatch):
         return mem_search(phrases, *a)
 
     monkeypatch.setattr(engine.store.postings, "fts_search", spy_fts)
-    monkeypatch.setattr(engine.lexical, "search", spy_mem)
+    monkeypatch.setattr(engine.lexical_side.index, "search", spy_mem)
     mem, sql = both(engine, "replica_lag failover")
     assert calls == ['fts5 "replica_lag" OR "failover"'] * 2  # in memory too, FTS5 answered
     assert_same(mem, sql, "replica_lag")
@@ -201,25 +203,27 @@ def test_a_server_folder_ranks_from_memory_once_ready(tmp_path, golden_index):
     try:
         assert folder.open(EngineOptions()) == []
         eng = folder.engine
-        assert eng is not None and not eng.lexical_in_memory
+        assert eng is not None and not eng.lexical_side.in_memory
         folder.reconcile()
-        assert folder.state == "ready" and eng.lexical_in_memory
-        assert eng.embedder.loaded  # warmed: the model has run once
+        assert folder.state == "ready" and eng.lexical_side.in_memory
+        assert eng.models.embedder.loaded  # warmed: the model has run once
         # the fixtures are far below the threshold: FTS5 answers, nothing is built
-        assert eng.store.chunks.count() < eng.lexical_in_memory_min
+        assert eng.store.chunks.count() < eng.lexical_side.in_memory_min
         resp = folder.read(folder.search, SearchRequest.make("rotate the signing keys", 5)).result()
         assert resp.mode == "hybrid" and resp.results
-        assert eng.lexical_side._thread is None and len(eng.lexical) == 0
+        assert eng.lexical_side._thread is None and len(eng.lexical_side.index) == 0
         # as big as the threshold: the next search starts the build, then memory answers
-        eng.lexical_in_memory_min = eng.store.chunks.count()
+        eng.lexical_side.in_memory_min = eng.store.chunks.count()
         again = folder.read(
             folder.search, SearchRequest.make("rotate the signing keys", 5)
         ).result()
         assert [r.path for r in again.results] == [r.path for r in resp.results]
         eng.lexical_side._thread.join(60)
-        assert eng.lexical_side.current() and len(eng.lexical) == eng.store.chunks.count()
+        assert (
+            eng.lexical_side.current() and len(eng.lexical_side.index) == eng.store.chunks.count()
+        )
         # the folder shrinks below it: FTS5 again, and the postings are freed
-        eng.lexical_in_memory_min = eng.store.chunks.count() + 1
-        assert not eng.lexical_side.current() and len(eng.lexical) == 0
+        eng.lexical_side.in_memory_min = eng.store.chunks.count() + 1
+        assert not eng.lexical_side.current() and len(eng.lexical_side.index) == 0
     finally:
         folder.close()

@@ -72,10 +72,10 @@ def test_prompts_are_read_as_sentence_transformers_picks_them(tiny):
 
 
 def test_default_model_has_no_prompts_and_keeps_its_id():
-    emb = Embedder(None, settings=EmbedSettings())
+    emb = Embedder(None, settings=EmbedSettings(precision="fp32"))
     assert (emb.prompts.query, emb.prompts.document) == ("", "")
-    assert emb.model_id == DEFAULT_ID  # an existing index is not re-embedded
-    # int8, asked for, is another id (its vectors are others)
+    assert emb.model_id == DEFAULT_ID  # an fp32 index is not re-embedded
+    # int8 (the default with the model wheel's copy) is another id (its vectors are others)
     assert Embedder(None, settings=EmbedSettings(precision="int8")).model_id == (
         DEFAULT_ID + "#onnx-int8"
     )
@@ -134,11 +134,13 @@ def test_a_prompt_change_reembeds_and_never_mixes(tiny, tmp_path):
     first = Engine(ws, index_path=db, model=path, embed=EmbedSettings(threads=1))
     first.index()
     n = first.store.chunks.count()
-    assert n >= 2 and first.store.vectors.pending_count(first.model_id) == 0
+    assert n >= 2 and first.store.vectors.pending_count(first.models.model_id) == 0
     first.close()
     second = Engine(ws, index_path=db, model=path, embed=EmbedSettings(document_prompt="doc: "))
-    assert second.model_id != first.model_id
-    assert second.store.vectors.pending_count(second.model_id) == n  # every chunk embedded again
+    assert second.models.model_id != first.models.model_id
+    assert (
+        second.store.vectors.pending_count(second.models.model_id) == n
+    )  # every chunk embedded again
     second.close()
 
 
@@ -152,8 +154,8 @@ def test_chunks_leave_room_for_the_document_prompt(tiny, tmp_path):
                    embed=EmbedSettings(query_prompt="", document_prompt=""))  # fmt: skip
     prompted = Engine(ws, index_path=tmp_path / "b.sqlite", model=path)
     # "search_document: " is 4 tokens of this vocabulary: search _ document :
-    assert plain.tokenizer.window == 24
-    assert prompted.tokenizer.window == 20
+    assert plain.models.tokenizer.window == 24
+    assert prompted.models.tokenizer.window == 20
     plain.close()
     prompted.close()
 

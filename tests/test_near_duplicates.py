@@ -126,7 +126,7 @@ def _folder(root: Path) -> Path:
 def test_a_folder_s_near_duplicates_both_ways_with_their_places(tmp_path: Path):
     eng = Engine(_folder(tmp_path / "docs"), index_path=tmp_path / "index.sqlite")
     try:
-        eng.embedder.load()
+        eng.models.embedder.load()
         eng.index()
         (dup,) = near_duplicates(eng, "install-aks.md")
         assert (dup.section.path, dup.section.heading, dup.section.start_line) == (

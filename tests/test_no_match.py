@@ -31,7 +31,7 @@ def test_the_note_is_plain_words():
 
 def test_an_unanswered_query_says_so_and_an_answered_one_does_not(indexed_ws):
     """In the engine every front end asks (thresholds of the default model)."""
-    cos, kw = retrieve.weak_for(indexed_ws.model_id, indexed_ws.ranking)
+    cos, kw = retrieve.weak_for(indexed_ws.models.model_id, indexed_ws.searcher.ranking)
     assert 0 < cos < 1 and 0 < kw <= 1
     weak = indexed_ws.search(UNANSWERED, limit=5)
     assert weak.note is not None and weak.note.startswith(NOTE), weak.note

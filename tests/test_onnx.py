@@ -120,7 +120,7 @@ def test_switching_backend_never_reembeds(tmp_path, golden_index):
         rep = eng.index()
         assert rep.embedded == 0 and rep.pending == 0, backend
         resp = eng.search("what do I do when the main database machine dies", limit=3)
-        assert resp.mode == "hybrid" and eng.embedder.backend == backend
+        assert resp.mode == "hybrid" and eng.models.embedder.backend == backend
         assert "database-failover" in resp.results[0].path
         eng.close()
 

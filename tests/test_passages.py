@@ -190,12 +190,12 @@ def test_a_first_index_embeds_every_chunk_before_any_passage(tmp_path):
     eng = Engine(ws, index_path=tmp_path / "index.sqlite")
     try:
         eng.index(embed=False)
-        pending = eng.store.vectors.pending_texts(eng.model_id)
+        pending = eng.store.vectors.pending_texts(eng.models.model_id)
         assert [k for _, _, k in pending] == [0, 0, 1, 1, 1, 1]  # 2 chunks, then 4 passages
         assert eng.embed_next(2) == 4  # a slice of two: the chunks
-        assert {h for h, _, _ in eng.store.vectors.pending_texts(eng.model_id)} == {
+        assert {h for h, _, _ in eng.store.vectors.pending_texts(eng.models.model_id)} == {
             p.text_hash
-            for c in eng.chunker.chunk(parse_text(KITCHEN, "kitchen.md"))
+            for c in eng.models.chunker.chunk(parse_text(KITCHEN, "kitchen.md"))
             for p in c.passages
         }
     finally:

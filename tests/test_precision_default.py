@@ -1,8 +1,9 @@
-"""fp32 by default, int8 asked for (the bundled model's wheel's verified
-copy), the precision an index was asked for remembered, an index moved to the
-precision asked for once (killed and resumed; a server searching throughout),
-and the one-line refusals (a damaged copy, a vectors file of the other
-precision)."""
+"""int8 by default for the bundled model (its wheel's verified copy; fp32 on
+torch, for other models and when the copy is damaged), fp32 asked for, the
+precision an index was asked for remembered, an index moved to the precision
+asked for once (killed and resumed; a server searching throughout; an index of
+the old fp32 default moved on its own), and the one-line refusals (a damaged
+copy, a vectors file of the other precision)."""
 
 from __future__ import annotations
 
@@ -47,16 +48,33 @@ def models(db: Path) -> dict[str, int]:
         con.close()
 
 
-def test_fp32_is_the_default_and_int8_asked_is_the_wheels_copy(wheel):
+def test_int8_is_the_bundled_models_default_the_wheels_copy(wheel):
     default = Embedder(settings=EmbedSettings(threads=1))
-    assert default.precision == "fp32" and not default.precision_asked
-    emb = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
-    assert emb.precision == "int8" and emb.precision_asked
-    assert emb.model_id.endswith("#onnx-int8")
-    emb.load()
-    assert emb._model.folder == (wheel / packaged.INT8).resolve()
+    assert default.precision == "int8" and not default.models.precision_asked
+    assert default.models.model_id.endswith("#onnx-int8")
+    default.load()
+    assert default._model.folder == (wheel / packaged.INT8).resolve()
     fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
-    assert fp32.model_id == default.model_id == emb.model_id.removesuffix("#onnx-int8")
+    assert fp32.precision == "fp32" and fp32.precision_asked
+    assert fp32.model_id == default.models.model_id.removesuffix("#onnx-int8")
+    asked = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
+    assert asked.models.model_id == default.models.model_id and asked.models.precision_asked
+    # torch gives no int8 vectors: fp32 is its default
+    assert Embedder(settings=EmbedSettings(backend="torch", threads=1)).model_id == fp32.model_id
+
+
+def test_the_early_session_is_the_defaults_int8_copy(wheel):
+    """A server or a search opens the default model's session before anyone
+    asks (``warm_default_session``): the int8 copy, which the default's
+    embedder then takes over (not a second session)."""
+    from mdseek.index.model import embed
+
+    embed.warm_default_session(threads=1).join(timeout=120)
+    opened = embed._speculative
+    assert opened == (str((wheel / packaged.INT8).resolve()), 1)
+    emb = Embedder(settings=EmbedSettings(threads=1))
+    session = embed._sessions.get(opened)
+    assert session is not None and emb.load() is session and embed._speculative is None
 
 
 def test_the_wheels_copy_is_the_recipes(wheel, tmp_path):
@@ -86,14 +104,19 @@ def test_a_damaged_int8_copy_is_refused_and_the_fp32_export_quantised(
     monkeypatch.setattr(packaged, "_candidates", lambda: [copy])
     packaged.forget()
     try:
-        emb = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
         with caplog.at_level(logging.WARNING):
+            default = Embedder(settings=EmbedSettings(threads=1))  # nothing asked: fp32
+            emb = Embedder(settings=EmbedSettings(threads=1, precision="int8"))
             emb.load()
         said = [r.getMessage() for r in caplog.records if "int8 copy" in r.getMessage()]
         assert said == [
             "the int8 copy of the bundled model is damaged: model.onnx is not the file"
-            " that was verified (its sha256 differs); quantising the fp32 export instead"
+            " that was verified (its sha256 differs); using fp32",
+            "the int8 copy of the bundled model is damaged: model.onnx is not the file"
+            " that was verified (its sha256 differs); quantising the fp32 export instead",
         ]
+        fp32 = Embedder(settings=EmbedSettings(threads=1, precision="fp32"))
+        assert default.precision == "fp32" and default.models.model_id == fp32.model_id
         assert emb.precision == "int8" and emb._model.folder != copy / packaged.INT8
         shipped = OnnxEncoder(wheel / packaged.INT8).encode(["database failover"])
         assert np.array_equal(emb.encode(["database failover"]), shipped)  # the same recipe
@@ -107,10 +130,10 @@ def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
     db = tmp_path / "index.sqlite"
     eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
     eng.index()
-    fp32_id = eng.model_id
+    fp32_id = eng.models.model_id
     eng.close()
     again = Engine(ws, index_path=db)  # nothing asked: the index's fp32, no move, nothing pending
-    assert again.model_id == fp32_id and again.mover is None
+    assert again.models.model_id == fp32_id and again.models.mover is None
     rep = again.index()
     assert rep.embedded == 0 and set(models(db)) == {fp32_id}
     again.store.set_meta("precision", "int4; DROP TABLE x")
@@ -121,11 +144,13 @@ def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
         "this index remembers an unknown precision ('int4; DROP TABLE x'); using the default"
         in [r.getMessage() for r in caplog.records]
     )
-    assert odd.mover is None and odd.model_id == fp32_id  # the default: fp32
+    # the default (int8): the fp32 vectors serve while they move
+    assert odd.models.mover is not None and odd.models.mover.model_id == fp32_id + "#onnx-int8"
+    assert odd.models.model_id == fp32_id
     odd.close()
     asked = Engine(ws, index_path=db, embed=EmbedSettings(precision="int8"))  # a flag wins:
-    assert asked.mover is not None and asked.mover.model_id == fp32_id + "#onnx-int8"
-    assert asked.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
+    assert asked.models.mover is not None and asked.models.mover.model_id == fp32_id + "#onnx-int8"
+    assert asked.models.model_id == fp32_id  # a move, the fp32 vectors serving until it ends
     asked.close()
 
 
@@ -162,7 +187,7 @@ def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):
     int8 = Engine(ws, index_path=tmp_path / "a.sqlite", embed=EmbedSettings(precision="int8"))
     int8.index()
     n = int8.export_vectors(tmp_path / "int8.npz")
-    assert n > 0 and int8.model_id.endswith("#onnx-int8")
+    assert n > 0 and int8.models.model_id.endswith("#onnx-int8")
     int8.close()
     fp32 = Engine(ws, index_path=tmp_path / "b.sqlite", embed=EmbedSettings(precision="fp32"))
     fp32.index(embed=False)
@@ -188,40 +213,42 @@ def test_a_vectors_file_of_the_other_precision_is_refused(wheel, tmp_path):
     other.close()
 
 
-def test_after_slice_one_of_several_every_fp32_vector_is_still_there(wheel, tmp_path, golden_index):
-    """The move to int8 stopped after its first slice of several (a kill
-    between slices; the kill-and-resume test below stops inside the first):
-    every fp32 vector is still stored, beside the slice's int8 ones, and search
-    by meaning works in this process and in the next one, which resumes.
+def test_after_slice_one_of_several_every_old_vector_is_still_there(wheel, tmp_path, golden_index):
+    """The move (here: the default int8 index asked for fp32) stopped after its
+    first slice of several (a kill between slices; the kill-and-resume test
+    below stops inside the first): every old vector is still stored, beside
+    the slice's new ones, and search by meaning works in this process and in
+    the next one, which resumes.
 
-    Mutant caught: the fp32 vectors swept after each completed slice (the final
+    Mutant caught: the old vectors swept after each completed slice (the final
     switch still right), in ``PrecisionMove.next`` (index/engine/precision_move.py):
     ``self._queue.embed(None, rep, set(take), emb=mover)`` followed by
     ``self._vectors.sweep_vectors(mover.model_id)``."""
     ws = workspace_with_index(tmp_path / "ws", golden_index)
     db = ws / ".mdseek" / "index.sqlite"
-    ((fp32_id, texts),) = models(db).items()
-    int8_id = fp32_id + "#onnx-int8"
-    eng = Engine(ws, embed=EmbedSettings(precision="int8", threads=1))
+    ((int8_id, texts),) = models(db).items()
+    assert int8_id.endswith("#onnx-int8")  # the default's
+    fp32_id = int8_id.removesuffix("#onnx-int8")
+    eng = Engine(ws, embed=EmbedSettings(precision="fp32", threads=1))
     try:
-        assert eng.index_path == db and eng.mover is not None
-        assert eng.index().embedded == 0  # as `mdseek index` does first: int8 remembered
+        assert eng.index_path == db and eng.models.mover is not None
+        assert eng.index().embedded == 0  # as `mdseek index` does first: fp32 remembered
         left = eng.move_next(32)  # then slice 1
         assert left == texts - 32 and left > 2 * 32  # of several
-        assert models(db) == {fp32_id: texts, int8_id: 32}
+        assert models(db) == {int8_id: texts, fp32_id: 32}
         resp = eng.search(QUERY, mode="dense", limit=3)
         assert resp.results and "database-failover" in resp.results[0].path
     finally:
         eng.close()
-    again = Engine(ws)  # the next process: int8 remembered, the fp32 vectors serving
+    again = Engine(ws)  # the next process: fp32 remembered, the int8 vectors serving
     try:
-        assert again.model_id == fp32_id and again.mover is not None
+        assert again.models.model_id == int8_id and again.models.mover is not None
         assert again.move_pending() == texts - 32
         resp = again.search(QUERY, mode="dense", limit=3)
         assert resp.results and "database-failover" in resp.results[0].path
     finally:
         again.close()
-    assert models(db) == {fp32_id: texts, int8_id: 32}
+    assert models(db) == {int8_id: texts, fp32_id: 32}
 
 
 def _cli(*args: str) -> list[str]:
@@ -235,9 +262,9 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
     index remembers int8), finishes the move: int8 vectors only."""
     ws = copy_fixtures(tmp_path / "ws")
     db = tmp_path / "index.sqlite"
-    eng = Engine(ws, index_path=db)
+    eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
     eng.index()
-    fp32_id = eng.model_id
+    fp32_id = eng.models.model_id
     eng.close()
     texts = models(db)[fp32_id]
     env = server_env(MDSEEK_THREADS="1")
@@ -277,19 +304,28 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
     assert models(db) == {fp32_id + "#onnx-int8": texts}
 
 
-def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
+def test_an_index_of_the_old_default_moves_in_the_background_searching_throughout(wheel, tmp_path):
+    """An fp32 index made before int8 was the default (it remembers no
+    precision) is moved to int8 once, asked nothing, by a server that searches
+    throughout."""
     from mdseek.index.engine.folder import Folder
     from mdseek.index.engine.opening import EngineOptions
 
     ws = copy_fixtures(tmp_path / "ws")
     db = tmp_path / "index.sqlite"
-    eng = Engine(ws, index_path=db)
+    eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
     eng.index()
+    fp32_id = eng.models.model_id
     eng.close()
+    con = sqlite3.connect(db)
+    with con:  # as the old default left it: fp32 vectors, no precision remembered
+        con.execute("DELETE FROM meta WHERE key = 'precision'")
+    con.close()
+    assert set(models(db)) == {fp32_id}
     f = Folder(ws)
-    f.open(EngineOptions(index_path=db, embed=EmbedSettings(precision="int8")))
+    f.open(EngineOptions(index_path=db))
     try:
-        assert f.engine is not None and f.engine.mover is not None
+        assert f.engine is not None and f.engine.models.mover is not None
         f.reconcile()
         assert f.state == "ready"
         seen = set()
@@ -297,11 +333,11 @@ def test_a_server_moves_in_the_background_searching_throughout(wheel, tmp_path):
         def probe() -> bool:
             resp = f.search(SearchRequest.make(QUERY, limit=3))
             assert resp.mode == "hybrid" and "database-failover" in resp.results[0].path
-            seen.add(f.engine.model_id)
-            return f.engine.mover is None
+            seen.add(f.engine.models.model_id)
+            return f.engine.models.mover is None
 
         wait_for(probe, timeout=180, every=0.2, what="the move's end")
-        assert f.engine.model_id.endswith("#onnx-int8") and len(seen) >= 1
-        assert probe() and set(models(db)) == {f.engine.model_id}
+        assert f.engine.models.model_id == fp32_id + "#onnx-int8" and len(seen) >= 1
+        assert probe() and set(models(db)) == {f.engine.models.model_id}
     finally:
         f.close()

@@ -30,7 +30,7 @@ def opened(tmp_path: Path, golden_index: Path, warm: bool = True) -> Engine:
     e = Engine(ws)
     rep = e.index()
     assert rep.embedded == 0 and rep.pending == 0
-    e.embedder.load()
+    e.models.embedder.load()
     if warm:
         e.search("warm up the model and the matrix")
     return e
@@ -77,7 +77,7 @@ def test_a_search_does_not_wait_for_a_write_in_progress(tmp_path, golden_index, 
 
 def search_beside_a_writer(eng: Engine, case: str) -> None:
     if case == "memory":
-        eng.lexical_in_memory, eng.lexical_in_memory_min = True, 0
+        eng.lexical_side.in_memory, eng.lexical_side.in_memory_min = True, 0
         eng.build_lexical()
     holding, release = threading.Event(), threading.Event()
 
@@ -116,7 +116,7 @@ def test_a_search_after_a_write_sees_it(eng, lexical):
     language server's reader): the saved words are found, by keyword and by
     meaning."""
     if lexical == "memory":
-        eng.lexical_in_memory, eng.lexical_in_memory_min = True, 0
+        eng.lexical_side.in_memory, eng.lexical_side.in_memory_min = True, 0
         eng.build_lexical()
     note = eng.root / "handbook" / "notes" / "pelican.md"
     note.write_text("# Pelican census\n\nThe quokka pelican census runs along the quay.\n")
@@ -134,7 +134,7 @@ def test_rows_written_reach_the_postings_once_committed(eng):
     """The in-memory BM25 patches the chunks_fts rows a write touched, read on a
     reader connection: a search while the write is not yet committed must not
     take them (it would read the old rows and never look again)."""
-    eng.lexical_in_memory, eng.lexical_in_memory_min = True, 0
+    eng.lexical_side.in_memory, eng.lexical_side.in_memory_min = True, 0
     eng.build_lexical()
     note = eng.root / "handbook" / "notes" / "wombat.md"
     note.write_text("# Wombat burrows\n\nWombatry is the study of burrows.\n")

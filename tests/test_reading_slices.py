@@ -77,7 +77,9 @@ def test_open_files_are_searchable_by_meaning_while_the_rest_is_read(tmp_path, m
     try:
         f.open(EngineOptions(index_path=tmp_path / "index.sqlite"))
         f.first_files = lambda: [opened]
-        assert f.engine is not None and f.engine.embedder.available()  # as the preload makes it
+        assert (
+            f.engine is not None and f.engine.models.embedder.available()
+        )  # as the preload makes it
         seen = []
         real = Folder._embed_open
 
@@ -91,7 +93,7 @@ def test_open_files_are_searchable_by_meaning_while_the_rest_is_read(tmp_path, m
                     (
                         len(eng.store.documents.all()),
                         len(hashes),
-                        eng.store.vectors.pending_for(eng.model_id, hashes),
+                        eng.store.vectors.pending_for(eng.models.model_id, hashes),
                         self.search(
                             SearchRequest.make(
                                 "what do I do when the main database machine dies", 3, "dense"

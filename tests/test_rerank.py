@@ -70,7 +70,7 @@ def test_reranked_order_follows_the_cross_encoders_scores(engine, cross_encoder)
     want = sorted(PASSAGES, key=lambda n: -own[n])
     assert want != fused  # the reranker has something to do
 
-    engine.reranker = Reranker(str(cross_encoder))
+    engine.searcher.reranker = Reranker(str(cross_encoder))
     resp = engine.search("paid", mode="lexical", explain=True)
     assert [r.heading for r in resp.results] == want
     for r in resp.results:
@@ -83,18 +83,18 @@ def test_reranked_order_follows_the_cross_encoders_scores(engine, cross_encoder)
 def test_only_the_top_n_are_reordered(engine, cross_encoder):
     fused = [r.heading for r in engine.search("paid", mode="lexical").results]
     own = _own_scores(cross_encoder, "paid")
-    engine.reranker = Reranker(str(cross_encoder), top_n=2)
+    engine.searcher.reranker = Reranker(str(cross_encoder), top_n=2)
     got = [r.heading for r in engine.search("paid", mode="lexical").results]
     assert got == sorted(fused[:2], key=lambda n: -own[n]) + fused[2:]
 
 
 def test_a_reranker_that_cannot_load_leaves_the_fused_order(engine, tmp_path):
     fused = [r.heading for r in engine.search("paid", mode="lexical").results]
-    engine.reranker = Reranker(str(tmp_path / "no-such-model"))
+    engine.searcher.reranker = Reranker(str(tmp_path / "no-such-model"))
     assert [r.heading for r in engine.search("paid", mode="lexical").results] == fused
     assert "no-such-model" in engine.status().reranker["error"]
     with pytest.raises(ModelUnavailable):
-        engine.reranker.load()
+        engine.searcher.reranker.load()
 
 
 def test_top_n_is_bounded():

@@ -55,7 +55,7 @@ def _fresh(tmp_path: Path) -> Engine:
 def test_a_seeded_index_embeds_nothing(tmp_path, exported):
     eng = _fresh(tmp_path)
     try:
-        waiting = eng.store.vectors.pending_count(eng.model_id)
+        waiting = eng.store.vectors.pending_count(eng.models.model_id)
         rep = eng.seed_vectors(exported)
         assert rep.taken == waiting and rep.rejected == 0
         again = eng.index()
@@ -81,21 +81,24 @@ def _write(path: Path, model: str, hashes: list[str], vecs: np.ndarray, fmt: str
 def test_vectors_of_the_wrong_size_or_length_or_model_are_never_taken(tmp_path, exported):
     eng = _fresh(tmp_path)
     try:
-        hashes = [h for h, _ in eng.store.vectors.pending_chunks(eng.model_id)][:4]
+        hashes = [h for h, _ in eng.store.vectors.pending_chunks(eng.models.model_id)][:4]
         wrong_dim = (np.ones((4, 7)) / np.sqrt(7)).astype(np.float32)
-        rep = eng.seed_vectors(_write(tmp_path / "dim.npz", eng.model_id, hashes, wrong_dim))
+        rep = eng.seed_vectors(_write(tmp_path / "dim.npz", eng.models.model_id, hashes, wrong_dim))
         assert (rep.taken, rep.rejected) == (0, 4)
         not_unit = np.full((4, 384), 3.0, dtype=np.float32)
-        rep = eng.seed_vectors(_write(tmp_path / "len.npz", eng.model_id, hashes, not_unit))
+        rep = eng.seed_vectors(_write(tmp_path / "len.npz", eng.models.model_id, hashes, not_unit))
         assert (rep.taken, rep.rejected) == (0, 4)
         nan = np.full((4, 384), np.nan, dtype=np.float32)
-        assert eng.seed_vectors(_write(tmp_path / "nan.npz", eng.model_id, hashes, nan)).taken == 0
+        assert (
+            eng.seed_vectors(_write(tmp_path / "nan.npz", eng.models.model_id, hashes, nan)).taken
+            == 0
+        )
         unit = np.zeros((4, 384), dtype=np.float32)
         unit[:, 0] = 1.0
         other = eng.seed_vectors(_write(tmp_path / "other.npz", "someone/else@1", hashes, unit))
         assert other.taken == 0 and other.model_in_file == "someone/else@1"
-        assert eng.store.vectors.pending_count(eng.model_id) == len(
-            eng.store.vectors.pending_chunks(eng.model_id)
+        assert eng.store.vectors.pending_count(eng.models.model_id) == len(
+            eng.store.vectors.pending_chunks(eng.models.model_id)
         )
         with sqlite3.connect(eng.index_path) as db:
             assert db.execute("SELECT count(*) FROM vectors").fetchone()[0] == 0
@@ -111,7 +114,7 @@ def test_a_file_that_is_not_one_is_a_one_line_error(tmp_path):
         with pytest.raises(VectorsFileError, match="not an mdseek vectors file"):
             eng.seed_vectors(junk)
         pickled = tmp_path / "pickled.npz"  # object arrays need pickle: never loaded
-        np.savez(pickled, format=np.array(FORMAT), model=np.array(eng.model_id),
+        np.savez(pickled, format=np.array(FORMAT), model=np.array(eng.models.model_id),
                  hashes=np.array([object()], dtype=object), vectors=np.zeros((1, 384), np.float32))  # fmt: skip
         with pytest.raises(VectorsFileError):
             eng.seed_vectors(pickled)

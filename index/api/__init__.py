@@ -10,7 +10,8 @@ whole surface; what is not is inside it, free to change.
   one-line errors (:data:`requests`, :class:`BadRequest`), and the :class:`Answer` of :func:`search_folders`
   (its :class:`Hit`\\ s, the words to highlight);
 - one folder: :class:`Folder`, the handle every front end holds (open,
-  reconcile, search, related, status, file_saved, close), its
+  reconcile, search, related, read_document, near_duplicates, status,
+  file_saved, changed, close; the servers never touch its Engine), its
   :class:`FolderState`, its :class:`Status` (several folders' as one:
   :func:`summary` of the fields :data:`SUMMED`), and the options it opens with (:class:`EngineOptions`);
   a document's near-duplicate sections (:func:`near_duplicates`, of a
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .. import settings
+    from ..engine.cancel import Cancelled, CancelToken
     from ..engine.engine import Engine, IndexReport, SearchResponse, SearchResult
     from ..engine.facade import (
         NoSuchSection,
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
         section_text,
         written_heading,
     )
-    from ..engine.folder import Cancelled, CancelToken, Folder, Progress
+    from ..engine.folder import Folder, Progress
     from ..engine.folders import SUMMED, Answer, Hit, search_folders, summary
     from ..engine.near import NearDuplicate, near_duplicates
     from ..engine.opening import EngineOptions, OpenError, open_engine, stored_filter
@@ -87,8 +89,8 @@ _HOME = {
     "section_end": "engine.facade",
     "section_text": "engine.facade",
     "written_heading": "engine.facade",
-    "CancelToken": "engine.folder",
-    "Cancelled": "engine.folder",
+    "CancelToken": "engine.cancel",
+    "Cancelled": "engine.cancel",
     "Folder": "engine.folder",
     "Progress": "engine.folder",
     "Answer": "engine.folders",

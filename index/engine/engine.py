@@ -15,8 +15,11 @@ handed what it needs (no part reads another's state):
   reconciler    the index kept in line with the files (reconcile.py)
   searcher      search, fusion, snippets, explain, related (searcher.py)
 
-The engine's own methods delegate to them; the parts share only the
-engine's write lock and its cancel flag.
+The engine's verbs are its parts' own methods; what a part holds (the
+embedder, the ranking, the reranker, the lexical postings ...) is read and set
+on that part (``engine.models.embedder``, ``engine.searcher.ranking``), never
+through the engine. The parts share only the engine's write lock and its
+cancel flag.
 """
 
 from __future__ import annotations
@@ -28,17 +31,11 @@ import weakref
 from pathlib import Path
 
 from ..model.embed import Embedder, EmbedSettings
-from ..model.rerank import Reranker
-from ..model.tokenizer import ModelTokenizer
-from ..search.dense import DenseIndex
-from ..search.lexical import LexicalIndex
-from ..search.retrieve import Ranking
 from ..store.adopt import open_index
 from ..store.location import locate, prepare
 from ..store.prune import prune_daily
 from ..store.store import Store
 from ..store.vectors_file import ImportReport, check_precision, read_precision, read_vectors
-from ..text.chunk import Chunker
 from ..text.files import FileFilter, relpath
 from .dense_side import DenseSide
 from .embed_queue import EmbedQueue
@@ -170,32 +167,6 @@ class Engine:
             return relpath(self.root, p)
         return p.as_posix()
 
-    @property
-    def embedder(self) -> Embedder:
-        """The embedder whose vectors search reads (see :class:`ModelChoice`)."""
-        return self.models.embedder
-
-    @property
-    def mover(self) -> Embedder | None:
-        """The precision move's target (None: no move)."""
-        return self.models.mover
-
-    @property
-    def precision_asked(self) -> str | None:
-        return self.models.precision_asked
-
-    @property
-    def model_id(self) -> str:
-        return self.models.model_id
-
-    @property
-    def tokenizer(self) -> ModelTokenizer:
-        return self.models.tokenizer
-
-    @property
-    def chunker(self) -> Chunker:
-        return self.models.chunker
-
     def close(self) -> None:
         if self._closed:
             return
@@ -206,18 +177,7 @@ class Engine:
         if self._claim is not None:
             self._claim.close()  # records the vouch; another process may adopt it now
 
-    # -- reconcile (reconcile.py) ------------------------------------------------
-
     # -- vectors (embed_queue.py, precision_move.py) -------------------------------
-
-    @property
-    def embed_batch(self) -> int:
-        """Texts per embed call and per vector commit."""
-        return self.queue.batch
-
-    @embed_batch.setter
-    def embed_batch(self, n: int) -> None:
-        self.queue.batch = n
 
     def seed_vectors(self, path: str | Path) -> ImportReport:
         """Take the vectors of a file made by ``export_vectors`` (see
@@ -233,62 +193,6 @@ class Engine:
         ):  # vectors for the move's target: the texts it still waits for
             return self.move.take_vectors(data)
         return self.queue.take_vectors(path, data)
-
-    # -- search (searcher.py, lexical_side.py, dense_side.py) --------------------------
-
-    @property
-    def ranking(self) -> Ranking:
-        """Fusion and document-context settings (:mod:`retrieve`)."""
-        return self.searcher.ranking
-
-    @ranking.setter
-    def ranking(self, value: Ranking) -> None:
-        self.searcher.ranking = value
-
-    @property
-    def reranker(self) -> Reranker | None:
-        """An optional second stage (:mod:`rerank`)."""
-        return self.searcher.reranker
-
-    @reranker.setter
-    def reranker(self, value: Reranker | None) -> None:
-        self.searcher.reranker = value
-
-    @property
-    def lexical_in_memory(self) -> bool:
-        """Rank BM25 from in-memory postings over a big folder (long-lived processes)."""
-        return self.lexical_side.in_memory
-
-    @lexical_in_memory.setter
-    def lexical_in_memory(self, on: bool) -> None:
-        self.lexical_side.in_memory = on
-
-    @property
-    def lexical_in_memory_min(self) -> int:
-        """Chunks from which the in-memory postings are used (FTS5 below)."""
-        return self.lexical_side.in_memory_min
-
-    @lexical_in_memory_min.setter
-    def lexical_in_memory_min(self, n: int) -> None:
-        self.lexical_side.in_memory_min = n
-
-    @property
-    def lexical(self) -> LexicalIndex:
-        """The in-memory BM25 postings (:mod:`lexical`)."""
-        return self.lexical_side.index
-
-    @property
-    def dense(self) -> DenseIndex:
-        """The vector matrix (:mod:`dense`)."""
-        return self.dense_side.matrix
-
-    @property
-    def fts_weights(self) -> tuple[float, float, float]:
-        return self.lexical_side.fts_weights
-
-    @property
-    def max_df(self) -> float:
-        return self.lexical_side.max_df
 
     # -- status --------------------------------------------------------------------
 

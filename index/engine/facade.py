@@ -313,8 +313,8 @@ def completeness(engine: Engine, mode: Mode, reading: bool) -> Completeness:
     (hybrid, dense), while chunks still wait for their vector. A model that
     cannot load leaves nothing to wait for (the answer's own note says lexical only)."""
     pending = 0
-    if mode != Mode.LEXICAL and engine.embedder.error is None:
-        pending = engine.store.vectors.pending_count(engine.model_id)
+    if mode != Mode.LEXICAL and engine.models.embedder.error is None:
+        pending = engine.store.vectors.pending_count(engine.models.model_id)
     parts = []
     if reading:
         parts.append("the folder is still being read (results may miss files)")

@@ -38,8 +38,11 @@ from typing import Any
 from ..model.demand import DEMAND
 from ..search.requests import Mode, SearchRequest
 from ..store.adopt import flush_records
-from . import facade, linked
-from .engine import Engine, IndexReport, SearchResponse
+from ..text.document import ParsedDocument
+from . import facade, linked, near
+from .cancel import Cancelled, CancelToken
+from .engine import Engine, IndexReport, SearchResponse, SearchResult
+from .near import NearDuplicate
 from .opening import EngineOptions, OpenError, open_engine
 from .stats import window_fraction
 from .status import FolderState, Status
@@ -48,29 +51,16 @@ log = logging.getLogger(__name__)
 
 EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one batch, 2-5 s)
 READ_SLICE = 64  # files per writer job while a folder is first read (about 0.3 s idle)
-FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.catch_up`) is skipped for
+FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.changed`) is skipped for
 SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
 _MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
 
 Progress = Callable[[str, int, int], None]
 
 
-class Cancelled(Exception):
-    """The work was for a request that is cancelled, or a folder that is closing."""
-
-
-class CancelToken:
-    def __init__(self) -> None:
-        self.cancelled = False
-
-    def check(self) -> None:
-        if self.cancelled:
-            raise Cancelled()
-
-
 def _load_model(eng: Engine) -> bool:
     with _MODEL_LOAD:
-        return eng.embedder.available()
+        return eng.models.embedder.available()
 
 
 # -- one folder --------------------------------------------------------------------------
@@ -97,12 +87,17 @@ class Folder:
         self._embedding = False  # a loop of embed slices is running
         self._moving = False  # the precision move's loop is running
         self._embedding_lock = threading.Lock()
-        self._checked = 0.0  # when catch_up last scanned, and how long that took
+        self._checked = 0.0  # when changed() last scanned, and how long that took
         self._scan_seconds = 0.0
         self._fresh = threading.Lock()
 
     def __repr__(self) -> str:
         return f"Folder({self.path}, {self.state})"
+
+    @property
+    def is_open(self) -> bool:
+        """Whether its index is open (not before :meth:`open`, nor when it cannot be)."""
+        return self.engine is not None
 
     @classmethod
     def adopt(cls, engine: Engine, rep: IndexReport) -> Folder:
@@ -210,7 +205,7 @@ class Folder:
             # A long-lived process ranks BM25 from memory (built in the background
             # at the next search; FTS5 answers until then). Not before: the build
             # would compete with opening the folder for the first hybrid answer.
-            eng.lexical_in_memory = True
+            eng.lexical_side.in_memory = True
         except Cancelled:  # closing: the rest is done at the next start
             return None
         except Exception as exc:  # keep serving what the index holds
@@ -229,7 +224,12 @@ class Folder:
         made a slice at a time on a background thread (the writer runs each
         slice), search on the old ones until the switch (:mod:`precision_move`)."""
         eng = self.engine
-        if self.closed or eng is None or eng.mover is None or self.state != FolderState.READY:
+        if (
+            self.closed
+            or eng is None
+            or eng.models.mover is None
+            or self.state != FolderState.READY
+        ):
             return
         self._start_once("_moving", self._move_rest, "move", "moving %s's vectors")
 
@@ -240,7 +240,7 @@ class Folder:
         assert eng is not None
         while not self.closed and self._own(eng.move_next, EMBED_SLICE):
             pass
-        return eng.mover is None
+        return eng.models.mover is None
 
     def _read_all(self, progress: Progress | None) -> IndexReport:
         """Every file read, chunked and written, :data:`READ_SLICE` files per job
@@ -263,7 +263,7 @@ class Folder:
         searchable by meaning while the rest of the folder is still read."""
         eng = self.engine
         assert eng is not None
-        if self.closed or not eng.embedder.loaded or eng.embedder.error is not None:
+        if self.closed or not eng.models.embedder.loaded or eng.models.embedder.error is not None:
             return
         if opened := self.first_files():
             self._own(eng.embed_files, opened, EMBED_SLICE, rep)
@@ -271,7 +271,7 @@ class Folder:
     def _preload(self) -> None:
         """Start loading the model in the background, while the files are read."""
         eng = self.engine
-        if eng is not None and not eng.embedder.loaded and eng.embedder.error is None:
+        if eng is not None and not eng.models.embedder.loaded and eng.models.embedder.error is None:
             threading.Thread(
                 target=_load_model, args=(eng,), name="mdseek-model-load", daemon=True
             ).start()
@@ -279,7 +279,7 @@ class Folder:
     def _ensure_model(self, progress: Progress | None) -> None:
         eng = self.engine
         assert eng is not None
-        if not eng.embedder.loaded and eng.embedder.error is None:
+        if not eng.models.embedder.loaded and eng.models.embedder.error is None:
             if progress:
                 progress("model", 0, 1)
             _load_model(eng)
@@ -288,9 +288,9 @@ class Folder:
         """(Writer thread.) Sweep vectors no model of ours uses, count what is left."""
         eng = self.engine
         assert eng is not None
-        if rep.lexical_only_reason is None and eng.embedder.loaded:
-            eng.store.vectors.sweep_vectors(eng.model_id, eng.kept_models())
-        rep.pending = self.pending = eng.store.vectors.pending_count(eng.model_id)
+        if rep.lexical_only_reason is None and eng.models.embedder.loaded:
+            eng.store.vectors.sweep_vectors(eng.models.model_id, eng.kept_models())
+        rep.pending = self.pending = eng.store.vectors.pending_count(eng.models.model_id)
         rep.chunks = eng.store.counts()["chunks"]
         return rep
 
@@ -307,12 +307,12 @@ class Folder:
     def _embed_slices(self, progress: Progress | None, rep: IndexReport) -> None:
         eng = self.engine
         assert eng is not None
-        total = self.pending = self._own(eng.store.vectors.pending_count, eng.model_id)
+        total = self.pending = self._own(eng.store.vectors.pending_count, eng.models.model_id)
         if not total:
             return
         self._ensure_model(progress)
-        if eng.embedder.error is not None:  # nothing can be embedded: keywords only
-            rep.lexical_only_reason = str(eng.embedder.error)
+        if eng.models.embedder.error is not None:  # nothing can be embedded: keywords only
+            rep.lexical_only_reason = str(eng.models.embedder.error)
             return
         start = rep.embedded
 
@@ -414,7 +414,7 @@ class Folder:
         self._own(self._finish, rep)
         return True
 
-    def catch_up(self) -> bool:
+    def changed(self) -> bool:
         """For a front end no editor tells of changes (MCP): rechunk the files
         changed on disk now, their vectors in the background. One directory walk
         and a stat per file, skipped for a moment after the last one (20 times
@@ -443,7 +443,7 @@ class Folder:
         eng = self.engine
         if eng is None:
             return
-        err = eng.embedder.error
+        err = eng.models.embedder.error
         if err is not None or (rep is not None and rep.lexical_only_reason):
             self.state = FolderState.LEXICAL_ONLY
             self.message = str(err or (rep.lexical_only_reason if rep else ""))
@@ -468,7 +468,7 @@ class Folder:
         eng = self.engine
         if eng is None:
             return SearchResponse([], Mode.LEXICAL, self.message)  # completeness: it is opening
-        wait = self.state.busy and not eng.embedder.loaded
+        wait = self.state.busy and not eng.models.embedder.loaded
         asked = dataclasses.replace(request, mode=Mode.LEXICAL) if wait else request
         resp = facade.search(eng, asked)
         if wait and request.mode != Mode.LEXICAL and resp.note is None:
@@ -517,6 +517,22 @@ class Folder:
             self.engine, text, limit, exclude_rel, unlinked_line, dense=dense
         )
 
+    def read_document(self, path: str) -> ParsedDocument:
+        """A file of the folder as a client names it, parsed from disk
+        (:func:`facade.read_document`: OutsideRoot, NotIndexed)."""
+        if self.engine is None:
+            raise facade.NotIndexed(f"{path}: the folder's index is not open ({self.message})")
+        return facade.read_document(self.engine, path)
+
+    def heading_as_written(self, result: SearchResult) -> str:
+        """A result's heading as the file writes it (:func:`facade.heading_as_written`)."""
+        eng = self.engine
+        return result.heading if eng is None else facade.heading_as_written(eng, result)
+
+    def near_duplicates(self, rel: str) -> list[NearDuplicate]:
+        """The sections of ``rel`` that another section says again (:mod:`.near`)."""
+        return [] if self.engine is None else near.near_duplicates(self.engine, rel)
+
     def status(self) -> Status:
         """The index's status (:meth:`Engine.status`) with the folder's fields."""
         eng = self.engine
@@ -525,7 +541,7 @@ class Folder:
             fit, embedded = 1.0, 0
         else:
             st = eng.status()
-            fit, embedded = window_fraction(eng), eng.embedder.texts_embedded
+            fit, embedded = window_fraction(eng), eng.models.embedder.texts_embedded
         return dataclasses.replace(
             st, window_fit=fit, embedded_total=embedded, state=self.state, message=self.message
         )

@@ -120,14 +120,34 @@ class _Reader:
         groups: dict[tuple[str, int, int], list[ChunkRow]] = defaultdict(list)
         for c in self.engine.store.chunks.document_chunks(rel):
             groups[(c.path, c.section_first, c.section_last)].append(c)
+        self._make({k: [(c.id, c.heading, c.text) for c in cs] for k, cs in groups.items()})
         out = []
-        for key, cs in groups.items():
-            u = self.made[key] = self._unit(key, [(c.id, c.heading, c.text) for c in cs])
+        for key in groups:
+            u = self.made[key]
             if u is None:
                 return None
             if u.words >= self.min_words:
                 out.append(u)
         return out
+
+    def _make(self, groups: dict[tuple[str, int, int], list[tuple[int, str, str]]]) -> None:
+        """Sections from their chunks' (id, heading, text), kept for the call;
+        the vectors read in one go (section by section when one waits for its vector)."""
+        mat = self.engine.dense_side.matrix.vectors([c[0] for cs in groups.values() for c in cs])
+        if mat is None:
+            for key, cs in groups.items():
+                self.made[key] = self._unit(key, cs)
+            return
+        if not len(mat):
+            return
+        # each section's mean, made unit length once (one chunk: its own vector)
+        starts = np.cumsum([0] + [len(cs) for cs in groups.values()])[:-1]
+        means = np.add.reduceat(mat, starts, axis=0)
+        norms = np.linalg.norm(means, axis=1, keepdims=True)
+        vecs = (means / np.where(norms == 0, 1.0, norms)).astype(np.float32)
+        for n, (key, cs) in enumerate(groups.items()):
+            words = body_words([c[2] for c in cs], cs[0][1])
+            self.made[key] = Unit(key, vecs[n : n + 1], words)
 
     def _unit(self, key: tuple[str, int, int], cs: list[tuple[int, str, str]]) -> Unit | None:
         """A section from its chunks' (id, heading, text); None when one has no vector yet."""
@@ -148,9 +168,8 @@ class _Reader:
         spans = {(d, p, f, last) for d, p, f, last in self.engine.store.chunks.spans(near).values()}
         todo = {(d, f, last): (p, f, last) for d, p, f, last in spans}
         todo = {k: key for k, key in todo.items() if key not in self.made}
-        for k, cs in self.engine.store.chunks.section_chunks(todo).items():
-            key = todo[k]
-            self.made[key] = self._unit(key, cs)
+        got = self.engine.store.chunks.section_chunks(todo)
+        self._make({todo[k]: cs for k, cs in got.items()})
         out = []
         for _, p, f, last in sorted(spans, key=lambda t: t[1:]):
             u = self.made.get((p, f, last))

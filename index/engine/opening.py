@@ -51,8 +51,8 @@ def open_engine(root: Path, options: EngineOptions) -> tuple[Engine, list[str]]:
         if options.fallback and options.model:
             problem: Exception | None = None
             try:
-                eng.chunker  # noqa: B018 - loads the model's tokenizer: proves the model exists
-                problem = eng.embedder.error  # the engine fell back to the default tokenizer
+                eng.models.chunker  # noqa: B018 - loads the model's tokenizer: proves the model exists
+                problem = eng.models.embedder.error  # the engine fell back to the default tokenizer
             except ModelUnavailable as exc:
                 problem = exc
             if problem is not None:
@@ -60,12 +60,12 @@ def open_engine(root: Path, options: EngineOptions) -> tuple[Engine, list[str]]:
                 note = f"model {options.model!r} cannot be used ({problem}); using the bundled default model"
                 log.warning("%s", note)
                 eng = _engine(root, options, None)
-                eng.chunker  # noqa: B018
+                eng.models.chunker  # noqa: B018
     except IndexFileError as exc:  # says which file and what to do
         raise OpenError(str(exc)) from None
     except (OSError, sqlite3.Error, ModelUnavailable) as exc:
         raise OpenError(f"cannot open the index of {root}: {exc}") from None
-    eng.reranker = options.reranker
+    eng.searcher.reranker = options.reranker
     return eng, [*eng.notices, *([note] if note else [])]
 
 

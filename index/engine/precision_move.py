@@ -2,9 +2,10 @@
 serving (``engine.move``).
 
 The precision of an index's vectors is asked for (``--precision``, a setting),
-remembered by the index, or the model's default (:mod:`embed`: fp32). An index
-that holds vectors of the other precision -- fp32 vectors and int8 now asked,
-or back -- is moved: :class:`model_choice.ModelChoice` serves search from the
+remembered by the index, or the model's default (:func:`embed.default_precision`:
+int8 for the bundled model, fp32 for others). An index that holds vectors of
+the other precision -- fp32 vectors and int8 now asked or the default (an
+index of the old fp32 default), or back -- is moved: :class:`model_choice.ModelChoice` serves search from the
 vectors it has (its ``embedder`` is theirs, hybrid search as before) and keeps
 the asked-for embedder aside as ``mover``. :meth:`PrecisionMove.next` embeds a
 slice of the texts that wait for a vector of the new precision (stored under

@@ -13,7 +13,7 @@ def window_fraction(engine: Engine) -> float:
     """Fraction of the index's chunks whose embedded text fits the model's
     window (tokens <= window): 1.0 when the chunker did its job (and for an
     empty index)."""
-    window = engine.tokenizer.window
+    window = engine.models.tokenizer.window
     store = engine.store
 
     def fraction(db: sqlite3.Connection) -> float:

@@ -12,10 +12,11 @@ Both backends give the same fp32 vectors (cosine >= 0.9999, checked on export),
 so they share one model id: switching backends never re-embeds. ``precision``
 "int8" (ONNX Runtime only: :mod:`mdseek.index.model.onnx_int8`) gives other vectors,
 stored under their own model id (``...#onnx-int8``): switching precision
-moves an index's vectors (:mod:`precision_move`), and the two never mix. fp32
-is the default (:data:`DEFAULT_PRECISION`); int8 is asked for: the bundled
-model's wheel ships a verified int8 copy (:func:`packaged.int8_copy`; a damaged
-copy is refused in one line and fp32 is used), other models are quantised once.
+moves an index's vectors (:mod:`precision_move`), and the two never mix. The
+bundled model's default is int8 (:func:`default_precision`): its wheel ships a
+verified int8 copy (:func:`packaged.int8_copy`; a damaged copy is refused in
+one line and fp32 is used); every other model's is fp32
+(:data:`DEFAULT_PRECISION`), int8 asked for quantises it once.
 
 If no backend can load, :class:`~mdseek.index.model.model.ModelUnavailable` carries
 the reason; the engine then serves lexical results and says why, once.
@@ -44,7 +45,7 @@ from .model import (
     pooling_excludes_prompt,
     resolve_model,
 )
-from .onnx_encoder import default_threads, token_order
+from .onnx_encoder import default_threads, read_manifest, token_order
 from .packaged import export_for
 from .private import why_not_private
 from .tokenizer import load_tokenizer
@@ -86,14 +87,18 @@ def warm_default_session(
     def run() -> None:
         global _speculative
         try:
-            from .onnx_encoder import read_manifest
-
             settings = EmbedSettings.from_env(backend, threads, precision=precision)
             if settings.precision == "int8":
                 return  # an asked-for int8 copy is opened by the engine that asks for it
             resolved = resolve_model(None)
             mid = model_id(resolved)
             folder = export_for(resolved, mid)  # the model wheel's (its files checked)
+            if settings.precision is None and default_precision(resolved, mid, settings) == "int8":
+                from .onnx_int8 import int8_model_id
+                from .packaged import int8_copy
+
+                # the default's int8 copy (just verified); an index that remembers fp32 drops it
+                folder, mid = int8_copy(folder)[0] if folder else None, int8_model_id(mid)
             if folder is None:
                 folder = model_cache_dir(mid)
                 if why_not_private(folder, top=cache_dir()):
@@ -142,7 +147,7 @@ class EmbedSettings:
     load weights from pickle files (.bin/.pt) when a model has no safetensors.
     ``precision``: "fp32" or "int8" (ONNX Runtime's dynamic quantisation of
     the export; its vectors have their own model id); None: what the index
-    remembers, else :data:`DEFAULT_PRECISION`."""
+    remembers, else the model's default (:func:`default_precision`)."""
 
     backend: str = settings.default("backend")
     threads: int = settings.default("threads")
@@ -215,11 +220,35 @@ class EmbedSettings:
         )
 
 
-# fp32 for every model. int8 embeds 2.5x as fast on two cores but ranked the
-# handbook paraphrases lower once passage vectors came (test-half nDCG@10
-# -0.026 against the bar of -0.005; product docs +0.0015; `python -m
-# benchmarks.precision`, benchmarks/README "int8 against fp32"): it is asked for.
+# fp32 for every model but the bundled one: another model's int8 copy is
+# made by quantising it once (the onnx package) and was never judged.
 DEFAULT_PRECISION = "fp32"
+# The bundled model's default, its wheel's verified int8 copy: 2-3x the fp32
+# rate in bulk, and ranked within the bar of fp32 on every test question people
+# wrote (the pooled judge: `python -m benchmarks.judge --base default --variant
+# int8`, benchmarks/README "int8 against fp32 (issue 41's bar)").
+BUNDLED_PRECISION = "int8"
+
+
+def default_precision(resolved: str, base_id: str, settings: EmbedSettings) -> str:
+    """The precision used when none is asked for and the index remembers none:
+    :data:`BUNDLED_PRECISION` for the bundled model on onnx when its wheel's
+    int8 copy is intact (hashed once per process) and of this mdseek's recipe;
+    else :data:`DEFAULT_PRECISION` (another model, torch, no wheel, a damaged
+    copy: said once)."""
+    from .onnx_int8 import int8_model_id
+    from .packaged import int8_copy, serves
+
+    if settings.backend != "onnx" or (wheel := serves(resolved, base_id)) is None:
+        return DEFAULT_PRECISION
+    sub, why = int8_copy(wheel)
+    if sub is None:
+        if why:
+            _say_once(why)
+        return DEFAULT_PRECISION
+    if (read_manifest(sub) or {}).get("model_id") != int8_model_id(base_id):
+        return DEFAULT_PRECISION  # another recipe's copy: its vectors would not match
+    return BUNDLED_PRECISION
 
 
 class TorchEncoder:
@@ -285,7 +314,9 @@ class Embedder:
         self.base_id = model_id(self.resolved)
         # Asked for (a flag, a variable, a setting, or what the index remembers), or the model's default.
         self.precision_asked = self.settings.precision is not None
-        self.precision = self.settings.precision or DEFAULT_PRECISION
+        self.precision = self.settings.precision or default_precision(
+            self.resolved, self.base_id, self.settings
+        )
         self.model_id = self.id_for(self.precision)
         self.batch_size = batch_size  # texts per model call; None: the backend's own
         self._model: Any = None

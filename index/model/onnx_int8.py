@@ -1,8 +1,8 @@
 """An int8 copy of a verified fp32 ONNX export, for faster bulk embedding.
 
 The bundled model's copy ships in its wheel (built with this recipe by
-``scripts/model_wheel.py``, :func:`packaged.int8_copy`) and is used when
-asked for (fp32 stays the default); any other model's is made here on first use when asked for
+``scripts/model_wheel.py``, :func:`packaged.int8_copy`) and is that model's
+default (:func:`embed.default_precision`); any other model's is made here on first use when asked for
 (``precision: int8``): onnxruntime's own dynamic quantisation
 (``onnxruntime.quantization.quantize_dynamic``) turns the weights of the fused
 graph's MatMul and Attention ops into int8, per output channel; activations are

@@ -138,6 +138,14 @@ class DenseIndex:
             r = self._row.get(int(chunk_id))
             return None if r is None else self.mat[r].copy()
 
+    def vectors(self, chunk_ids: list[int]) -> np.ndarray | None:
+        """The chunks' own vectors as rows, in order; None when one has none."""
+        with self._lock:
+            rows = [self._row.get(int(i)) for i in chunk_ids]
+            if not rows or any(r is None for r in rows):
+                return None if rows else np.zeros((0, self.mat.shape[1]), np.float32)
+            return self.mat[np.array(rows, dtype=np.int64)]
+
     def chunks_near(self, qs: np.ndarray, floor: float) -> set[int]:
         """The chunks whose own vector (not a passage's) has a cosine of at least
         ``floor`` with any row of ``qs`` (unit vectors): one matrix product."""

@@ -132,7 +132,8 @@ def within_gap(
 ) -> list[tuple[int, int, float]]:
     """The pairs of ``found`` (:func:`pairs` without the gap) whose cosine is
     within ``gap`` of each unit's nearest (see :func:`pairs`)."""
-    best = nearest([*mine, *others, *peers], min_words)
+    wanted = {mine[i].key for i, _, _ in found} | {others[j].key for _, j, _ in found}
+    best = nearest([*mine, *others, *peers], min_words, wanted)
     return [
         (i, j, s)
         for i, j, s in found
@@ -140,16 +141,19 @@ def within_gap(
     ]
 
 
-def nearest(units: Sequence[Unit], min_words: int = MIN_WORDS) -> dict[object, float]:
-    """Each unit's cosine to its nearest other unit (by key) of at least
-    ``min_words`` words; -1.0 when it has none."""
+def nearest(
+    units: Sequence[Unit], min_words: int = MIN_WORDS, of: set | None = None
+) -> dict[object, float]:
+    """Each unit's (of those keyed in ``of``, when given) cosine to its nearest
+    other unit (by key) of at least ``min_words`` words; -1.0 when it has none."""
     pool = {u.key: u for u in units}
     keys = list(pool)
-    vecs = unit_vectors([pool[k] for k in keys])
-    sims = _cosines(vecs, vecs)
-    np.fill_diagonal(sims, -1.0)
-    sims[:, [pool[k].words < min_words for k in keys]] = -1.0
-    return {k: float(row.max()) for k, row in zip(keys, sims, strict=True)}
+    rows = [k for k in keys if of is None or k in of]
+    sims = _cosines(unit_vectors([pool[k] for k in rows]), unit_vectors([pool[k] for k in keys]))
+    col = {k: c for c, k in enumerate(keys)}
+    sims[np.arange(len(rows)), [col[k] for k in rows]] = -1.0
+    sims[:, np.fromiter((pool[k].words < min_words for k in keys), bool, len(keys))] = -1.0
+    return dict(zip(rows, sims.max(axis=1).tolist(), strict=True))
 
 
 def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         except VectorsFileError as exc:
             raise CliError(str(exc)) from None
         if (
-            eng.mover is not None and not rep.lexical_only_reason
+            eng.models.mover is not None and not rep.lexical_only_reason
         ):  # vectors of the other precision: moved now, once
             total = eng.move_pending()
             while left := eng.move_next(256, rep):
@@ -49,7 +49,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         erate = rep.embedded / rep.embed_seconds if rep.embed_seconds >= 0.5 else None
-        load = eng.embedder.load_seconds
+        load = eng.models.embedder.load_seconds
         detail = []
         if erate:
             detail.append(f"embedding {erate:.0f} texts/s")

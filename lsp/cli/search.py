@@ -51,7 +51,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         # met on the way says how to recover instead.
         eng = engine_for(args, check_index=False, shapes=False)
         if request.mode != Mode.LEXICAL:
-            loading.append(eng.embedder.preload())  # the model opens while the index is reconciled
+            loading.append(
+                eng.models.embedder.preload()
+            )  # the model opens while the index is reconciled
         return _search(args, eng, request)
     except sqlite3.DatabaseError as exc:
         if eng is None or not is_damage(exc):
@@ -75,7 +77,7 @@ def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchReque
         rep = eng.index(progress=bar)
     finally:
         bar.close()
-    eng.reranker = load_reranker(args)
+    eng.searcher.reranker = load_reranker(args)
     answer = search_folders(request, [Folder.adopt(eng, rep)])
     results = [r for _, r in answer.hits]
     where = _where(args, eng) if args.section else None

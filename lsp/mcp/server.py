@@ -14,7 +14,7 @@ folder's name (``docs/setup.md`` in folder ``docs``).
 
 Freshness: each folder reconciles in a background thread on start (chunks
 first, then vectors); once its files are chunked, an mtime scan before every
-tool call notices edits (:meth:`Folder.catch_up`), and changed files are
+tool call notices edits (:meth:`Folder.changed`), and changed files are
 rechunked before the answer (lexical search sees them at once), their vectors
 computed in the background.
 
@@ -38,7 +38,6 @@ from mdseek.index import api
 from mdseek.index.api import (
     Answer,
     EmbedSettings,
-    Engine,
     EngineOptions,
     Folder,
     Reranker,
@@ -115,17 +114,11 @@ class Folders:
 
     def document(self, path: str) -> tuple[Folder, ParsedDocument]:
         folder, p = self.locate(path)
-        folder.catch_up()
+        folder.changed()
         try:
-            return folder, api.read_document(engine(folder), p)
+            return folder, folder.read_document(p)
         except (api.OutsideRoot, api.NotIndexed) as exc:
             raise ToolError(str(exc)) from None
-
-
-def engine(folder: Folder) -> Engine:
-    """A served folder's engine (open: :func:`open_folders` stops at one that cannot be)."""
-    assert folder.engine is not None
-    return folder.engine
 
 
 def open_folders(
@@ -154,7 +147,7 @@ def open_folders(
         out.append(f)
         for note in f.open(options):
             log.warning("%s", note)
-        if f.engine is None:
+        if not f.is_open:
             for g in out:
                 g.close()
             raise ValueError(f.message)
@@ -280,7 +273,7 @@ class StatusAnswer(BaseModel):
 def _hit(folders: Folders, folder: Folder, r: SearchResult, snippet: str | None = None) -> Hit:
     return Hit(
         path=folders.shown(folder, r.path),
-        heading=api.heading_as_written(engine(folder), r),
+        heading=folder.heading_as_written(r),
         heading_text=r.heading,
         anchor=r.slug,
         breadcrumb=r.breadcrumb,
@@ -386,7 +379,7 @@ def build_server(folders: Folders) -> CheckedServer:
         wanted = tuple(path or ())  # a list by now (args.globs)
         asked = {f: g for f in folders.all if (g := folders.globs_for(f, wanted)) is not None}
         for f in asked:
-            f.catch_up()
+            f.changed()
         request = SearchRequest.make(
             query, limit, mode, wanted, filter=requests.check_filter(tag, where)
         )
@@ -491,7 +484,7 @@ def build_server(folders: Folders) -> CheckedServer:
         the share of chunks that fit the model's window, the embedding model, and
         each folder's state."""
         for f in folders.all:
-            f.catch_up()
+            f.changed()
         per = [f.read(f.status).result() for f in folders.all]
         total = summary(per)
         return StatusAnswer(

@@ -110,7 +110,7 @@ class Indexing:
         note = await root.open()
         if note:
             tell(self.server, note)
-        if root.engine is not None:
+        if root.folder.is_open:
             await self.reconcile(root)
             if root.state == FolderState.LEXICAL_ONLY:
                 tell(
@@ -196,7 +196,7 @@ class Indexing:
 
     async def reconcile_all(self) -> None:
         for r in list(self.ws.roots):
-            if r.engine is not None:
+            if r.folder.is_open:
                 await self.reconcile(r)
 
     async def progress(self, title: str) -> tuple[Report | None, Finish]:

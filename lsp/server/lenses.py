@@ -68,7 +68,7 @@ def _related_unlinked(ws: Workspace, uri: str, line: int) -> list[types.Location
     path, doc = found
     root = ws.root_for(path)
     h = next((x for x in doc.headings if x.line == line), None)
-    if root is None or root.engine is None or h is None:
+    if root is None or not root.folder.is_open or h is None:
         return []
     limit = ws.settings.hover_related or table.default("hoverRelated")
     try:

@@ -94,7 +94,7 @@ def _passage(ws: Workspace, uri: str, line: int, lone: bool = False) -> Passage 
     path, doc = found
     root = ws.root_for(path)
     span = _passage_span(doc, line, lone)
-    if root is None or root.engine is None or span is None:
+    if root is None or not root.folder.is_open or span is None:
         return None
     rel = root.rel(path)
     p = Passage(root, uri, rel, doc, span[0], span[1])

@@ -216,7 +216,7 @@ async def hover(ws: Workspace, uri: str, position: types.Position) -> types.Hove
     related: list[tuple[SearchResult, str]] = []
     note = None
     limit = ws.settings.hover_related
-    if root is not None and root.engine is not None and limit > 0:
+    if root is not None and root.folder.is_open and limit > 0:
         unlinked = ws.settings.related_unlinked
         resp = await root.read(
             root.folder.related, root.rel(path), h.slug, h.line, limit, unlinked=unlinked

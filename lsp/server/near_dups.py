@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from lsprotocol import types
 
-from mdseek.index.api import FolderState, near_duplicates
+from mdseek.index.api import FolderState
 
 from .roots import Root
 from .workspace import Workspace
@@ -31,12 +31,11 @@ MAX_NAMED = 3  # others a hint names (best first); each gets its quick fixes
 def hints(ws: Workspace, root: Root, path: Path, lines: list[str]) -> list[types.Diagnostic]:
     """The near-duplicate hints of the document at ``path`` (indexed as
     saved), one per section that has near-duplicates."""
-    eng = root.engine
-    if not ws.settings.near_duplicates or eng is None or root.state != FolderState.READY:
+    if not ws.settings.near_duplicates or root.state != FolderState.READY:
         return []
     rel = root.rel(path)
     try:
-        found = near_duplicates(eng, rel)
+        found = root.folder.near_duplicates(rel)
     except Exception:  # the folder closed meanwhile: no hints this time
         return []
     by_section: dict[tuple[int, int], list] = {}

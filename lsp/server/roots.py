@@ -20,7 +20,6 @@ from typing import Any
 from mdseek.index.api import (
     Cancelled,
     CancelToken,
-    Engine,
     EngineOptions,
     Folder,
     FolderState,
@@ -71,10 +70,6 @@ class Root:
         return f"Root({self.path}, {self.state})"
 
     # -- the folder, from the event loop ------------------------------------------
-
-    @property
-    def engine(self) -> Engine | None:
-        return self.folder.engine
 
     @property
     def state(self) -> FolderState:
@@ -147,7 +142,7 @@ class Root:
         self._schedule("*", self.folder.chunk_changes, delay)
 
     def _schedule(self, key: str, job: Callable[[], Any], delay: float) -> None:
-        if self.folder.closed or self.engine is None:
+        if self.folder.closed or not self.folder.is_open:
             return
         old = self._timers.pop(key, None)
         if old is not None:
