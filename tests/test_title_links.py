@@ -9,6 +9,7 @@ import pytest
 from test_link_check import Facts, Folder, head, wiki
 from test_rename import Corpus, apply
 
+from mdseek.index.engine.linked import LinkedWith, Span
 from mdseek.index.links.check import link_problems
 from mdseek.index.links.links import find_links, resolve
 from mdseek.index.links.move import Move, move_files
@@ -179,3 +180,14 @@ def test_the_no_yaml_reading_of_a_title_line_agrees_with_yaml(title: str):
     assert text_title(text, "n.md") == doc_title(parse_text(text, "n.md"))
     text = f"---\ntitle: {title}\ntitle: Twice\n---\n"
     assert text_title(text, "n.md") == doc_title(parse_text(text, "n.md"))
+
+
+def test_a_link_by_title_counts_as_a_link_for_related_sections():
+    texts = {"doc2.md": "# Doc 2\n\nText.\n", "src.md": "# Src\n\nSee [[doc-2]].\n"}
+
+    def read(rel: str):
+        return parse_text(texts[rel], rel)
+
+    files = list(texts)
+    assert LinkedWith(Span("src.md", 0, 3, 0), read, files).linked(Span("doc2.md", 0, 3, 0))
+    assert LinkedWith(Span("doc2.md", 0, 3, 0), read, files).linked(Span("src.md", 0, 3, 0))
