@@ -9,6 +9,7 @@ import pytest
 from test_link_check import Facts, Folder, head, wiki
 from test_rename import Corpus, apply
 
+from mdseek.index.engine.linked import LinkedWith, Span
 from mdseek.index.links.check import link_problems
 from mdseek.index.links.links import find_links, resolve
 from mdseek.index.links.move import Move, move_files
@@ -131,3 +132,62 @@ def test_renaming_the_title_heading_renames_the_links_that_reach_the_note_by_it(
     assert apply(files["src.md"], out.edits["src.md"]) == (
         "[[Doc 1]] [[doc-1#Piece]] [[ doc 1 |t]] [[doc1]]\n"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# Plain words: and 'quotes' (parens)\n",
+        "\n\n#   Spaced   out  \n",
+        "# Closed #\n",
+        "# With `code`\n",
+        "# With *emphasis* and [a link](x.md)\n",
+        "# Tab\tinside\n",
+        "# A &amp; B\n",
+        "  # Indented\n",
+        "# Trailing \\\n",
+        "---\ntags: [a]\n---\n# After front\n",
+        "---\ntitle: Front\n---\n# Heading\n",
+        "#\n",
+    ],
+)
+def test_the_no_parse_reading_of_a_leading_heading_agrees_with_the_parser(text: str):
+    assert text_title(text, "n.md") == doc_title(parse_text(text, "n.md"))
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Plain words",
+        '"ADR 0001: quoted, with a colon"',
+        "'Single quoted'",
+        "yes",  # a boolean to YAML
+        "On",
+        "Null",
+        "Key: value",  # a mapping
+        "Words # a comment",
+        "Ends with:",
+        '"Escaped \\" quote"',
+        "'It''s'",
+        "2024",
+        "  Spaced  ",
+        '""',
+        "[a, list]",
+    ],
+)
+def test_the_no_yaml_reading_of_a_title_line_agrees_with_yaml(title: str):
+    text = f"---\ntitle: {title}\n---\n# Heading\n"
+    assert text_title(text, "n.md") == doc_title(parse_text(text, "n.md"))
+    text = f"---\ntitle: {title}\ntitle: Twice\n---\n"
+    assert text_title(text, "n.md") == doc_title(parse_text(text, "n.md"))
+
+
+def test_a_link_by_title_counts_as_a_link_for_related_sections():
+    texts = {"doc2.md": "# Doc 2\n\nText.\n", "src.md": "# Src\n\nSee [[doc-2]].\n"}
+
+    def read(rel: str):
+        return parse_text(texts[rel], rel)
+
+    files = list(texts)
+    assert LinkedWith(Span("src.md", 0, 3, 0), read, files).linked(Span("doc2.md", 0, 3, 0))
+    assert LinkedWith(Span("doc2.md", 0, 3, 0), read, files).linked(Span("src.md", 0, 3, 0))

@@ -25,7 +25,7 @@ from urllib.parse import quote
 from ..links.links import Link, find_heading, find_links, resolve
 from ..links.obsidian import block_ids, is_block_ref
 from ..store.chunks import SectionRow
-from ..text.aliases import AliasMap, doc_aliases
+from ..text.aliases import AliasMap, doc_aliases, doc_title, title_slug
 from ..text.document import ParsedDocument
 from . import facade
 from .engine import Engine, SearchResponse, SearchResult
@@ -60,6 +60,7 @@ class LinkedWith:
         default_factory=list
     )  # (path, anchor, by_text)
     _alias_map: tuple[int, AliasMap] | None = None
+    _unresolved: list[Link] = field(default_factory=list)  # wiki links: maybe a note not read yet
 
     def __post_init__(self) -> None:
         self._set = set(self.files)
@@ -70,12 +71,16 @@ class LinkedWith:
             t = self._resolve(link, self.source.path, doc)
             if t is not None:
                 self._out.append(t)
+            elif link.kind == "wiki":
+                self._unresolved.append(link)
 
     def _aliases(self) -> AliasMap:
-        """The aliases of the notes read so far (an alias names one of them or none)."""
+        """The aliases and titles of the notes read so far (one names one of them or none)."""
         if self._alias_map is None or self._alias_map[0] != len(self._docs):
-            by_file = {r: doc_aliases(d) for r, d in self._docs.items() if d is not None}
-            self._alias_map = (len(self._docs), AliasMap(by_file, self.files))
+            docs = {r: d for r, d in self._docs.items() if d is not None}
+            by_file = {r: doc_aliases(d) for r, d in docs.items()}
+            titles = {r: doc_title(d) for r, d in docs.items()}
+            self._alias_map = (len(self._docs), AliasMap(by_file, self.files, titles))
         return self._alias_map[1]
 
     def _doc(self, rel: str) -> ParsedDocument | None:
@@ -100,13 +105,12 @@ class LinkedWith:
         cdoc = self._doc(cand.path)
         if cdoc is None:
             return False
-        for path, anchor, by_text in self._out:
-            if path == cand.path and _names(cdoc, anchor, by_text, cand):
-                return True
-        if not self._may_name_source(cdoc):
-            return False
         sdoc = self._doc(self.source.path)
-        if sdoc is None:
+        again = (self._resolve(lk, self.source.path, sdoc) for lk in self._unresolved if sdoc)
+        for t in (*self._out, *again):  # an alias or title of cand is known once it is read
+            if t is not None and t[0] == cand.path and _names(cdoc, t[1], t[2], cand):
+                return True
+        if sdoc is None or not self._may_name_source(cdoc):
             return False
         for link in _links_in(cdoc, cand.start_line, cand.end_line):
             t = self._resolve(link, cand.path, cdoc)
@@ -115,10 +119,13 @@ class LinkedWith:
         return False
 
     def _may_name_source(self, cdoc: ParsedDocument) -> bool:
-        """Whether a file's text names the source file or one of its aliases at all."""
+        """Whether a file's text names the source file, one of its aliases or its title at all."""
         stem = posixpath.splitext(posixpath.basename(self.source.path))[0].lower()
         sdoc = self._doc(self.source.path)
-        aliases = doc_aliases(sdoc) if sdoc is not None else ()
+        title = doc_title(sdoc) if sdoc is not None else None
+        aliases = (
+            (*doc_aliases(sdoc), *((title, title_slug(title)) if title else ())) if sdoc else ()
+        )
         names = {stem, quote(stem).lower(), *(a.lower() for a in aliases)}
         low = cdoc.text.lower()
         return any(n and n in low for n in names)

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .document import ParsedDocument
-from .front_matter import has_front_matter_title
+from .front_matter import front_matter_title, has_front_matter_title
 from .parse import parse_text
 from .slug import github_slug
 
@@ -46,6 +46,11 @@ _KEY = re.compile(r"^(aliases|alias)\s*:(.*)$", re.IGNORECASE)
 _ITEM = re.compile(r"^(\s*-\s+)(.*?)\s*$")
 # a line that may be a heading's (ATX, or a setext underline): the text up to the
 # first one holds the note's title, if it has one
+_PLAIN_H1 = re.compile(r"# +([^\s`*_\[\]<>\\!&~=|$#]+(?: [^\s`*_\[\]<>\\!&~=|$#]+)*) *")
+_FM_TITLE = re.compile(
+    r"""^title:[ \t]*(?:"([^"\\\n]*)"|'([^'\n]*)'|([A-Za-z][^\n]*?))[ \t]*\r?$""", re.MULTILINE
+)
+_YAML_WORDS = frozenset("true false yes no on off null y n".split())
 _HEADING_LINE = re.compile(r"^ {0,3}(?:#{1,6}(?:[ \t].*)?|=+[ \t]*|-+[ \t]*)\r?$", re.MULTILINE)
 
 
@@ -112,12 +117,21 @@ def text_title(text: str, path: str = "untitled.md") -> str | None:
     ``# comment``). This runs over every file of a folder."""
     start = 0
     front = _FRONT_OPEN.match(text)
-    if front is not None:
-        close = _FRONT_CLOSE.search(text, front.end())
-        start = close.end() if close is not None else 0
+    close = _FRONT_CLOSE.search(text, front.end()) if front is not None else None
+    if front is not None and close is not None:
+        start = close.end()
+        if "title" in text[:start]:  # a title: key, read from the YAML alone
+            block = text[front.end() : close.start()]
+            title = _plain_title(block) or front_matter_title(block, path)[1]
+            if title:
+                return title
     m = _HEADING_LINE.search(text, start)
     if m is None and front is None:
         return None
+    if m is not None and not text[start : m.start()].strip() and "title" not in text[:start]:
+        plain = _PLAIN_H1.fullmatch(m.group(0).rstrip("\r"))
+        if plain is not None:  # the note starts with '# words': no parse (most notes)
+            return plain.group(1)
     head = text[: m.end()] if m is not None else text
     try:
         doc = parse_text(head, path)
@@ -126,6 +140,20 @@ def text_title(text: str, path: str = "untitled.md") -> str | None:
     except ValueError:  # too many headings: a title is not worth it
         return None
     return doc_title(doc)
+
+
+def _plain_title(block: str) -> str | None:
+    """A front matter's one ``title: Words`` line (plain, or quoted without
+    escapes) read without YAML (a YAML parse is most of a title's cost); None
+    for anything YAML could read otherwise (``title: yes`` is a boolean)."""
+    found = _FM_TITLE.findall(block)
+    if len(found) != 1 or block.count("title") != 1:
+        return None
+    double, single, plain = found[0]
+    if plain:  # YAML's plain scalar: no mapping, comment or other type in it
+        odd = plain.lower() in _YAML_WORDS or plain.endswith(":")
+        return None if odd or any(t in plain for t in (": ", " #", "\t")) else plain
+    return (double or single).strip() or None
 
 
 def title_slug(name: str) -> str:

@@ -16,11 +16,11 @@ from lsprotocol import types
 
 from mdseek.index.api import SearchResult
 from mdseek.index.links.context import anchor_context, anchor_link, in_image
-from mdseek.index.links.links import find_heading, link_at, resolve
+from mdseek.index.links.links import Link, find_heading, link_at, resolve
 from mdseek.index.links.obsidian import block_ids, is_block_ref
 from mdseek.index.links.sites import definition_of, link_sites
 from mdseek.index.text.aliases import NO_ALIASES
-from mdseek.index.text.document import Heading
+from mdseek.index.text.document import Heading, ParsedDocument
 
 from . import features as F
 from .convert import start_range
@@ -93,8 +93,9 @@ def references_sync(
 ) -> list[types.Location]:
     """Links anywhere in the folder to the heading under the cursor (or to the
     target of the link under the cursor); a document's title stands for the file.
-    A file's references (from a link to it) include the links to its headings
-    that name it by path, as VS Code's."""
+    A file's references (from a link to it, or the path part of a link to one
+    of its headings) include the links to its headings that name it by path,
+    as VS Code's."""
     cur = ws.cursor(uri, position)
     if cur is None:
         return []
@@ -111,7 +112,10 @@ def references_sync(
         if found is None:
             return []
         target_path, target_doc = found
-        heading = find_heading(target_doc, t.anchor, t.by_text) if t.anchor else None
+        on_path = _on_path(doc, link, cur.line, cur.col)  # the file's, as rename's there
+        heading = (
+            find_heading(target_doc, t.anchor, t.by_text) if t.anchor and not on_path else None
+        )
     elif heading is None:
         return []
     is_title = heading is None or (
@@ -149,6 +153,19 @@ def references_sync(
             lines = lines or d.lines()
             out.append(types.Location(uri=ws.uri_for(p), range=F.link_range(ws.pos, lines, lk)))
     return out
+
+
+def _on_path(doc: ParsedDocument, link: Link, line: int, col: int) -> bool:
+    """Whether the cursor is on the path a markdown link writes (``/doc.md`` of
+    ``[t](/doc.md#abc)``), not on its text or fragment: there the link stands for
+    its file (VS Code's references). A wiki link to a heading stands for the
+    heading anywhere (marksman's ``[[doc#h]]``)."""
+    if not link.path or link.kind == "wiki":
+        return False
+    for s in link_sites(doc):
+        if s.line == line and s.col <= col <= s.end and s.link.path == link.path:
+            return s.covers(line, col, s.parts()[0])
+    return False
 
 
 @dataclass

@@ -36,7 +36,7 @@ from mdseek.index.api import (
 from . import features as F
 from .convert import path_to_uri
 from .params import SearchParams
-from .worker import off_loop
+from .worker import checkpoint, off_loop
 from .workspace import Workspace
 
 NO_FOLDER = "no workspace folder is open: open a folder, or a markdown file in one"
@@ -140,6 +140,7 @@ def headings_sync(ws: Workspace, limit: int) -> list[types.SymbolInformation]:
         for rel in sorted(root.markdown_files()):
             if len(out) >= limit or time.monotonic() > stop:
                 return out
+            checkpoint()  # the picker's next keystroke cancels this one
             p = root.path / rel
             doc = ws.docs.parsed(p, rel, ws.root_paths)
             if doc is None or not doc.headings:

@@ -114,15 +114,13 @@ CASES: list[dict] = [
         "WikiLinkTests.parse_wiki_escaped_hash",
         "[[F\\#]]",
         [(0, 0, 0, 7)],
-        {"F#.md": "# F#"},
-        convention=ESCAPE,
+        {"F#.md": "# F#"},  # reached by its title: [[F\\]]'s slug is f, as F#'s
     ),
     links(
         "WikiLinkTests.parse_wiki_escaped_hash_and_heading",
         "[[F\\##Section]]",
         [(0, 0, 0, 15)],
-        {"F#.md": lines("# F#", "## Section")},
-        convention=ESCAPE,
+        {"F#.md": lines("# F#", "## Section")},  # by title, then the heading path #Section
     ),
     links(
         "WikiLinkTests.parse_wiki_escaped_hash_and_heading_with_hash",

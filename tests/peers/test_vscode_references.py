@@ -216,7 +216,7 @@ CASES: list[dict] = [
         "at": "sub/other.md",
         "pos": (0, 9),
         "refs": [("sub/other.md", 0, None, 14), ("sub/other.md", 1, None, 19)],
-        "convention": "on any part of a link that names a heading mdseek gives the heading's references (VS Code gives the file's when the cursor is on the path)",
+        "convention": "mdseek's reference range is the whole link; VS Code's file references end at the link's path (/doc.md, not #abc)",
     },
     {
         "name": "Should distinguish between references to file and to header within file#3",
@@ -224,7 +224,6 @@ CASES: list[dict] = [
         "at": "sub/other.md",
         "pos": (1, 17),
         "refs": [("sub/other.md", 0), ("sub/other.md", 1)],
-        "convention": "on any part of a link that names a heading mdseek gives the heading's references (VS Code gives the file's when the cursor is on the path)",
     },
     {
         "name": "Should not consider checkboxes as reference links",
