@@ -22,28 +22,11 @@ No model call: the tokenizer only, so the load of the machine changes nothing.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 from pathlib import Path
 
+from mdseek.index.store import survey
+
 from .output import emit
-
-
-def _texts(index: Path) -> list[tuple[str, int]]:
-    """(text, kind) of every distinct text the index embeds, in the store's
-    order: chunks (kind 0) in file order, then passages (kind 1)."""
-    con = sqlite3.connect(f"{index.as_uri()}?mode=ro", uri=True)
-    try:
-        rows = con.execute(
-            "SELECT text_hash, embedding_text, 0 FROM chunks"
-            " UNION ALL SELECT * FROM (SELECT text_hash, embedding_text, 1 FROM passages"
-            " ORDER BY rowid)"
-        ).fetchall()
-    finally:
-        con.close()
-    seen: dict[str, tuple[str, int]] = {}
-    for h, text, kind in rows:
-        seen.setdefault(h, (text, kind))
-    return list(seen.values())
 
 
 def waste(lengths: list[int], batch: int) -> int:
@@ -81,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     window = int(emb.load().max_seq_length)
     result: dict = {"window": window, "texts_per_call": EMBED_BATCH, "corpora": {}}
     for index in args.index:
-        rows = _texts(index)
+        rows = survey.texts_in_store_order(index)
         lengths = [min(n, window) for n in emb.token_counts([t for t, _ in rows])]
         kinds = [k for _, k in rows]
         real = sum(lengths)

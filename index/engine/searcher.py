@@ -16,7 +16,7 @@ import numpy as np
 
 from ..model.rerank import Reranker
 from ..search import retrieve
-from ..search.query import Query, QueryTerms
+from ..search.query import Query, QueryTerms, words_of
 from ..search.requests import Mode
 from ..store.chunks import Chunks
 from ..store.store import SectionRow
@@ -247,8 +247,10 @@ class Searcher:
             q.rare_rule_input,
         )
         ev = retrieve.evidence(ranked)
-        no_match = not q.seeded and retrieve.weak_match(
-            ev, *retrieve.weak_for(self._models.model_id, self.ranking)
+        no_match = (
+            not q.seeded
+            and retrieve.weak_match(ev, *retrieve.weak_for(self._models.model_id, self.ranking))
+            and not self._holds_every_word(q, lists.get("lexical"))
         )
         if not q.seeded and len(lists) == 2:
             # hybrid: what meaning alone found weakly is left out (lexical and dense
@@ -297,6 +299,19 @@ class Searcher:
         if no_match:  # said first: it is what the reader needs to know
             note = f"{retrieve.NO_GOOD_MATCH}; {note}" if note else retrieve.NO_GOOD_MATCH
         return SearchResponse(results, used, note, ev)
+
+    def _holds_every_word(self, q: Query, lexical: Sequence[tuple[int, float]] | None) -> bool:
+        """Whether the best keyword candidate holds every word searched (the last
+        one as a prefix, as you type): a section a keyword matches in every word
+        answers the query, however far its meaning (an identifier, a rare name)."""
+        terms = q.terms
+        if not lexical or terms is None or not (terms.words or terms.prefix):
+            return False
+        cid = lexical[0][0]
+        held = set(words_of(self._chunks.texts([cid]).get(cid, "")))
+        if any(w not in held for w in terms.words):
+            return False
+        return terms.prefix is None or any(w.startswith(terms.prefix) for w in held)
 
     def _passages_found(
         self, q: Query, ranked: Sequence[retrieve.Scored], texts: dict[int, str]

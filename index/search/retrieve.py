@@ -403,25 +403,23 @@ def evidence(ranked: Sequence[Scored]) -> dict[str, float | None]:
     ``cosine`` and ``cosine_2``, the best and second raw cosines of any candidate
     section (None without a query vector), and ``keyword``, the best keyword
     candidate's BM25 over the most any row could score for the query's words
-    (1: a row matches every word; 0: none matched; None: some row matched but
-    the bound is unknown, as when the last word is typed as a prefix)."""
+    (1: a row matches every word; 0: none matched)."""
     cos = sorted((s.raw["dense"] for s in ranked if "dense" in s.raw), reverse=True)
     inputs = ranked[0].inputs if ranked else {}
     best, bound = inputs.get("keyword_best"), inputs.get("keyword_bound")
     return {
         "cosine": _r(cos[0]) if cos else None,
         "cosine_2": _r(cos[1]) if len(cos) > 1 else None,
-        "keyword": _r(min(1.0, best / bound)) if best and bound else (None if best else 0.0),
+        "keyword": _r(min(1.0, best / bound)) if best and bound else 0.0,
     }
 
 
 def weak_match(ev: Mapping[str, float | None], cosine: float, keyword: float) -> bool:
     """Whether no candidate answers the query (:data:`NO_GOOD_MATCH`): the best
     cosine is under ``cosine`` and the best keyword match under ``keyword``. A
-    search with no query vector is never called weak (it has no cosine), nor one
-    whose keyword match cannot be measured (an as-you-type prefix matched)."""
-    best, kw = ev.get("cosine"), ev.get("keyword")
-    return best is not None and kw is not None and best < cosine and kw < keyword
+    search with no query vector is never called weak (it has no cosine)."""
+    best = ev.get("cosine")
+    return best is not None and best < cosine and (ev.get("keyword") or 0.0) < keyword
 
 
 def weak_for(model_id: str, ranking: Ranking) -> tuple[float, float]:

@@ -47,6 +47,21 @@ def embedding_texts(index: Path, distinct: bool = True) -> list[str]:
         return [r[0] for r in db.execute(sql)]
 
 
+def texts_in_store_order(index: Path) -> list[tuple[str, int]]:
+    """(text, kind) of every distinct text the index embeds, in the store's
+    order: chunks (kind 0) in file order, then passages (kind 1)."""
+    with _reading(index) as db:
+        rows = db.execute(
+            "SELECT text_hash, embedding_text, 0 FROM chunks"
+            " UNION ALL SELECT * FROM (SELECT text_hash, embedding_text, 1 FROM passages"
+            " ORDER BY rowid)"
+        ).fetchall()
+    seen: dict[str, tuple[str, int]] = {}
+    for h, text, kind in rows:
+        seen.setdefault(h, (text, kind))
+    return list(seen.values())
+
+
 def text_hashes(index: Path) -> list[str]:
     """The distinct text hashes of the chunks, sorted."""
     with _reading(index) as db:
