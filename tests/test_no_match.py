@@ -60,7 +60,11 @@ def test_a_section_holding_every_word_answers_however_far_its_meaning(tmp_path, 
     indexed_ws = Engine(ws)
     indexed_ws.index(embed=False)  # its vector still to come, as just after a save
     cos, _ = retrieve.weak_for(indexed_ws.models.model_id, indexed_ws.searcher.ranking)
-    for typed, prefix in (("zanzibarquokka", False), ("zanzibarquokka", True), ("zanzibarquo", True)):
+    for typed, prefix in (
+        ("zanzibarquokka", False),
+        ("zanzibarquokka", True),
+        ("zanzibarquo", True),
+    ):
         got = indexed_ws.search(typed, limit=5, prefix_last=prefix)
         assert got.evidence is not None and got.evidence["cosine"] < cos, got.evidence
         assert got.results[0].path == "handbook/runbooks/database-failover.md", typed
