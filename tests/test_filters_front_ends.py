@@ -17,6 +17,7 @@ from lsprotocol import types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from sandbox import server_env
+from waiting import mcp_ready
 
 pytestmark = pytest.mark.slow
 
@@ -71,6 +72,7 @@ async def mcp(ws: Path, **args) -> dict:
         command=sys.executable, args=["-m", "mdseek", "mcp", str(ws)], env=server_env()
     )
     async with Client(params, read_timeout_seconds=120) as client:
+        await mcp_ready(client)  # as the other front ends: after the first reading
         res = await client.call_tool("search", {"query": QUERY, **args})
         assert not res.is_error, res.content
         assert res.structured_content is not None

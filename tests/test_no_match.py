@@ -13,7 +13,7 @@ import pytest
 from lsp_support import indexed_copy
 from raw_lsp import RawServer
 from sandbox import server_env
-from waiting import until
+from waiting import mcp_ready
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.search import retrieve
@@ -113,12 +113,7 @@ async def _mcp_note(ws: Path, query: str) -> str | None:
     )
     async with Client(params, read_timeout_seconds=120) as client:
         # its first reading done (until then a search may answer by keywords only)
-        await until(
-            lambda: client.call_tool("status", {}),
-            lambda st: (st.structured_content or {}).get("state") == "ready",
-            timeout=120,
-            what="the MCP server ready",
-        )
+        await mcp_ready(client)
         res = await client.call_tool("search", {"query": query, "limit": 3})
         assert not res.is_error and res.structured_content is not None, res.content
         assert res.structured_content["results"]

@@ -45,3 +45,15 @@ async def until(
         if time.monotonic() >= deadline:
             raise AssertionError(f"{what or 'state'} not reached after {timeout}s: {value!r}")
         await asyncio.sleep(every)
+
+
+async def mcp_ready(client, timeout: float = 120.0) -> dict:
+    """An MCP client's server once its first reading is done (until then a
+    search may answer by keywords only, and says so): its status."""
+    st = await until(
+        lambda: client.call_tool("status", {}),
+        lambda st: (st.structured_content or {}).get("state") == "ready",
+        timeout=timeout,
+        what="the MCP server ready",
+    )
+    return st.structured_content
