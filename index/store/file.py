@@ -23,6 +23,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -313,6 +314,18 @@ class IndexFile:
         self._read_version()  # the counter as opened: the first change is another's write
 
     def _open(self) -> None:
+        """Open; tried again for a minute while another process makes this new index."""
+        deadline, pause = time.monotonic() + 60.0, 0.02
+        while True:
+            try:
+                return self._open_once()
+            except IndexFileError as exc:  # "locked": SQLite does not wait on a WAL switch
+                if "database is locked" not in str(exc) or time.monotonic() + pause >= deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+
+    def _open_once(self) -> None:
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         create_private(self.path)
         try:
