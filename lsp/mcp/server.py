@@ -34,8 +34,8 @@ from typing import Annotated
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field, WithJsonSchema
 
+import mdseek.index.api as api
 from mdseek import __version__
-from mdseek.index import api
 from mdseek.index.api import (
     Answer,
     EmbedSettings,
