@@ -11,6 +11,7 @@ import numpy as np
 
 from mdseek.index.api import near_duplicates
 from mdseek.index.engine.engine import Engine
+from mdseek.index.engine.near import _NearRows
 from mdseek.index.search.dense import DenseIndex
 from mdseek.index.search.neardup import Unit, body_words, comparable, pairs
 
@@ -104,6 +105,30 @@ def test_the_matrix_finds_chunks_near_any_query_row():
     m.remove([2])
     assert m.chunks_near(q, 0.9) == {1}
     assert m.chunks_near(np.zeros((0, 3), np.float32), 0.0) == set()
+
+
+def test_the_rows_near_a_section_are_kept_and_brought_up_to_date():
+    # the check after a save compares only what changed: the answer is the
+    # matrix's own (chunks_near) after rows are added, removed or overwritten
+    rng = np.random.default_rng(7)
+
+    def rows(n: int) -> np.ndarray:
+        m = rng.standard_normal((n, 8)).astype(np.float32)
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+    m = DenseIndex()
+    m.add(np.arange(1, 41), rows(40))
+    qs = rows(5)
+    kept = _NearRows(m)
+    assert kept.near(qs, 0.3) == m.chunks_near(qs, 0.3) != set()
+    near_q0 = sorted(m.chunks_near(qs[:1], 0.3))
+    m.remove(near_q0[:1])  # a row gone
+    m.add(np.array([41, 42]), np.stack([qs[0], -qs[1]]))  # rows new: one near q0
+    m.add(np.array([near_q0[1]]), -qs[0][None, :])  # a row overwritten in place
+    assert kept.near(qs, 0.3) == m.chunks_near(qs, 0.3)
+    assert 41 in kept.near(qs[:1], 0.3) and near_q0[1] not in kept.near(qs[:1], 0.3)
+    assert kept.near(qs[:2], 0.3) == m.chunks_near(qs[:2], 0.3)  # kept queries only
+    assert kept.near(qs, 0.5) == m.chunks_near(qs, 0.5)  # another floor: all again
 
 
 STEPS = (

@@ -2,18 +2,26 @@
 engine holds (:mod:`..search.neardup` decides what a near-duplicate is).
 
 No new vector is made and no model is called: the document's chunk vectors
-are read from the dense matrix, one matrix product over the matrix finds the
-chunks close to any of its sections, and only those chunks' sections are
+are read from the dense matrix, a product over the matrix's chunk rows finds
+the chunks close to any of its sections, and only those chunks' sections are
 read from the index and compared. When a pair is found, a second product
 finds the sections near each other one, so that both are known to be each
 other's nearest (within :data:`..search.neardup.GAP`). Nothing is found while
 the model is not loaded (a lexical-only folder) or a chunk of the document
 waits for its vector.
+
+A check follows each save of an open note, and a save changes a chunk or
+two: :class:`_Near` keeps, per engine, which chunk rows were near which
+section vector, and the next check compares only what changed (a section
+whose vector is new, against every row; a row new or changed, against every
+section kept), the rows told apart by their chunk id and a fingerprint of
+their vector.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,9 +41,10 @@ from ..search.neardup import (
     unit_vectors,
     within_gap,
 )
-from ..store.chunks import ChunkRow, SectionRow
+from ..store.chunks import SectionRow
 
 if TYPE_CHECKING:
+    from ..search.dense import DenseIndex
     from .engine import Engine
 
 
@@ -119,10 +128,8 @@ class _Reader:
         """The sections of ``rel`` as compared (keyed (path, first section, last
         section): a chunk that merged small sections is one unit); None when a
         chunk has no vector yet."""
-        groups: dict[tuple[str, int, int], list[ChunkRow]] = defaultdict(list)
-        for c in self.engine.store.chunks.document_chunks(rel):
-            groups[(c.path, c.section_first, c.section_last)].append(c)
-        self._make({k: [(c.id, c.heading, c.text) for c in cs] for k, cs in groups.items()})
+        groups = self.engine.store.chunks.document_section_chunks(rel)
+        self._make(groups)
         out = []
         for key in groups:
             u = self.made[key]
@@ -165,8 +172,7 @@ class _Reader:
     def near(self, units: list[Unit], threshold: float) -> list[Unit]:
         """The sections with a chunk within :data:`PREFILTER` under ``threshold``
         of any of ``units``' vectors (only those sections' chunks read)."""
-        qs = unit_vectors(units)
-        near = self.engine.dense_side.matrix.chunks_near(qs, threshold - PREFILTER)
+        near = _near_rows(self.engine).near(unit_vectors(units), threshold - PREFILTER)
         spans = {(d, p, f, last) for d, p, f, last in self.engine.store.chunks.spans(near).values()}
         todo = {(d, f, last): (p, f, last) for d, p, f, last in spans}
         todo = {k: key for k, key in todo.items() if key not in self.made}
@@ -178,6 +184,97 @@ class _Reader:
             if u is not None and u.words >= self.min_words:
                 out.append(u)
         return out
+
+
+class _NearRows:
+    """Which chunk rows of an engine's matrix are near which query vectors (a
+    cosine of at least ``floor``), kept from one check to the next (see the
+    module)."""
+
+    MAX = 4096  # query vectors kept; past it, all are forgotten
+
+    def __init__(self, matrix: DenseIndex) -> None:
+        self.matrix = matrix
+        self.lock = threading.Lock()
+        self._forget(-2.0, 0)
+
+    def _forget(self, floor: float, dim: int) -> None:
+        self.floor = floor
+        self.ids = np.zeros(0, np.int64)  # chunk ids of the rows seen
+        self.marks = np.zeros(0, np.int64)  # each row's id and fingerprint, packed
+        self.probe = np.random.default_rng(45).standard_normal(dim).astype(np.float32)
+        self.seen: dict[bytes, set[int]] = {}  # a query vector's bytes -> chunk ids
+
+    def near(self, qs: np.ndarray, floor: float) -> set[int]:
+        """The chunks whose own row has a cosine of at least ``floor`` with any
+        row of ``qs`` (unit vectors)."""
+        ids, mat = self.matrix.chunk_rows()
+        if not len(mat) or not len(qs):
+            return set()
+        qs = np.ascontiguousarray(qs, dtype=np.float32)
+        with self.lock:
+            if floor != self.floor or len(self.probe) != mat.shape[1]:
+                self._forget(floor, mat.shape[1])
+            prints = np.einsum("ij,j->i", mat, self.probe).astype(np.float32)
+            marks = (ids << 32) | prints.view(np.uint32).astype(np.int64)
+            fresh = ~_within(marks, self.marks)
+            gone = set(self.ids[~_within(self.marks, marks)].tolist())
+            if len(self.seen) + len(qs) > self.MAX:
+                self.seen = {}
+            if self.seen and (fresh.any() or gone):
+                # the rows that changed, against every query kept
+                keys = list(self.seen)
+                kept = np.frombuffer(b"".join(keys), np.float32).reshape(len(keys), -1)
+                sims = _cosines(kept, mat[fresh])
+                fids = ids[fresh]
+                for n, k in enumerate(keys):
+                    hits = self.seen[k] - gone
+                    hits.update(fids[sims[n] >= floor].tolist())
+                    self.seen[k] = hits
+            self.ids, self.marks = ids, marks
+            out: set[int] = set()
+            todo = [n for n, q in enumerate(qs) if q.tobytes() not in self.seen]
+            if todo:
+                sims = _cosines(qs[todo], mat)
+                for n, row in zip(todo, sims, strict=True):
+                    self.seen[qs[n].tobytes()] = set(ids[row >= floor].tolist())
+            for q in qs:
+                out |= self.seen[q.tobytes()]
+            return out
+
+
+def forget_near_rows(engine: Engine) -> None:
+    """What the engine's checks kept of the rows near each section, dropped."""
+    with _NEAR_LOCK:
+        _NEAR.pop(engine, None)
+
+
+def _within(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether each of ``a`` is in ``b`` (np.isin without its sorts of both)."""
+    if not len(b):
+        return np.zeros(len(a), bool)
+    s = np.sort(b)
+    return s[np.minimum(np.searchsorted(s, a), len(s) - 1)] == a
+
+
+def _near_rows(engine: Engine) -> _NearRows:
+    with _NEAR_LOCK:
+        got = _NEAR.get(engine)
+        if got is None:
+            got = _NEAR[engine] = _NearRows(engine.dense_side.matrix)
+        return got
+
+
+_NEAR: weakref.WeakKeyDictionary[Engine, _NearRows] = weakref.WeakKeyDictionary()
+_NEAR_LOCK = threading.Lock()
+
+
+def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    # a few rows: einsum's own loop (BLAS's threads cost more than the product on
+    # a busy machine); many: BLAS
+    if len(a) * len(b) <= 50_000:
+        return np.einsum("ij,kj->ik", a, b)
+    return a @ b.T
 
 
 def _places(engine: Engine, keys: set) -> dict[object, Place]:

@@ -128,6 +128,22 @@ class Chunks:
                     )
         return out
 
+    def document_section_chunks(
+        self, path: str
+    ) -> dict[tuple[str, int, int], list[tuple[int, str, str]]]:
+        """(path, first section, last section) -> the (id, heading, text) of each
+        chunk of one document spanning those sections, in order (no other column)."""
+        sql = (
+            "SELECT d.path, c.section_first, c.section_last, c.id, c.heading, c.text FROM chunks c"
+            " JOIN documents d ON d.id = c.doc_id WHERE d.path=? ORDER BY c.ordinal"
+        )
+        out: dict[tuple[str, int, int], list[tuple[int, str, str]]] = {}
+        with self._file.reading() as db:
+            for r in db.execute(sql, (path_in(path),)).fetchall():
+                key = (path_out(r[0]), int(r[1]), int(r[2]))
+                out.setdefault(key, []).append((int(r[3]), r[4], r[5]))
+        return out
+
     def texts(self, ids: Iterable[int]) -> dict[int, str]:
         return {
             int(a): b for a, b in self._where_in("SELECT id, text FROM chunks WHERE id IN", ids)
