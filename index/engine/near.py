@@ -41,7 +41,7 @@ from ..search.neardup import (
     unit_vectors,
     within_gap,
 )
-from ..store.chunks import SectionRow
+from ..store.chunks import Chunks, SectionRow
 
 if TYPE_CHECKING:
     from ..search.dense import DenseIndex
@@ -85,7 +85,22 @@ def near_duplicates(
     if not engine.models.embedder.loaded:
         return []
     engine.dense_side.sync()
-    read = _Reader(engine, min_words)
+    kept = _near_rows(engine)
+    with kept.lock:  # one check at a time uses what is kept
+        return _check(engine, kept, rel, threshold, ratio, min_words, gap, same_file)
+
+
+def _check(
+    engine: Engine,
+    kept: _NearRows,
+    rel: str,
+    threshold: float,
+    ratio: float,
+    min_words: int,
+    gap: float | None,
+    same_file: float | None,
+) -> list[NearDuplicate]:
+    read = _Reader(engine, kept, min_words)
     mine = read.units(rel)
     if mine is None or not mine:
         return []
@@ -103,9 +118,7 @@ def near_duplicates(
         found = within_gap(found, mine, others, gap, peers, min_words)
     if not found:
         return []
-    places = _places(
-        engine, {mine[i].key for i, _, _ in found} | {others[j].key for _, j, _ in found}
-    )
+    places = read.places({mine[i].key for i, _, _ in found} | {others[j].key for _, j, _ in found})
     out = []
     for i, j, score in found:
         a, b = places.get(mine[i].key), places.get(others[j].key)
@@ -119,10 +132,12 @@ class _Reader:
     """One call's reads: a section made a :class:`Unit` (its vectors and words)
     once, and of the other files only the sections compared are read."""
 
-    def __init__(self, engine: Engine, min_words: int) -> None:
+    def __init__(self, engine: Engine, kept: _NearRows, min_words: int) -> None:
         self.engine = engine
+        self.kept = kept
         self.min_words = min_words
         self.made: dict[tuple[str, int, int], Unit | None] = {}
+        self.version: dict[str, str] = {}  # the version of each other file read
 
     def units(self, rel: str) -> list[Unit] | None:
         """The sections of ``rel`` as compared (keyed (path, first section, last
@@ -172,17 +187,52 @@ class _Reader:
     def near(self, units: list[Unit], threshold: float) -> list[Unit]:
         """The sections with a chunk within :data:`PREFILTER` under ``threshold``
         of any of ``units``' vectors (only those sections' chunks read)."""
-        near = _near_rows(self.engine).near(unit_vectors(units), threshold - PREFILTER)
-        spans = {(d, p, f, last) for d, p, f, last in self.engine.store.chunks.spans(near).values()}
-        todo = {(d, f, last): (p, f, last) for d, p, f, last in spans}
-        todo = {k: key for k, key in todo.items() if key not in self.made}
-        got = self.engine.store.chunks.section_chunks(todo)
+        kept, store = self.kept, self.engine.store.chunks
+        near = kept.near(unit_vectors(units), threshold - PREFILTER)
+        spans = set()
+        for d, p, f, last, version in kept.spans_of(near, store).values():
+            spans.add((d, p, f, last))
+            self.version[p] = version
+        todo = {}
+        for d, p, f, last in spans:
+            if (p, f, last) in self.made:
+                continue
+            was = kept.units.get((p, f, last))
+            if was is not None and was[0] == self.version[p]:
+                self.made[(p, f, last)] = was[1]
+            else:
+                todo[(d, f, last)] = (p, f, last)
+        got = store.section_chunks(todo)
         self._make({todo[k]: cs for k, cs in got.items()})
+        for k, cs in got.items():  # kept for the next check while its file stays the same
+            u = self.made.get(todo[k])
+            if u is not None:
+                kept.keep_unit(self.version[todo[k][0]], u, [c[0] for c in cs])
         out = []
         for _, p, f, last in sorted(spans, key=lambda t: t[1:]):
             u = self.made.get((p, f, last))
             if u is not None and u.words >= self.min_words:
                 out.append(u)
+        return out
+
+    def places(self, keys: set) -> dict[object, Place]:
+        """The places of sections (by key); another file's sections kept while
+        it stays the same."""
+        out: dict[object, Place] = {}
+        for path in sorted({k[0] for k in keys}):
+            rows = self.kept.sections_of(path, self.version.get(path), self.engine.store.chunks)
+            for k in keys:
+                if k[0] != path or k[1] not in rows or k[2] not in rows:
+                    continue
+                first, last = rows[k[1]], rows[k[2]]
+                out[k] = Place(
+                    path,
+                    first.heading if first.level else "",
+                    first.slug if first.level else "",
+                    first.start_line,
+                    last.end_line,
+                    first.heading_end_line if first.level else first.start_line,
+                )
         return out
 
 
@@ -195,7 +245,7 @@ class _NearRows:
 
     def __init__(self, matrix: DenseIndex) -> None:
         self.matrix = matrix
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self._forget(-2.0, 0)
 
     def _forget(self, floor: float, dim: int) -> None:
@@ -204,6 +254,56 @@ class _NearRows:
         self.marks = np.zeros(0, np.int64)  # each row's id and fingerprint, packed
         self.probe = np.random.default_rng(45).standard_normal(dim).astype(np.float32)
         self.seen: dict[bytes, set[int]] = {}  # a query vector's bytes -> chunk ids
+        # what the index said of other files, with each file's version (Chunks.versions)
+        self.spans: dict[int, tuple[int, str, int, int, str]] = {}  # Chunks.versioned_spans
+        self.units: dict[tuple[str, int, int], tuple[str, Unit]] = {}
+        self.unit_of: dict[int, tuple[str, int, int]] = {}  # chunk id -> the unit it is in
+        self.sections: dict[str, tuple[str, dict[int, SectionRow]]] = {}
+
+    def keep_unit(self, version: str, unit: Unit, chunk_ids: list[int]) -> None:
+        if len(self.units) > self.MAX:
+            self.units, self.unit_of = {}, {}
+        key = unit.key
+        assert isinstance(key, tuple)
+        self.units[key] = (version, unit)
+        for i in chunk_ids:
+            self.unit_of[i] = key
+
+    def spans_of(self, ids: set[int], store: Chunks) -> dict[int, tuple[int, str, int, int, str]]:
+        """:meth:`Chunks.versioned_spans` of ``ids``: those kept, while their
+        file's version stays, and the others read."""
+        have = {i: self.spans[i] for i in ids if i in self.spans}
+        now = store.versions({s[0] for s in have.values()}) if have else {}
+        out = {i: s for i, s in have.items() if now.get(s[0]) == s[4]}
+        missing = [i for i in ids if i not in out]
+        if missing:
+            if len(self.spans) > 50 * self.MAX:
+                self.spans = {}
+            got = store.versioned_spans(missing)
+            self.spans.update(got)
+            out.update(got)
+        return out
+
+    def sections_of(self, path: str, version: str | None, store: Chunks) -> dict[int, SectionRow]:
+        """A file's sections by ordinal, kept while its version stays (``None``:
+        not known, read)."""
+        was = self.sections.get(path)
+        if version is not None and was is not None and was[0] == version:
+            return was[1]
+        rows = {s.ordinal: s for s in store.document_sections(path)}
+        if version is not None:
+            if len(self.sections) > self.MAX:
+                self.sections = {}
+            self.sections[path] = (version, rows)
+        return rows
+
+    def _changed(self, ids: set[int]) -> None:
+        """Rows new, changed or gone: what was kept of them is dropped."""
+        for i in ids:
+            self.spans.pop(i, None)
+            key = self.unit_of.pop(i, None)
+            if key is not None:
+                self.units.pop(key, None)
 
     def near(self, qs: np.ndarray, floor: float) -> set[int]:
         """The chunks whose own row has a cosine of at least ``floor`` with any
@@ -219,6 +319,7 @@ class _NearRows:
             marks = (ids << 32) | prints.view(np.uint32).astype(np.int64)
             fresh = ~_within(marks, self.marks)
             gone = set(self.ids[~_within(self.marks, marks)].tolist())
+            self._changed(gone | set(ids[fresh].tolist()))
             if len(self.seen) + len(qs) > self.MAX:
                 self.seen = {}
             if self.seen and (fresh.any() or gone):
@@ -275,24 +376,3 @@ def _cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if len(a) * len(b) <= 50_000:
         return np.einsum("ij,kj->ik", a, b)
     return a @ b.T
-
-
-def _places(engine: Engine, keys: set) -> dict[object, Place]:
-    out: dict[object, Place] = {}
-    for path in sorted({k[0] for k in keys}):
-        rows: dict[int, SectionRow] = {
-            s.ordinal: s for s in engine.store.chunks.document_sections(path)
-        }
-        for k in keys:
-            if k[0] != path or k[1] not in rows or k[2] not in rows:
-                continue
-            first, last = rows[k[1]], rows[k[2]]
-            out[k] = Place(
-                path,
-                first.heading if first.level else "",
-                first.slug if first.level else "",
-                first.start_line,
-                last.end_line,
-                first.heading_end_line if first.level else first.start_line,
-            )
-    return out
