@@ -57,6 +57,11 @@ class DenseIndex:
         self._abuf = self.alive
         self._row: dict[int, int] = {}  # key -> row
         self._rows_of: dict[int, list[int]] = {}  # chunk id -> its live rows
+        # the live chunk rows' (not passages') sum and sum of squared norms, kept
+        # as rows come and go: the folder's typical cosine (:meth:`typical`)
+        self._sum = np.zeros(0, dtype=np.float64)
+        self._sumsq = 0.0
+        self._chunks = 0
 
     def __len__(self) -> int:
         """Chunks with at least one vector row."""
@@ -86,6 +91,33 @@ class DenseIndex:
         with self._lock:
             self._own(keys, own, m)
             self._reindex()
+            self._recount()
+
+    def _recount(self) -> None:
+        own = self.mat[self.alive & (self.keys >= 0)] if self.mat.size else self.mat[:0]
+        self._sum = own.sum(axis=0, dtype=np.float64)
+        self._sumsq = float(np.einsum("ij,ij->", own, own, dtype=np.float64))
+        self._chunks = len(own)
+
+    def _count(self, row: int, sign: float) -> None:
+        if self.keys[row] >= 0:
+            v = self.mat[row].astype(np.float64)
+            self._sum = self._sum + sign * v if self._sum.size else sign * v
+            self._sumsq += sign * float(v @ v)
+            self._chunks += int(sign)
+
+    def typical(self) -> float | None:
+        """The folder's typical cosine between two of its chunks: the mean cosine
+        over all pairs of distinct chunk vectors (their own, not passages'),
+        ``(|sum|^2 - sum of |v|^2) / (n (n - 1))``, from running sums (no pass
+        over the matrix). A narrow folder (one product's manual) runs higher than
+        a wide one, and its unrelated sections' cosines to a query with it:
+        what "close" means there (:func:`retrieve.weak_match`). None under two chunks."""
+        with self._lock:
+            n = self._chunks
+            if n < 2:
+                return None
+            return float((self._sum @ self._sum - self._sumsq) / (n * (n - 1)))
 
     def _reindex(self) -> None:
         self._row = {int(k): r for r, k in enumerate(self.keys)}
@@ -98,6 +130,7 @@ class DenseIndex:
         with self._lock:
             for i in chunk_ids:
                 for r in self._rows_of.pop(int(i), ()):
+                    self._count(r, -1.0)
                     self.alive[r] = False
                     self._row.pop(int(self.keys[r]), None)
             if len(self.alive) and (~self.alive).sum() > max(1024, len(self.alive) // 4):
@@ -115,7 +148,9 @@ class DenseIndex:
             for k, key in enumerate(keys.tolist()):
                 r = self._row.get(key)
                 if r is not None:  # the same row again: overwrite in place
+                    self._count(r, -1.0)
                     self.mat[r] = mat[k]
+                    self._count(r, 1.0)
                 else:
                     fresh.append(k)
             if not fresh:
@@ -126,6 +161,7 @@ class DenseIndex:
             for k, (key, o) in enumerate(zip(keys.tolist(), own.tolist(), strict=True)):
                 self._row[key] = base + k
                 self._rows_of.setdefault(o, []).append(base + k)
+                self._count(base + k, 1.0)
 
     def _append(self, keys: np.ndarray, own: np.ndarray, mat: np.ndarray) -> None:
         """New rows at the end. The arrays are views of buffers that grow in
