@@ -138,6 +138,8 @@ class _Reader:
         self.min_words = min_words
         self.made: dict[tuple[str, int, int], Unit | None] = {}
         self.version: dict[str, str] = {}  # the version of each other file read
+        self.versions: dict[int, str] = {}  # doc id -> its version, as read in this check
+        self.rows: tuple[np.ndarray, np.ndarray] | None = None
 
     def units(self, rel: str) -> list[Unit] | None:
         """The sections of ``rel`` as compared (keyed (path, first section, last
@@ -188,9 +190,11 @@ class _Reader:
         """The sections with a chunk within :data:`PREFILTER` under ``threshold``
         of any of ``units``' vectors (only those sections' chunks read)."""
         kept, store = self.kept, self.engine.store.chunks
-        near = kept.near(unit_vectors(units), threshold - PREFILTER)
+        if self.rows is None:  # one reading of the matrix for the check's passes
+            self.rows = kept.matrix.chunk_rows()
+        near = kept.near(unit_vectors(units), threshold - PREFILTER, self.rows)
         spans = set()
-        for d, p, f, last, version in kept.spans_of(near, store).values():
+        for d, p, f, last, version in kept.spans_of(near, store, self.versions).values():
             spans.add((d, p, f, last))
             self.version[p] = version
         todo = {}
@@ -255,6 +259,7 @@ class _NearRows:
         # a fixed direction no row is likely orthogonal to (numpy.random costs 50 ms to import)
         self.probe = np.sin(np.arange(1, dim + 1, dtype=np.float32) * 12.9898).astype(np.float32)
         self.seen: dict[bytes, set[int]] = {}  # a query vector's bytes -> chunk ids
+        self.last: tuple | None = None  # the rows last compared (held: its id stays its own)
         # what the index said of other files, with each file's version (Chunks.versions)
         self.spans: dict[int, tuple[int, str, int, int, str]] = {}  # Chunks.versioned_spans
         self.units: dict[tuple[str, int, int], tuple[str, Unit]] = {}
@@ -270,11 +275,16 @@ class _NearRows:
         for i in chunk_ids:
             self.unit_of[i] = key
 
-    def spans_of(self, ids: set[int], store: Chunks) -> dict[int, tuple[int, str, int, int, str]]:
+    def spans_of(
+        self, ids: set[int], store: Chunks, now: dict[int, str]
+    ) -> dict[int, tuple[int, str, int, int, str]]:
         """:meth:`Chunks.versioned_spans` of ``ids``: those kept, while their
-        file's version stays, and the others read."""
+        file's version stays, and the others read; ``now``: the versions read
+        in this check (those it lacks are read and added)."""
         have = {i: self.spans[i] for i in ids if i in self.spans}
-        now = store.versions({s[0] for s in have.values()}) if have else {}
+        docs = {s[0] for s in have.values()}
+        if docs - now.keys():
+            now.update(store.versions(docs - now.keys()))
         out = {i: s for i, s in have.items() if now.get(s[0]) == s[4]}
         missing = [i for i in ids if i not in out]
         if missing:
@@ -306,16 +316,21 @@ class _NearRows:
             if key is not None:
                 self.units.pop(key, None)
 
-    def near(self, qs: np.ndarray, floor: float) -> set[int]:
+    def near(
+        self, qs: np.ndarray, floor: float, rows: tuple[np.ndarray, np.ndarray] | None = None
+    ) -> set[int]:
         """The chunks whose own row has a cosine of at least ``floor`` with any
         row of ``qs`` (unit vectors)."""
-        ids, mat = self.matrix.chunk_rows()
+        ids, mat = self.matrix.chunk_rows() if rows is None else rows
         if not len(mat) or not len(qs):
             return set()
         qs = np.ascontiguousarray(qs, dtype=np.float32)
         with self.lock:
             if floor != self.floor or len(self.probe) != mat.shape[1]:
                 self._forget(floor, mat.shape[1])
+            if rows is not None and rows is self.last:  # the rows of the pass before
+                return self._answer(qs, ids, mat, floor)
+            self.last = rows
             prints = np.einsum("ij,j->i", mat, self.probe).astype(np.float32)
             marks = (ids << 32) | prints.view(np.uint32).astype(np.int64)
             fresh = ~_within(marks, self.marks)
@@ -334,15 +349,18 @@ class _NearRows:
                     hits.update(fids[sims[n] >= floor].tolist())
                     self.seen[k] = hits
             self.ids, self.marks = ids, marks
-            out: set[int] = set()
-            todo = [n for n, q in enumerate(qs) if q.tobytes() not in self.seen]
-            if todo:
-                sims = _cosines(qs[todo], mat)
-                for n, row in zip(todo, sims, strict=True):
-                    self.seen[qs[n].tobytes()] = set(ids[row >= floor].tolist())
-            for q in qs:
-                out |= self.seen[q.tobytes()]
-            return out
+            return self._answer(qs, ids, mat, floor)
+
+    def _answer(self, qs: np.ndarray, ids: np.ndarray, mat: np.ndarray, floor: float) -> set[int]:
+        out: set[int] = set()
+        todo = [n for n, q in enumerate(qs) if q.tobytes() not in self.seen]
+        if todo:
+            sims = _cosines(qs[todo], mat)
+            for n, row in zip(todo, sims, strict=True):
+                self.seen[qs[n].tobytes()] = set(ids[row >= floor].tolist())
+        for q in qs:
+            out |= self.seen[q.tobytes()]
+        return out
 
 
 def forget_near_rows(engine: Engine) -> None:
