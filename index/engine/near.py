@@ -288,7 +288,7 @@ class _NearRows:
         out = {i: s for i, s in have.items() if now.get(s[0]) == s[4]}
         missing = [i for i in ids if i not in out]
         if missing:
-            if len(self.spans) > 50 * self.MAX:
+            if len(self.spans) > 8 * self.MAX:
                 self.spans = {}
             got = store.versioned_spans(missing)
             self.spans.update(got)
@@ -336,7 +336,10 @@ class _NearRows:
             fresh = ~_within(marks, self.marks)
             gone = set(self.ids[~_within(self.marks, marks)].tolist())
             self._changed(gone | set(ids[fresh].tolist()))
-            if len(self.seen) + len(qs) > self.MAX:
+            update = int(fresh.sum()) * len(self.seen)  # products to bring them up to date
+            if len(self.seen) + len(qs) > self.MAX or update > len(qs) * len(mat):
+                # too many kept, or more rows changed than a fresh look costs (a folder
+                # indexed anew): the queries kept are forgotten
                 self.seen = {}
             if self.seen and (fresh.any() or gone):
                 # the rows that changed, against every query kept
