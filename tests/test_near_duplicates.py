@@ -11,7 +11,7 @@ import numpy as np
 
 from mdseek.index.api import near_duplicates
 from mdseek.index.engine.engine import Engine
-from mdseek.index.engine.near import _NearRows
+from mdseek.index.engine.near import _NearRows, forget_near_rows
 from mdseek.index.search.dense import DenseIndex
 from mdseek.index.search.neardup import Unit, body_words, comparable, pairs
 
@@ -213,5 +213,42 @@ def test_a_copy_in_the_same_file_is_not_flagged(tmp_path: Path):
             ("Install on AKS", "Install on EKS"),
             ("Install on EKS", "Install on AKS"),
         ]
+    finally:
+        eng.close()
+
+
+def test_a_check_after_saves_answers_as_a_fresh_one(tmp_path: Path):
+    # what a check keeps for the next (rows near each section, other files'
+    # sections while their version stays) never changes what is flagged
+    root = _folder(tmp_path / "docs")
+    eng = Engine(root, index_path=tmp_path / "index.sqlite")
+
+    def found(rel: str) -> list[tuple[str, int, str, int]]:
+        return [
+            (d.section.path, d.section.start_line, d.other.path, d.other.start_line)
+            for d in near_duplicates(eng, rel, threshold=0.8)  # the short copy: 0.85
+        ]
+
+    try:
+        eng.models.embedder.load()
+        eng.index()
+        assert found("install-aks.md") == [("install-aks.md", 2, "install-eks.md", 4)]
+        # a copy of the backups section lands in the other guide
+        eks = root / "install-eks.md"
+        eks.write_text(eks.read_text() + f"\n## Backups\n\n{BACKUP}\n")
+        eng.index_file(eks)
+        kept = found("install-aks.md")
+        forget_near_rows(eng)
+        assert kept == found("install-aks.md")
+        assert kept == [
+            ("install-aks.md", 2, "install-eks.md", 4),
+            ("install-aks.md", 6, "install-eks.md", 12),
+        ]
+        # the prerequisites drift apart: that pair goes
+        eks.write_text(eks.read_text().replace(STEPS.replace("1.28", "1.29"), BACKUP[::-1]))
+        eng.index_file(eks)
+        kept = found("install-aks.md")
+        forget_near_rows(eng)
+        assert kept == found("install-aks.md") == [("install-aks.md", 6, "install-eks.md", 12)]
     finally:
         eng.close()
