@@ -139,7 +139,10 @@ class _Reader:
         self.made: dict[tuple[str, int, int], Unit | None] = {}
         self.version: dict[str, str] = {}  # the version of each other file read
         self.versions: dict[int, str] = {}  # doc id -> its version, as read in this check
+        # the matrix's chunk rows, read once for the check's passes (a copy: not kept
+        # past the check), and the check's token: its rows are the same in both
         self.rows: tuple[np.ndarray, np.ndarray] | None = None
+        self.token = object()
 
     def units(self, rel: str) -> list[Unit] | None:
         """The sections of ``rel`` as compared (keyed (path, first section, last
@@ -192,7 +195,7 @@ class _Reader:
         kept, store = self.kept, self.engine.store.chunks
         if self.rows is None:  # one reading of the matrix for the check's passes
             self.rows = kept.matrix.chunk_rows()
-        near = kept.near(unit_vectors(units), threshold - PREFILTER, self.rows)
+        near = kept.near(unit_vectors(units), threshold - PREFILTER, self.rows, self.token)
         spans = set()
         for d, p, f, last, version in kept.spans_of(near, store, self.versions).values():
             spans.add((d, p, f, last))
@@ -259,7 +262,7 @@ class _NearRows:
         # a fixed direction no row is likely orthogonal to (numpy.random costs 50 ms to import)
         self.probe = np.sin(np.arange(1, dim + 1, dtype=np.float32) * 12.9898).astype(np.float32)
         self.seen: dict[bytes, set[int]] = {}  # a query vector's bytes -> chunk ids
-        self.last: tuple | None = None  # the rows last compared (held: its id stays its own)
+        self.last: object = None  # the check whose rows were compared last (its token)
         # what the index said of other files, with each file's version (Chunks.versions)
         self.spans: dict[int, tuple[int, str, int, int, str]] = {}  # Chunks.versioned_spans
         self.units: dict[tuple[str, int, int], tuple[str, Unit]] = {}
@@ -317,10 +320,16 @@ class _NearRows:
                 self.units.pop(key, None)
 
     def near(
-        self, qs: np.ndarray, floor: float, rows: tuple[np.ndarray, np.ndarray] | None = None
+        self,
+        qs: np.ndarray,
+        floor: float,
+        rows: tuple[np.ndarray, np.ndarray] | None = None,
+        token: object = None,
     ) -> set[int]:
         """The chunks whose own row has a cosine of at least ``floor`` with any
-        row of ``qs`` (unit vectors)."""
+        row of ``qs`` (unit vectors). ``rows``: the matrix's chunk rows as read
+        (else read here); ``token``: one object for the passes of one check over
+        the same rows (their fingerprints are not taken again)."""
         ids, mat = self.matrix.chunk_rows() if rows is None else rows
         if not len(mat) or not len(qs):
             return set()
@@ -328,9 +337,9 @@ class _NearRows:
         with self.lock:
             if floor != self.floor or len(self.probe) != mat.shape[1]:
                 self._forget(floor, mat.shape[1])
-            if rows is not None and rows is self.last:  # the rows of the pass before
+            if token is not None and token is self.last:  # the rows of the pass before
                 return self._answer(qs, ids, mat, floor)
-            self.last = rows
+            self.last = token
             prints = np.einsum("ij,j->i", mat, self.probe).astype(np.float32)
             marks = (ids << 32) | prints.view(np.uint32).astype(np.int64)
             fresh = ~_within(marks, self.marks)
