@@ -207,23 +207,21 @@ async def test_selection_ranges(client: LanguageClient) -> None:
 
     guide, document = rng(4, 0, 39, 19), rng(0, 0, 39, 19)
     install = rng(8, 0, 26, 7)
+    under = [rng(9, 0, 26, 7), install, rng(5, 0, 39, 19), guide, document]  # content, section
     assert chain(res[0]) == [
-        rng(23, 19, 23, 25),  # the word
+        rng(23, 15, 23, 25),  # the link's text (no word: the editor's own)
         rng(23, 14, 23, 58),  # the link
         rng(23, 0, 23, 64),  # the paragraph
+        rng(22, 0, 26, 7),  # ### Détails's content
         rng(21, 0, 26, 7),  # ### Détails
-        install,
-        guide,
-        document,
+        *under,
     ]
     assert chain(res[1]) == [
-        rng(13, 4, 13, 10),  # the word
         rng(13, 0, 14, 16),  # the nested item's paragraph (= the item, = the nested list)
         rng(12, 0, 14, 16),  # the second item
         rng(10, 0, 14, 16),  # the list
-        install,
-        guide,
-        document,
+        rng(9, 0, 19, 3),  # ## Install's text before its subsection
+        *under,
     ]
 
 
