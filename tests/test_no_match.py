@@ -103,6 +103,11 @@ def test_the_rule_reads_the_cosine_against_the_folders_typical_one():
     assert not retrieve.weak_match({**ev, "every_word": 1.0}, 0.10, 0.375)
     assert not retrieve.weak_match({**ev, "in_parts": 1.0}, 0.10, 0.375)
     assert not retrieve.weak_match(ev, 0.0, 0.375)  # off
+    # a folder more uniform than any measured (one template): read as the most
+    # uniform measured, so a cosine of 0.5 answers there
+    uniform = {**ev, "typical": 0.8, "cosine": 0.5}
+    assert retrieve.TYPICAL_MAX == 0.38 and not retrieve.weak_match(uniform, 0.10, 0.375)
+    assert retrieve.weak_match({**uniform, "cosine": 0.45}, 0.10, 0.375)
     # no typical cosine known (a folder of one section): the raw cosine counts
     assert retrieve.weak_match({**ev, "typical": None, "cosine": 0.05}, 0.10, 0.375)
     assert not retrieve.weak_match({**ev, "typical": None}, 0.10, 0.375)
