@@ -437,9 +437,9 @@ TYPICAL_MAX = 0.38
 def weak_match(ev: Mapping[str, float | None], margin: float, keyword: float) -> bool:
     """Whether no candidate answers the query (:data:`NO_GOOD_MATCH`): the best
     cosine stands less than ``margin`` above the folder's typical cosine (at
-    most :data:`TYPICAL_MAX`), the
-    best keyword match is under ``keyword`` and no keyword candidate holds every
-    word searched (an identifier, a rare name: an answer however far its meaning).
+    most :data:`TYPICAL_MAX`), the best keyword match is under ``keyword`` and
+    no keyword candidate holds every word searched (an identifier, a rare name:
+    an answer however far its meaning).
     Never weak: a search with no query vector (it has no cosine), and a long
     query read in parts (a scenario, then its question), whose scenario lowers
     every cosine: the rule was fitted on questions alone, and on the E-Manual's
