@@ -8,7 +8,8 @@
 - the front ends (``lsp/``) import the engine only through its door,
   ``mdseek.index.api``, besides the pure helpers of ``text/`` and ``links/``
   and the settings table (``settings.py``);
-- the servers (``lsp/server``, ``lsp/mcp``) hold a ``Folder``, never an ``Engine``;
+- the front ends (``lsp/server``, ``lsp/mcp``, ``lsp/cli``) hold a ``Folder``, never
+  an ``Engine`` (nor open one);
 - no string literal for a search mode or a folder state outside its enum;
 - no ``.py`` file in ``index/`` or ``lsp/`` over :data:`MAX_LINES` lines;
 - ARCHITECTURE.md's code map names every module.
@@ -276,29 +277,45 @@ def test_the_front_ends_import_the_engine_through_its_door(tmp_path):
     ]
 
 
-def servers_holding_an_engine(root: Path = REPO) -> list[str]:
-    """Each import of ``Engine`` by the language server or the MCP server: they
-    hold a ``Folder`` (the command line alone opens an Engine, for its one-shot
-    index with a progress bar)."""
+# The three front ends, each held to the same rule.
+FRONT_ENDS = ("lsp/server/", "lsp/mcp/", "lsp/cli/")
+# What opens or is an Engine (the command line's one-shot index is Folder.open_now
+# and Folder.index_now).
+ENGINE_NAMES = ("Engine", "open_engine")
+
+
+def front_ends_holding_an_engine(root: Path = REPO) -> list[str]:
+    """Each import of an ``Engine`` (or of what opens one) by the language
+    server, the MCP server or the command line: they all hold a ``Folder``."""
     found = []
     for module in modules(root, {"lsp": "mdseek.lsp"}).values():
-        if module.rel.startswith(("lsp/server/", "lsp/mcp/")):
+        if module.rel.startswith(FRONT_ENDS):
             found += [
-                f"{module.rel}:{line}" for name, line in imports(module) if name.endswith(".Engine")
+                f"{module.rel}:{line}: {name}"
+                for name, line in imports(module)
+                if name.rpartition(".")[2] in ENGINE_NAMES
             ]
     return found
 
 
-def test_the_servers_hold_a_folder_not_an_engine(tmp_path):
-    found = servers_holding_an_engine()
-    assert found == [], "a server holding an Engine:\n" + "\n".join(found)
-    (tmp_path / "lsp" / "mcp").mkdir(parents=True)
-    (tmp_path / "lsp" / "cli").mkdir(parents=True)
+def test_the_front_ends_hold_a_folder_not_an_engine(tmp_path):
+    found = front_ends_holding_an_engine()
+    assert found == [], "a front end holding an Engine:\n" + "\n".join(found)
+    for end in ("mcp", "cli", "server"):
+        (tmp_path / "lsp" / end).mkdir(parents=True)
     (tmp_path / "lsp" / "mcp" / "a.py").write_text(
         "from mdseek.index.api import EngineOptions, Folder\nfrom mdseek.index.api import Engine\n"
     )
-    (tmp_path / "lsp" / "cli" / "b.py").write_text("from mdseek.index.api import Engine\n")
-    assert servers_holding_an_engine(tmp_path) == ["lsp/mcp/a.py:2"]
+    (tmp_path / "lsp" / "cli" / "b.py").write_text(
+        "def f():\n    from mdseek.index.api import open_engine\n"
+    )
+    (tmp_path / "lsp" / "server" / "c.py").write_text("import mdseek.index.api.Engine\n")
+    (tmp_path / "lsp" / "x.py").write_text("from mdseek.index.api import Engine\n")
+    assert sorted(front_ends_holding_an_engine(tmp_path)) == [
+        "lsp/cli/b.py:2: mdseek.index.api.open_engine",
+        "lsp/mcp/a.py:2: mdseek.index.api.Engine",
+        "lsp/server/c.py:1: mdseek.index.api.Engine",
+    ]
 
 
 def long_files(root: Path = REPO) -> list[str]:

@@ -6,19 +6,15 @@ never "ready"."""
 from __future__ import annotations
 
 import asyncio
-import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_support import REPO, capabilities, config, open_doc, status
+from lsp_support import capabilities, config, open_doc, status
 from lsprotocol import types
+from nvim_support import NVIM, run_nvim
 from pytest_lsp import LanguageClient
-from test_lsp_nvim import NVIM, VENV_BIN, install_config
 
 pytestmark = pytest.mark.slow
 
@@ -108,37 +104,12 @@ def test_fallback_root_bounds(tmp_path: Path, monkeypatch):
 def test_neovim_config_falls_back_to_the_files_folder(notes: Path, tmp_path: Path):
     """The shipped lsp/mdseek.lua, unchanged, in a folder with no marker: the
     client's root is the file's folder and workspace symbols answer."""
-    init = install_config("lsp-dir", tmp_path / "config")
-    out = tmp_path / "out.json"
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-        "MDSEEK_FILE": str(notes / "kitchen.md"),
-        "MDSEEK_QUERY": "sourdough starter",
-        "MDSEEK_OUT": str(out),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "NVIM_APPNAME": "nvim",
-    }
-    proc = subprocess.run(
-        [
-            NVIM,
-            "--headless",
-            "-u",
-            str(init),
-            "-i",
-            "NONE",
-            "-l",
-            str(REPO / "tests/nvim/no_marker.lua"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=170,
+    res, _ = run_nvim(
+        "no_marker",
+        tmp_path,
+        tmp_path,
+        MDSEEK_FILE=str(notes / "kitchen.md"),
+        MDSEEK_QUERY="sourdough starter",
     )
-    res = json.loads(out.read_text()) if out.exists() else {}
-    assert proc.returncode == 0 and "error" not in res, (proc.returncode, res, proc.stderr[-3000:])
     assert res["root_dir"] == str(notes)
     assert any("Sourdough" in s["name"] for s in res["symbols"])

@@ -4,24 +4,16 @@ after ``](``, and jumps through both inserted links with gd."""
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import subprocess
-from pathlib import Path
 
 import pytest
-from lsp_support import REPO, indexed_copy
-from sandbox import server_env
-from test_lsp_nvim import install_config
+from lsp_support import indexed_copy
+from nvim_support import NVIM, run_nvim
 
 from mdseek.index.text.parse import parse_text
 
 pytestmark = pytest.mark.slow
 
-VENV_BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
-NVIM = shutil.which("nvim", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
 FAILOVER = "handbook/runbooks/database-failover.md"
 
 
@@ -34,46 +26,15 @@ def test_neovim_links_by_meaning(tmp_path_factory, request, tmp_path):
         "# Draft\n\nWhen the main database machine dies and nothing took over by itself, we choose\n"
         "the most caught-up standby copy and make it the new writer for the cluster.\n"
     )
-    out = tmp_path / "nvim-links.json"
-    env = server_env(
-        **{
-            "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "MDSEEK_FILE": str(draft),
-            "MDSEEK_LINE": "3",
-            "MDSEEK_WANT": FAILOVER,
-            "MDSEEK_OUT": str(out),
-            "XDG_STATE_HOME": str(tmp_path / "state"),
-            "XDG_CONFIG_HOME": str(tmp_path / "config"),
-            "XDG_DATA_HOME": str(tmp_path / "data"),
-        }
+    res, stderr = run_nvim(  # the shipped lsp/mdseek.lua, as documented
+        "links",
+        tmp_path,
+        ws,
+        MDSEEK_FILE=str(draft),
+        MDSEEK_LINE="3",
+        MDSEEK_WANT=FAILOVER,
     )
-    init = install_config(
-        "lsp-dir", tmp_path / "config"
-    )  # the shipped lsp/mdseek.lua, as documented
-    proc = subprocess.run(
-        [
-            NVIM,
-            "--headless",
-            "-u",
-            str(init),
-            "-i",
-            "NONE",
-            "-l",
-            str(REPO / "tests/nvim/links.lua"),
-        ],
-        cwd=ws,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=170,
-    )
-    res = json.loads(out.read_text()) if out.exists() else {}
-    assert proc.returncode == 0 and res and "error" not in res, (
-        proc.returncode,
-        res,
-        proc.stderr[-3000:],
-    )
-    assert "invalid settings" not in proc.stderr  # init_options = {} arrives as [] from Lua
+    assert "invalid settings" not in stderr  # init_options = {} arrives as [] from Lua
     assert all(t.startswith("Link to related section: ") for t in res["titles"])
     target = parse_text((ws / FAILOVER).read_text(), FAILOVER)
     # the action's link: [Heading](../runbooks/database-failover.md#slug) at the paragraph's end

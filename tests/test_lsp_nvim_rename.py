@@ -6,22 +6,15 @@ same heading as before (the tests' own resolver, rename_check.py)."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import rename_check as rc
-from lsp_support import REPO
-from sandbox import server_env
-from test_lsp_nvim import install_config
+from nvim_support import NVIM, run_nvim
 
 pytestmark = pytest.mark.slow
 
-VENV_BIN = Path(__file__).resolve().parent.parent / ".venv" / "bin"
-NVIM = shutil.which("nvim", path=f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}")
 FIXTURE = Path(__file__).resolve().parent / "rename_ws"
 
 
@@ -31,46 +24,17 @@ def test_neovim_renames_a_heading_and_moves_a_file(tmp_path):
     shutil.copytree(FIXTURE, ws)
     (ws / ".git").mkdir()  # a root marker, as in a real repository
     links = rc.all_links(ws)
-    out = tmp_path / "nvim-rename.json"
     moved_to = ws / "notes/archive/log 2026.md"
-    env = server_env(
-        **{
-            "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "MDSEEK_FILE": str(ws / "guide/setup.md"),
-            "MDSEEK_LINE": "4",
-            "MDSEEK_NAME": "Installation",
-            "MDSEEK_MOVE_FROM": str(ws / "notes/daily log.md"),
-            "MDSEEK_MOVE_TO": str(moved_to),
-            "MDSEEK_OUT": str(out),
-            "XDG_STATE_HOME": str(tmp_path / "state"),
-            "XDG_CONFIG_HOME": str(tmp_path / "config"),
-            "XDG_DATA_HOME": str(tmp_path / "data"),
-            "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        }
-    )
-    init = install_config("lsp-dir", tmp_path / "config")  # the shipped lsp/mdseek.lua
-    proc = subprocess.run(
-        [
-            NVIM,
-            "--headless",
-            "-u",
-            str(init),
-            "-i",
-            "NONE",
-            "-l",
-            str(REPO / "tests/nvim/rename.lua"),
-        ],
-        cwd=ws,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=170,
-    )
-    res = json.loads(out.read_text()) if out.exists() else {}
-    assert proc.returncode == 0 and res and "error" not in res, (
-        proc.returncode,
-        res,
-        proc.stderr[-3000:],
+    res, _ = run_nvim(  # the shipped lsp/mdseek.lua
+        "rename",
+        tmp_path,
+        ws,
+        MDSEEK_FILE=str(ws / "guide/setup.md"),
+        MDSEEK_LINE="4",
+        MDSEEK_NAME="Installation",
+        MDSEEK_MOVE_FROM=str(ws / "notes/daily log.md"),
+        MDSEEK_MOVE_TO=str(moved_to),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
     )
     assert res["will_rename_offered"]
     assert res["heading"] == "## Installation"

@@ -7,15 +7,11 @@ or "Nothing close in meaning — try other words" and why, when nothing is index
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
-from lsp_support import REPO, indexed_copy
-from sandbox import server_env
-from test_lsp_nvim import NVIM, VENV_BIN, install_config
+from lsp_support import indexed_copy
+from nvim_support import NVIM, run_nvim
 
 pytestmark = pytest.mark.slow
 
@@ -24,42 +20,11 @@ NO_ANSWER = "what are the brand colours and how may the logo be used"
 FILE = "handbook/runbooks/database-failover.md"
 
 
-def run_nvim(ws: Path, tmp_path: Path, query: str, include: str | None = None) -> dict:
-    out = tmp_path / "nvim-words.json"
+def nvim_words(ws: Path, tmp_path: Path, query: str, include: str | None = None) -> dict:
     extra = {"MDSEEK_INCLUDE": include} if include else {}
-    env = server_env(
-        **{
-            "PATH": f"{Path(os.sys.executable).parent}{os.pathsep}{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-            "MDSEEK_FILE": str(ws / FILE),
-            "MDSEEK_QUERY": query,
-            "MDSEEK_OUT": str(out),
-            "XDG_STATE_HOME": str(tmp_path / "state"),
-            "XDG_CONFIG_HOME": str(tmp_path / "config"),
-            "XDG_DATA_HOME": str(tmp_path / "data"),
-            "NVIM_APPNAME": "nvim",
-            **extra,
-        }
+    res, _ = run_nvim(
+        "words", tmp_path, ws, MDSEEK_FILE=str(ws / FILE), MDSEEK_QUERY=query, **extra
     )
-    init = install_config("lsp-dir", tmp_path / "config")
-    proc = subprocess.run(
-        [
-            NVIM,
-            "--headless",
-            "-u",
-            str(init),
-            "-i",
-            "NONE",
-            "-l",
-            str(REPO / "tests/nvim/words.lua"),
-        ],
-        cwd=ws,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=170,
-    )
-    res = json.loads(out.read_text()) if out.exists() else {}
-    assert proc.returncode == 0 and "error" not in res, (proc.returncode, res, proc.stderr[-3000:])
     return res
 
 
@@ -67,7 +32,7 @@ def run_nvim(ws: Path, tmp_path: Path, query: str, include: str | None = None) -
 def test_neovim_says_ready_and_no_match_in_plain_words(tmp_path_factory, request, tmp_path):
     ws = indexed_copy(tmp_path_factory, "nvim-words", request)
     (ws / ".git").mkdir()  # a root marker, as in a real repository
-    res = run_nvim(ws, tmp_path, NO_ANSWER)
+    res = nvim_words(ws, tmp_path, NO_ANSWER)
     # :messages: the index begins and ends in words a user knows
     lines = res["messages"].splitlines()
     assert "mdseek: indexing ws…" in lines, lines
@@ -88,7 +53,9 @@ def test_neovim_says_ready_and_no_match_in_plain_words(tmp_path_factory, request
 def test_neovim_empty_state_in_plain_words(tmp_path_factory, request, tmp_path):
     ws = indexed_copy(tmp_path_factory, "nvim-empty", request)
     (ws / ".git").mkdir()
-    res = run_nvim(ws, tmp_path, "what do I do when the main database machine dies", "**/*.nothing")
+    res = nvim_words(
+        ws, tmp_path, "what do I do when the main database machine dies", "**/*.nothing"
+    )
     texts = [it["text"] for it in res["items"]]
     assert texts == [
         "[Event] mdseek: Nothing close in meaning — try other words: no markdown file is"

@@ -55,6 +55,20 @@ def test_each_of_a_pair_is_within_the_gap_of_its_own_nearest():
     assert len(pairs([a], [c], threshold=0.79, peers=[unit("b", NEAR_A, words=5)])) == 1
 
 
+def test_two_sections_of_one_file_pair_only_at_the_threshold_of_one_file():
+    # one template written twice for other ends ("enable" and "disable") sits in
+    # one file; copies that drift apart sit in two
+    a = Unit("a", unit("a", A).vectors, 100, "install.md")
+    b = Unit("b", unit("b", NEAR_A).vectors, 100, "install.md")
+    elsewhere = Unit("b", b.vectors, 100, "upgrade.md")
+    assert pairs([a], [b]) == []  # never, as shipped
+    assert [(i, j) for i, j, _ in pairs([a], [elsewhere])] == [(0, 0)]
+    assert [(i, j) for i, j, _ in pairs([a], [b], same_file=0.95)] == [(0, 0)]  # 0.96
+    assert pairs([a], [b], same_file=0.97) == []
+    # a unit of no known file is of none: hand-made units pair as before
+    assert [(i, j) for i, j, _ in pairs([unit("a", A)], [unit("b", NEAR_A)])] == [(0, 0)]
+
+
 def test_lengths_must_be_comparable_and_not_tiny():
     assert comparable(100, 90) and comparable(90, 100)  # the default: within 10%
     assert not comparable(100, 89)
@@ -152,5 +166,27 @@ def test_a_folder_s_near_duplicates_both_ways_with_their_places(tmp_path: Path):
         assert near_duplicates(eng, "notes.md") == []
         # a stricter threshold finds nothing
         assert near_duplicates(eng, "install-aks.md", threshold=0.9999) == []
+    finally:
+        eng.close()
+
+
+def test_a_copy_in_the_same_file_is_not_flagged(tmp_path: Path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "portal.md").write_text(
+        f"# Portal\n\n## Install on AKS\n\n{STEPS}\n\n"
+        f"## Install on EKS\n\n{STEPS.replace('1.28', '1.29')}\n\n## Backups\n\n{BACKUP}\n"
+    )
+    eng = Engine(root, index_path=tmp_path / "index.sqlite")
+    try:
+        eng.models.embedder.load()
+        eng.index()
+        assert near_duplicates(eng, "portal.md") == []
+        # at a threshold of one file, the two name each other
+        found = near_duplicates(eng, "portal.md", same_file=0.5)
+        assert [(d.section.heading, d.other.heading) for d in found] == [
+            ("Install on AKS", "Install on EKS"),
+            ("Install on EKS", "Install on AKS"),
+        ]
     finally:
         eng.close()

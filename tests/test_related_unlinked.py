@@ -37,18 +37,17 @@ NOTES = {
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    from mdseek.index.api import Folder
-    from mdseek.index.engine.engine import Engine
+    from mdseek.index.api import EngineOptions, Folder
 
     ws = tmp_path_factory.mktemp("related") / "notes"
     ws.mkdir()
     for name, text in NOTES.items():
         (ws / name).write_text(text)
-    eng = Engine(ws)
-    rep = eng.index()
+    folder, _ = Folder.open_now(ws, EngineOptions())
+    rep = folder.index_now()
     assert rep.pending == 0
-    yield Folder.adopt(eng, rep)
-    eng.close()
+    yield folder
+    folder.close()
 
 
 def places(resp) -> set[tuple[str, str]]:

@@ -11,16 +11,17 @@ whole surface; what is not is inside it, free to change.
   (its :class:`Hit`\\ s, the words to highlight);
 - one folder: :class:`Folder`, the handle every front end holds (open,
   reconcile, search, related, read_document, near_duplicates, status,
-  file_saved, changed, close; the servers never touch its Engine), its
+  file_saved, changed, close; no front end touches its Engine), its
   :class:`FolderState`, its :class:`Status` (several folders' as one:
   :func:`summary` of the fields :data:`SUMMED`), and the options it opens with (:class:`EngineOptions`);
   a document's near-duplicate sections (:func:`near_duplicates`, of a
   :class:`NearDuplicate` each);
 - reading a folder's files as a client names them: :func:`confine_in`,
   :func:`read_document`, :func:`outline`, :func:`find_section` and their errors;
-- the command line's one-shot work: :func:`open_engine` (an index brought up to
-  date with a progress bar, exported, pruned), :func:`stored_filter`,
-  :func:`where_ranked`;
+- the command line's one-shot work: :meth:`Folder.open_now` and
+  :meth:`Folder.index_now` (an index brought up to date with a progress bar),
+  :meth:`Folder.export_vectors`, :meth:`Folder.where_ranked`, :func:`stored_filter`,
+  :func:`prune`;
 - the model's and the reranker's settings (:class:`EmbedSettings`,
   :class:`Reranker`) and what a start warms up.
 
@@ -39,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .. import settings
     from ..engine.cancel import Cancelled, CancelToken
-    from ..engine.engine import Engine, IndexReport, SearchResponse, SearchResult
+    from ..engine.engine import IndexReport, SearchResponse, SearchResult
     from ..engine.facade import (
         NoSuchSection,
         NotIndexed,
@@ -56,9 +57,8 @@ if TYPE_CHECKING:
     from ..engine.folder import Folder, Progress
     from ..engine.folders import SUMMED, Answer, Hit, search_folders, summary
     from ..engine.near import NearDuplicate, near_duplicates
-    from ..engine.opening import EngineOptions, OpenError, open_engine, stored_filter
+    from ..engine.opening import EngineOptions, OpenError, stored_filter
     from ..engine.status import FolderState, Status
-    from ..engine.where import where_ranked
     from ..model.embed import EmbedSettings, warm_default_session
     from ..model.model import ModelUnavailable, cache_dir, resolve_model
     from ..model.private import why_not_private
@@ -74,7 +74,6 @@ if TYPE_CHECKING:
 
 # name -> the module (under mdseek.index) that defines it
 _HOME = {
-    "Engine": "engine.engine",
     "IndexReport": "engine.engine",
     "SearchResponse": "engine.engine",
     "SearchResult": "engine.engine",
@@ -102,11 +101,9 @@ _HOME = {
     "near_duplicates": "engine.near",
     "EngineOptions": "engine.opening",
     "OpenError": "engine.opening",
-    "open_engine": "engine.opening",
     "stored_filter": "engine.opening",
     "FolderState": "engine.status",
     "Status": "engine.status",
-    "where_ranked": "engine.where",
     "EmbedSettings": "model.embed",
     "warm_default_session": "model.embed",
     "ModelUnavailable": "model.model",
@@ -142,7 +139,6 @@ __all__ = [
     "CancelToken",
     "confine_in",
     "EmbedSettings",
-    "Engine",
     "EngineOptions",
     "Filter",
     "find_section",
@@ -162,7 +158,6 @@ __all__ = [
     "NO_GOOD_MATCH",
     "NoSuchSection",
     "NotIndexed",
-    "open_engine",
     "OpenError",
     "outline",
     "OutsideRoot",
@@ -186,7 +181,6 @@ __all__ = [
     "TOP_N",
     "VectorsFileError",
     "warm_default_session",
-    "where_ranked",
     "why_not_private",
     "written_heading",
 ]

@@ -36,14 +36,16 @@ from pathlib import Path
 from typing import Any
 
 from ..model.demand import DEMAND
+from ..model.rerank import Reranker
 from ..search.requests import Mode, SearchRequest
 from ..store.adopt import flush_records
 from ..text.document import ParsedDocument
-from . import facade, linked, near
+from . import facade, linked, near, oneshot, slicing, where
 from .cancel import Cancelled, CancelToken
 from .engine import Engine, IndexReport, SearchResponse, SearchResult
 from .near import NearDuplicate
 from .opening import EngineOptions, OpenError, open_engine
+from .slicing import Progress
 from .stats import window_fraction
 from .status import FolderState, Status
 
@@ -53,15 +55,6 @@ EMBED_SLICE = 64  # chunks per writer job while a folder's vectors are made (one
 READ_SLICE = 64  # files per writer job while a folder is first read (about 0.3 s idle)
 FRESH_SECONDS = 1.0  # the longest a changed-files scan (:meth:`Folder.changed`) is skipped for
 SCAN_SHARE = 20  # ... and otherwise: after 20 times the last scan's duration
-_MODEL_LOAD = threading.Lock()  # several folders share one model: load it once
-
-Progress = Callable[[str, int, int], None]
-
-
-def _load_model(eng: Engine) -> bool:
-    with _MODEL_LOAD:
-        return eng.models.embedder.available()
-
 
 # -- one folder --------------------------------------------------------------------------
 
@@ -99,14 +92,58 @@ class Folder:
         """Whether its index is open (not before :meth:`open`, nor when it cannot be)."""
         return self.engine is not None
 
+    # -- the command line's one go (:mod:`.oneshot`) ---------------------------------
+
     @classmethod
-    def adopt(cls, engine: Engine, rep: IndexReport) -> Folder:
-        """A folder whose engine the caller brought up to date in one go (the
-        command line: ``Engine.index`` with its own progress bar)."""
-        f = cls(engine.root)
-        f.engine, f.chunked, f.last_report = engine, True, rep
-        f.settle(rep)
-        return f
+    def open_now(cls, root: Path, options: EngineOptions) -> tuple[Folder, list[str]]:
+        """A folder whose index is opened on this thread, and what the user should
+        hear (OpenError in one line); then :meth:`index_now`, and the answers."""
+        f = cls(root)
+        f.engine, notes = open_engine(root, options)
+        return f, notes
+
+    def index_now(
+        self,
+        progress: Progress | None = None,
+        vectors: str | Path | None = None,
+        move: bool = False,
+    ) -> IndexReport:
+        """The whole folder indexed in one go on this thread (:func:`oneshot.index_now`),
+        then the folder settled as after :meth:`reconcile`."""
+        assert self.engine is not None
+        rep = oneshot.index_now(self.engine, progress, vectors, move)
+        self.chunked, self.last_report = True, rep
+        self.settle(rep)
+        return rep
+
+    def preload_model(self) -> threading.Thread:  # join it before the process exits
+        assert self.engine is not None
+        return self.engine.models.embedder.preload()
+
+    def use_reranker(self, reranker: Reranker | None) -> None:
+        if self.engine is not None:
+            self.engine.searcher.reranker = reranker
+
+    @property
+    def index_path(self) -> Path | None:
+        return None if self.engine is None else self.engine.index_path
+
+    @property
+    def model_load_seconds(self) -> float | None:  # this process's, None before it loads
+        return None if self.engine is None else self.engine.models.embedder.load_seconds
+
+    def export_vectors(self, path: str | Path) -> int:
+        """The index's vectors written to a team's vectors file; how many."""
+        assert self.engine is not None
+        return self.engine.export_vectors(path)
+
+    def where_ranked(self, query: str, rel: str, line: int) -> dict | None:
+        """Where the section of ``rel`` holding 1-based ``line`` ranked (:mod:`.where`);
+        None when the index does not hold ``rel``."""
+        eng = self.engine
+        if eng is None or eng.store.documents.get(rel) is None:
+            return None
+        return where.where_ranked(eng, query, rel, line)
 
     # -- threads ------------------------------------------------------------------
 
@@ -224,12 +261,8 @@ class Folder:
         made a slice at a time on a background thread (the writer runs each
         slice), search on the old ones until the switch (:mod:`precision_move`)."""
         eng = self.engine
-        if (
-            self.closed
-            or eng is None
-            or eng.models.mover is None
-            or self.state != FolderState.READY
-        ):
+        busy = self.closed or self.state != FolderState.READY
+        if busy or eng is None or eng.models.mover is None:
             return
         self._start_once("_moving", self._move_rest, "move", "moving %s's vectors")
 
@@ -246,16 +279,10 @@ class Folder:
         """Every file read, chunked and written, :data:`READ_SLICE` files per job
         on the writer (the files open in an editor first): a save waits for one
         slice, and keyword search covers each slice as it lands."""
-        eng = self.engine
-        assert eng is not None
-        t0 = time.perf_counter()
-        rep = IndexReport()
-        reading = self._own(eng.start_reading, rep, self.first_files())
-        while self._own(eng.read_next, reading, READ_SLICE, rep, progress):
-            self._embed_open(rep)
-        self._own(eng.finish_reading, rep)
-        rep.seconds = time.perf_counter() - t0
-        return rep
+        assert self.engine is not None
+        return slicing.read_all(
+            self.engine, self._own, self.first_files(), READ_SLICE, self._embed_open, progress
+        )
 
     def _embed_open(self, rep: IndexReport) -> None:
         """Between two reading slices: one slice of the open files' vectors,
@@ -269,20 +296,11 @@ class Folder:
             self._own(eng.embed_files, opened, EMBED_SLICE, rep)
 
     def _preload(self) -> None:
-        """Start loading the model in the background, while the files are read."""
-        eng = self.engine
-        if eng is not None and not eng.models.embedder.loaded and eng.models.embedder.error is None:
-            threading.Thread(
-                target=_load_model, args=(eng,), name="mdseek-model-load", daemon=True
-            ).start()
+        slicing.preload(self.engine)
 
     def _ensure_model(self, progress: Progress | None) -> None:
-        eng = self.engine
-        assert eng is not None
-        if not eng.models.embedder.loaded and eng.models.embedder.error is None:
-            if progress:
-                progress("model", 0, 1)
-            _load_model(eng)
+        assert self.engine is not None
+        slicing.ensure_model(self.engine, progress)
 
     def _finish(self, rep: IndexReport) -> IndexReport:
         """(Writer thread.) Sweep vectors no model of ours uses, count what is left."""
@@ -295,9 +313,8 @@ class Folder:
         return rep
 
     def _embed_all(self, progress: Progress | None, rep: IndexReport) -> None:
-        """Make the missing vectors, a slice at a time (:meth:`Engine.embed_next`):
-        the files open in an editor first, and a save or a search waits for
-        one slice at most."""
+        """Make the missing vectors, a slice at a time (:meth:`Engine.embed_next`): the
+        files open in an editor first; a save or a search waits for one slice at most."""
         self._embedding = True
         try:
             self._embed_slices(progress, rep)
@@ -314,24 +331,7 @@ class Folder:
         if eng.models.embedder.error is not None:  # nothing can be embedded: keywords only
             rep.lexical_only_reason = str(eng.models.embedder.error)
             return
-        start = rep.embedded
-
-        chunks = [0]  # chunks of the slice being embedded (they come before its passages)
-
-        def overall(stage: str, done: int, n: int) -> None:  # the folder's, not the slice's
-            if progress is None:
-                return
-            if stage == "embed":
-                chunks[0] = n
-                progress(stage, min(total, rep.embedded - start + done), total)
-            elif stage == "tokens":
-                return  # the slice's, not the folder's
-            elif stage == "passages":  # one count of texts for the folder
-                if done:
-                    progress("embed", min(total, rep.embedded - start + chunks[0] + done), total)
-            else:
-                progress(stage, done, n)
-
+        overall = slicing.folder_progress(progress, total, rep)
         stalled = 0
         while not self.closed:
             before = rep.embedded
@@ -533,9 +533,12 @@ class Folder:
         """The sections of ``rel`` that another section says again (:mod:`.near`)."""
         return [] if self.engine is None else near.near_duplicates(self.engine, rel)
 
-    def status(self) -> Status:
-        """The index's status (:meth:`Engine.status`) with the folder's fields."""
+    def status(self, own: bool = True) -> Status:
+        """The index's status (:meth:`Engine.status`) with the folder's fields
+        (``own`` False: the index's alone, as ``mdseek status`` prints it)."""
         eng = self.engine
+        if eng is not None and not own:
+            return eng.status()
         if eng is None:  # not open (yet, or it cannot be): nothing counted
             st = Status(root=str(self.path), index_path="", model=self.model_setting or "")
             fit, embedded = 1.0, 0

@@ -24,6 +24,7 @@ from ..search.neardup import (
     LENGTH_RATIO,
     MIN_WORDS,
     PREFILTER,
+    SAME_FILE,
     THRESHOLD,
     Unit,
     body_words,
@@ -67,10 +68,11 @@ def near_duplicates(
     ratio: float = LENGTH_RATIO,
     min_words: int = MIN_WORDS,
     gap: float | None = GAP,
+    same_file: float | None = SAME_FILE,
 ) -> list[NearDuplicate]:
     """Each section of ``rel`` (folder-relative) with its near-duplicates in the
-    folder (its own file included), in the order of the document, the best
-    match of a section first."""
+    folder (in its own file at ``same_file`` only; None, the default: never),
+    in the order of the document, the best match of a section first."""
     if not engine.models.embedder.loaded:
         return []
     engine.dense_side.sync()
@@ -79,7 +81,7 @@ def near_duplicates(
     if mine is None or not mine:
         return []
     others = read.near(mine, threshold)
-    found = pairs(mine, others, threshold, ratio, min_words, gap=None)
+    found = pairs(mine, others, threshold, ratio, min_words, gap=None, same_file=same_file)
     if found and gap is not None:
         # each other's own nearest sections: those near it that are not near mine
         # (a section of this note was a query already: those near it are in others)
@@ -147,7 +149,7 @@ class _Reader:
         vecs = (means / np.where(norms == 0, 1.0, norms)).astype(np.float32)
         for n, (key, cs) in enumerate(groups.items()):
             words = body_words([c[2] for c in cs], cs[0][1])
-            self.made[key] = Unit(key, vecs[n : n + 1], words)
+            self.made[key] = Unit(key, vecs[n : n + 1], words, key[0])
 
     def _unit(self, key: tuple[str, int, int], cs: list[tuple[int, str, str]]) -> Unit | None:
         """A section from its chunks' (id, heading, text); None when one has no vector yet."""
@@ -158,7 +160,7 @@ class _Reader:
             return None
         # held as its one unit vector (the mean, made once: the same for every product)
         vec = unit_vector(np.stack(got))[None, :]
-        return Unit(key, vec, body_words([c[2] for c in cs], cs[0][1]))
+        return Unit(key, vec, body_words([c[2] for c in cs], cs[0][1]), key[0])
 
     def near(self, units: list[Unit], threshold: float) -> list[Unit]:
         """The sections with a chunk within :data:`PREFILTER` under ``threshold``

@@ -155,15 +155,16 @@ def window_tokenizer(args: argparse.Namespace):
     return minus_prompt(load_tokenizer(resolved), prompt)
 
 
-def engine_for(
+def folder_for(
     args: argparse.Namespace,
     need_files: bool = True,
     check_index: bool = True,
     shapes: bool = True,
 ):
-    """``shapes``: the command's options decide what the index holds (``index``);
+    """The folder named by the command line, its index open (:meth:`Folder.open_now`).
+    ``shapes``: the command's options decide what the index holds (``index``);
     otherwise the index's own filter is kept (see index_filter)."""
-    from mdseek.index.api import EngineOptions, OpenError, open_engine
+    from mdseek.index.api import EngineOptions, Folder, OpenError
 
     root = folder_arg(args.dir)
     flt = file_filter(args) if shapes else index_filter(args, root)
@@ -179,12 +180,12 @@ def engine_for(
         args.db, args.model, flt, embed_settings(args), check_index=check_index, fallback=False
     )
     try:
-        eng, notes = open_engine(root, options)
+        folder, notes = Folder.open_now(root, options)
     except OpenError as exc:
         raise CliError(str(exc)) from None
     for note in notes:
         print(f"mdseek: warning: {note}", file=sys.stderr)
-    return eng
+    return folder
 
 
 def shown(path: Path | str) -> str:

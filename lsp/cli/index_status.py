@@ -13,28 +13,22 @@ import sys
 
 from mdseek.index.text.files import display_path
 
-from .common import CliError, engine_for, shown
+from .common import CliError, folder_for, shown
 from .progress import Progress
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     from mdseek.index.api import VectorsFileError
 
-    eng = engine_for(args)
-    bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
+    folder = folder_for(args)
+    bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(folder.path)}")
     try:
-        try:
-            rep = eng.index(progress=bar, vectors=args.vectors)
+        try:  # vectors of the other precision: moved now, once
+            rep = folder.index_now(progress=bar, vectors=args.vectors, move=True)
         except VectorsFileError as exc:
             raise CliError(str(exc)) from None
-        if (
-            eng.models.mover is not None and not rep.lexical_only_reason
-        ):  # vectors of the other precision: moved now, once
-            total = eng.move_pending()
-            while left := eng.move_next(256, rep):
-                bar("embed", total - left, total)
         if args.export_vectors:
-            n = eng.export_vectors(args.export_vectors)
+            n = folder.export_vectors(args.export_vectors)
             print(f"mdseek: wrote {n} vectors to {shown(args.export_vectors)}", file=sys.stderr)
     finally:
         bar.close()
@@ -49,7 +43,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
     else:
         erate = rep.embedded / rep.embed_seconds if rep.embed_seconds >= 0.5 else None
-        load = eng.models.embedder.load_seconds
+        load = folder.model_load_seconds
         detail = []
         if erate:
             detail.append(f"embedding {erate:.0f} texts/s")
@@ -63,9 +57,9 @@ def cmd_index(args: argparse.Namespace) -> int:
             f"({rep.embedded - passages} for chunks, {passages} for passages) in {rep.seconds:.1f}s"
             + (f" ({'; '.join(detail)})" if detail else "")
         )
-        print(f"index: {shown(eng.index_path)}")
+        print(f"index: {shown(folder.index_path or '')}")
         for rel, why in rep.skipped:
-            print(f"  skipped {shown(eng.root / rel)}: {why}", file=sys.stderr)
+            print(f"  skipped {shown(folder.path / rel)}: {why}", file=sys.stderr)
         # Files that failed were each logged on one line (path and reason).
         if rep.lexical_only_reason:
             print(f"warning: {rep.lexical_only_reason}; lexical search only", file=sys.stderr)
@@ -85,8 +79,8 @@ def _human(v: object) -> str:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    eng = engine_for(args, need_files=False, shapes=False)
-    st = eng.status().as_json()
+    folder = folder_for(args, need_files=False, shapes=False)
+    st = folder.status(own=False).as_json()
     if args.json:
         print(json.dumps(st, indent=2))
         return 0

@@ -20,9 +20,8 @@ from pathlib import Path
 from mdseek.index.api import requests
 from mdseek.index.text.files import display_path
 
-from .common import CliError, UsageError, engine_for, shown
-from .progress import Progress
-from .search import json_result
+from .common import CliError, UsageError, folder_for, shown
+from .search import index_now, json_result
 
 
 def split_target(target: str) -> tuple[str, int | None]:
@@ -56,24 +55,19 @@ def cmd_related(args: argparse.Namespace) -> int:
     if not file.is_file():
         raise CliError(f"{path}: no such file")
     args.dir = str(_folder_for(file, args.dir))
-    eng = engine_for(args, check_index=False, shapes=False)
-    root = eng.root.resolve()
+    folder = folder_for(args, check_index=False, shapes=False)
+    root = folder.path
     if not file.is_relative_to(root):
-        raise CliError(f"{path} is not in {shown(eng.root)}")
-    from mdseek.index.api import Folder, NoSuchSection, NotIndexed, find_section, read_document
+        raise CliError(f"{path} is not in {shown(root)}")
+    from mdseek.index.api import NoSuchSection, NotIndexed, find_section
 
     try:
-        doc = read_document(eng, str(file))
+        doc = folder.read_document(str(file))
         first = doc.sections[0].start_line if doc.sections else 0
         sec = find_section(doc, line=first if line is None else line - 1)
     except (NotIndexed, NoSuchSection) as exc:
         raise CliError(str(exc)) from None
-    bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
-    try:
-        rep = eng.index(progress=bar)
-    finally:
-        bar.close()
-    folder = Folder.adopt(eng, rep)
+    index_now(args, folder)
     slug = sec.heading.slug if sec.heading else None
     resp = folder.related(doc.path, slug, sec.start_line, limit, unlinked=args.unlinked)
     if args.json:
@@ -91,12 +85,12 @@ def cmd_related(args: argparse.Namespace) -> int:
     if resp.note:
         print(f"note: {resp.note}", file=sys.stderr)
     what = "unlinked sections" if args.unlinked else "sections"
-    print(f"related to {shown(eng.root / doc.path)}:{sec.start_line + 1} ({sec.breadcrumb}):")
+    print(f"related to {shown(root / doc.path)}:{sec.start_line + 1} ({sec.breadcrumb}):")
     if not resp.results:
         print(f"no related {what}")
     for n, r in enumerate(resp.results, 1):
         print(f"{n:2}. {r.breadcrumb}")
-        print(f"    {shown(eng.root / r.path)}:{r.lines()[0]}  score {r.score:.4f}")
+        print(f"    {shown(root / r.path)}:{r.lines()[0]}  score {r.score:.4f}")
         if r.snippet:
             print(f"    {r.snippet}")
     return 0

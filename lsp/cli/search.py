@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING
 from mdseek.index.api import Mode, is_damage, requests
 from mdseek.index.text.files import display_path
 
-from .common import CliError, UsageError, engine_for, load_reranker, shown
+from .common import CliError, UsageError, folder_for, load_reranker, shown
 from .progress import Progress
 
 if TYPE_CHECKING:
-    from mdseek.index.api import Engine, Folder
+    from mdseek.index.api import Folder
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -39,7 +39,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if args.section is not None and not args.explain:
         raise UsageError("--section PATH:LINE goes with --explain")
     loading: list[threading.Thread] = []
-    eng = None
+    folder = None
     try:
         if request.mode != Mode.LEXICAL and not args.model:
             from mdseek.index.api import warm_default_session
@@ -49,18 +49,16 @@ def cmd_search(args: argparse.Namespace) -> int:
             )  # opens while the index does
         # No quick_check on open (0.5-1.7 s at 100k chunks, every search): damage
         # met on the way says how to recover instead.
-        eng = engine_for(args, check_index=False, shapes=False)
+        folder = folder_for(args, check_index=False, shapes=False)
         if request.mode != Mode.LEXICAL:
-            loading.append(
-                eng.models.embedder.preload()
-            )  # the model opens while the index is reconciled
-        return _search(args, eng, request)
+            loading.append(folder.preload_model())  # the model opens while the index is reconciled
+        return _search(args, folder, request)
     except sqlite3.DatabaseError as exc:
-        if eng is None or not is_damage(exc):
+        if folder is None or not is_damage(exc):
             raise
         raise CliError(
-            f"the index {shown(eng.index_path)} is damaged ({exc}); `mdseek index {shown(eng.root)}`"
-            " sets it aside and builds a new one"
+            f"the index {shown(folder.index_path or '')} is damaged ({exc});"
+            f" `mdseek index {shown(folder.path)}` sets it aside and builds a new one"
         ) from None
     finally:
         # A model still opening in native code must not meet the interpreter's
@@ -69,19 +67,14 @@ def cmd_search(args: argparse.Namespace) -> int:
             t.join()
 
 
-def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchRequest) -> int:
-    from mdseek.index.api import Folder, search_folders
+def _search(args: argparse.Namespace, folder: Folder, request: requests.SearchRequest) -> int:
+    from mdseek.index.api import search_folders
 
-    bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(eng.root)}")
-    try:
-        rep = eng.index(progress=bar)
-    finally:
-        bar.close()
-    eng.searcher.reranker = load_reranker(args)
-    folder = Folder.adopt(eng, rep)
+    index_now(args, folder)
+    folder.use_reranker(load_reranker(args))
     answer = search_folders(request, [folder])
     results = [r for _, r in answer.hits]
-    where = _where(args, eng) if args.section else None
+    where = _where(args, folder) if args.section else None
     if args.highlight:
         for r in results:
             r.snippet = answer.marked(r.snippet)
@@ -105,7 +98,7 @@ def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchReque
     for n, r in enumerate(results, 1):
         ranks = f"lexical #{r.lexical_rank or '-'}, dense #{r.dense_rank or '-'}"
         print(f"{n:2}. {r.breadcrumb}")
-        print(f"    {shown(eng.root / r.path)}:{r.lines()[0]}  score {r.score:.4f} ({ranks})")
+        print(f"    {shown(folder.path / r.path)}:{r.lines()[0]}  score {r.score:.4f} ({ranks})")
         if r.explain:
             print(f"    {_explain_line(r.explain)}")
         if r.snippet:
@@ -115,27 +108,35 @@ def _search(args: argparse.Namespace, eng: Engine, request: requests.SearchReque
     return 0
 
 
-def _where(args: argparse.Namespace, eng: Engine) -> dict:
-    """``--section PATH:LINE``: where that section ranked (:func:`where_ranked`)."""
+def index_now(args: argparse.Namespace, folder: Folder):
+    """The folder indexed in one go behind a progress bar (search, related)."""
+    bar = Progress(not args.no_progress and not args.json, what=f"indexing {shown(folder.path)}")
+    try:
+        return folder.index_now(progress=bar)
+    finally:
+        bar.close()
+
+
+def _where(args: argparse.Namespace, folder: Folder) -> dict:
+    """``--section PATH:LINE``: where that section ranked (:meth:`Folder.where_ranked`)."""
     from pathlib import Path
 
-    from mdseek.index.api import where_ranked
     from mdseek.index.text.files import relpath
 
     path, sep, line = args.section.rpartition(":")
     if not sep or not line.isdigit() or int(line) < 1 or not path:
         raise UsageError(f"--section must be PATH:LINE, e.g. notes/a.md:12 (got {args.section!r})")
     p = Path(path)
-    root = eng.root.resolve()
+    root = folder.path
     full = (p if p.is_absolute() else Path.cwd() / p).resolve()
     if not full.is_file() and not p.is_absolute():
         full = (root / p).resolve()  # a path relative to the folder
     if not full.is_relative_to(root):
-        raise UsageError(f"--section: {path} is not in {shown(eng.root)}")
-    rel = relpath(root, full)
-    if eng.store.documents.get(rel) is None:
+        raise UsageError(f"--section: {path} is not in {shown(root)}")
+    where = folder.where_ranked(args.query, relpath(root, full), int(line))
+    if where is None:
         raise CliError(f"--section: {path} is not indexed")
-    return where_ranked(eng, args.query, rel, int(line))
+    return where
 
 
 def _where_lines(w: dict) -> str:

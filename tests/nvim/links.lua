@@ -6,36 +6,12 @@
 -- (the shipped lsp/mdseek.lua installed as documented), MDSEEK_FILE (a draft whose line
 -- MDSEEK_LINE ends a paragraph), MDSEEK_WANT (a path the action should link to)
 -- and MDSEEK_OUT (results, as JSON) in the environment.
-local out = assert(vim.env.MDSEEK_OUT)
-local results = { steps = {} }
-
-local function save()
-  local f = assert(io.open(out, 'w'))
-  f:write(vim.json.encode(results))
-  f:close()
-end
-
-local function fail(msg)
-  results.error = msg
-  save()
-  vim.cmd('cquit 1')
-end
-
-local function step(name)
-  table.insert(results.steps, name)
-end
+local h = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/harness.lua')
+local results, save, fail, step = h.results, h.save, h.fail, h.step
 
 -- the user's config (init.lua + lsp/mdseek.lua on the runtimepath) is already loaded
-vim.cmd('filetype on')
-vim.cmd.edit(vim.fn.fnameescape(assert(vim.env.MDSEEK_FILE)))
-local buf = vim.api.nvim_get_current_buf()
-local client
-if not vim.wait(30000, function()
-  client = vim.lsp.get_clients({ bufnr = buf, name = 'mdseek' })[1]
-  return client ~= nil and client.initialized
-end, 50) then
-  fail('the mdseek client did not attach')
-end
+local buf = h.open()
+local client = h.attach(buf)
 step('attached')
 
 local st

@@ -2,31 +2,11 @@
 -- and searches it. Run by tests/test_lsp_no_folder.py as
 --   nvim --headless -u <tmp config>/nvim/init.lua -i NONE -l tests/nvim/no_marker.lua
 -- with MDSEEK_FILE, MDSEEK_QUERY and MDSEEK_OUT (the results, as JSON) in the environment.
-local out = assert(vim.env.MDSEEK_OUT)
-local results = {}
+local h = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/harness.lua')
+local results, save, fail, step = h.results, h.save, h.fail, h.step
 
-local function save()
-  local f = assert(io.open(out, 'w'))
-  f:write(vim.json.encode(results))
-  f:close()
-end
-
-local function fail(msg)
-  results.error = msg
-  save()
-  vim.cmd('cquit 1')
-end
-
-vim.cmd('filetype on')
-vim.cmd.edit(vim.fn.fnameescape(assert(vim.env.MDSEEK_FILE)))
-local buf = vim.api.nvim_get_current_buf()
-local client
-if not vim.wait(30000, function()
-  client = vim.lsp.get_clients({ bufnr = buf, name = 'mdseek' })[1]
-  return client ~= nil and client.initialized
-end, 50) then
-  fail('the mdseek client did not attach')
-end
+local buf = h.open()
+local client = h.attach(buf)
 results.root_dir = client.root_dir or vim.NIL
 
 local symbols

@@ -7,32 +7,12 @@
 -- with MDSEEK_FILE (the file holding the heading), MDSEEK_LINE (its 0-based line),
 -- MDSEEK_NAME (the new name), MDSEEK_MOVE_FROM / MDSEEK_MOVE_TO (the file move)
 -- and MDSEEK_OUT (results, as JSON) in the environment.
-local out = assert(vim.env.MDSEEK_OUT)
-local results = { steps = {} }
+local h = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/harness.lua')
+local results, save, fail, step = h.results, h.save, h.fail, h.step
 
-local function save()
-  local f = assert(io.open(out, 'w'))
-  f:write(vim.json.encode(results))
-  f:close()
-end
-
-local function fail(msg)
-  results.error = msg
-  save()
-  vim.cmd('cquit 1')
-end
-
-vim.cmd('filetype on')
-vim.cmd.edit(vim.fn.fnameescape(assert(vim.env.MDSEEK_FILE)))
-local buf = vim.api.nvim_get_current_buf()
-local client
-if not vim.wait(30000, function()
-  client = vim.lsp.get_clients({ bufnr = buf, name = 'mdseek' })[1]
-  return client ~= nil and client.initialized
-end, 50) then
-  fail('the mdseek client did not attach')
-end
-table.insert(results.steps, 'attached')
+local buf = h.open()
+local client = h.attach(buf)
+step('attached')
 local ops = ((client.server_capabilities.workspace or {}).fileOperations or {}).willRename
 results.will_rename_offered = ops ~= nil
 
@@ -48,7 +28,7 @@ end, 50) then
 end
 vim.cmd('silent wall')
 results.heading = vim.api.nvim_buf_get_lines(buf, line, line + 1, false)[1]
-table.insert(results.steps, 'heading renamed')
+step('heading renamed')
 
 -- 2. move a file as the explorer plugins do
 local from, to = assert(vim.env.MDSEEK_MOVE_FROM), assert(vim.env.MDSEEK_MOVE_TO)
@@ -64,6 +44,6 @@ end
 vim.cmd('silent wall')
 vim.lsp.util.rename(from, to)
 vim.cmd('silent wall')
-table.insert(results.steps, 'file moved')
+step('file moved')
 save()
 vim.cmd('qall!')

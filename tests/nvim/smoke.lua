@@ -5,24 +5,8 @@
 -- installed as docs/editors.md says; with MDSEEK_WS,
 -- MDSEEK_FILE, MDSEEK_LINK_LINE/COL, MDSEEK_HEADING_LINE, MDSEEK_QUERY and
 -- MDSEEK_OUT (where the results go, as JSON) in the environment.
-local out = assert(vim.env.MDSEEK_OUT)
-local results = { steps = {} }
-
-local function save()
-  local f = assert(io.open(out, 'w'))
-  f:write(vim.json.encode(results))
-  f:close()
-end
-
-local function fail(msg)
-  results.error = msg
-  save()
-  vim.cmd('cquit 1')
-end
-
-local function step(name)
-  table.insert(results.steps, name)
-end
+local h = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/harness.lua')
+local results, save, fail, step = h.results, h.save, h.fail, h.step
 
 local logs = {}
 vim.lsp.handlers['window/logMessage'] = function(_, params)
@@ -34,18 +18,10 @@ end
 results.logs = logs
 -- the user's config (init.lua, and lsp/mdseek.lua on the runtimepath) is
 -- already loaded: -u names the init.lua
-vim.cmd('filetype on')
-vim.cmd.edit(vim.fn.fnameescape(assert(vim.env.MDSEEK_FILE)))
-local buf = vim.api.nvim_get_current_buf()
+local buf = h.open()
 step('opened ' .. vim.bo[buf].filetype)
 
-local client
-if not vim.wait(30000, function()
-  client = vim.lsp.get_clients({ bufnr = buf, name = 'mdseek' })[1]
-  return client ~= nil and client.initialized
-end, 50) then
-  fail('the mdseek client did not attach')
-end
+local client = h.attach(buf)
 results.root_dir = client.root_dir
 results.offset_encoding = client.offset_encoding
 step('attached')

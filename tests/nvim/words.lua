@@ -5,20 +5,8 @@
 -- the environment MDSEEK_FILE (a file to open), MDSEEK_QUERY (a question for
 -- vim.lsp.buf.workspace_symbol), MDSEEK_INCLUDE (optional: the include globs,
 -- comma-separated) and MDSEEK_OUT (the results, as JSON).
-local out = assert(vim.env.MDSEEK_OUT)
-local results = {}
-
-local function save()
-  local f = assert(io.open(out, 'w'))
-  f:write(vim.json.encode(results))
-  f:close()
-end
-
-local function fail(msg)
-  results.error = msg
-  save()
-  vim.cmd('cquit 1')
-end
+local h = dofile(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)) .. '/harness.lua')
+local results, save, fail, step = h.results, h.save, h.fail, h.step
 
 local function messages()
   return vim.api.nvim_exec2('messages', { output = true }).output
@@ -28,17 +16,9 @@ if vim.env.MDSEEK_INCLUDE then
   -- the user's own settings beside the shipped config
   vim.lsp.config('mdseek', { settings = { mdseek = { include = vim.split(vim.env.MDSEEK_INCLUDE, ',') } } })
 end
-vim.cmd('filetype on')
-vim.cmd.edit(vim.fn.fnameescape(assert(vim.env.MDSEEK_FILE)))
-local buf = vim.api.nvim_get_current_buf()
+local buf = h.open()
 
-local client
-if not vim.wait(30000, function()
-  client = vim.lsp.get_clients({ bufnr = buf, name = 'mdseek' })[1]
-  return client ~= nil and client.initialized
-end, 50) then
-  fail('the mdseek client did not attach')
-end
+local client = h.attach(buf)
 
 -- the index's status words, in :messages (the shipped config echoes the
 -- server's progress as it begins and ends)
