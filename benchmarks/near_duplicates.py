@@ -379,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
         help="the data folder's corpus: rhdh (the setting chosen on it) or another "
         "labelled in benchmarks/neardup/CORPUS.tsv (only measured: emanual)",
     )
+    ap.add_argument("--labels", type=Path, help="another labels file (default: the corpus's)")
     ap.add_argument("--candidates", type=int, default=-1, metavar="N")
     ap.add_argument("--all", action="store_true", help="with --candidates: every one")
     ap.add_argument("--chars", type=int, default=360)
@@ -400,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
             secs = sections(eng)
             cands = candidates(secs)
             path = LABELS if args.corpus == "rhdh" else LABELS.with_name(f"{args.corpus}.tsv")
+            path = args.labels or path
             labels = read_labels(path) if path.exists() else {}
             if args.candidates >= 0:
                 n = 0 if args.all else args.candidates
