@@ -148,11 +148,33 @@ class _Reader:
         """The sections of ``rel`` as compared (keyed (path, first section, last
         section): a chunk that merged small sections is one unit); None when a
         chunk has no vector yet."""
-        groups = self.engine.store.chunks.document_section_chunks(rel)
-        self._make(groups)
+        store, kept = self.engine.store.chunks, self.kept
+        groups = store.document_section_chunks(rel, texts=False)  # (id, heading, text hash)
+        todo = {}
+        for key, cs in groups.items():
+            # kept from the check before while its chunks and their texts are the same
+            sig = " ".join(f"{i}:{h}" for i, _, h in cs)
+            was = kept.units.get(key)
+            if was is not None and was[0] == sig:
+                self.made[key] = was[1]
+            else:
+                todo[key] = (sig, cs)
+        if todo:
+            texts = store.texts([c[0] for _, cs in todo.values() for c in cs])
+            self._make(
+                {
+                    key: [(i, heading, texts[i]) for i, heading, _ in cs]
+                    for key, (_, cs) in todo.items()
+                    if all(c[0] in texts for c in cs)
+                }
+            )
+            for key, (sig, cs) in todo.items():
+                u = self.made.get(key)
+                if u is not None:
+                    kept.keep_unit(sig, u, [c[0] for c in cs])
         out = []
         for key in groups:
-            u = self.made[key]
+            u = self.made.get(key)
             if u is None:
                 return None
             if u.words >= self.min_words:
