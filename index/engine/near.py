@@ -143,6 +143,7 @@ class _Reader:
         # past the check), and the check's token: its rows are the same in both
         self.rows: tuple[np.ndarray, np.ndarray] | None = None
         self.token = object()
+        self.own: dict[int, tuple[str, int, int]] = {}  # the note's chunk id -> its section
 
     def units(self, rel: str) -> list[Unit] | None:
         """The sections of ``rel`` as compared (keyed (path, first section, last
@@ -150,6 +151,7 @@ class _Reader:
         chunk has no vector yet."""
         store, kept = self.engine.store.chunks, self.kept
         groups = store.document_section_chunks(rel, texts=False)  # (id, heading, text hash)
+        self.own = {c[0]: key for key, cs in groups.items() for c in cs}
         todo = {}
         for key, cs in groups.items():
             # kept from the check before while its chunks and their texts are the same
@@ -218,8 +220,10 @@ class _Reader:
         if self.rows is None:  # one reading of the matrix for the check's passes
             self.rows = kept.matrix.chunk_rows()
         near = kept.near(unit_vectors(units), threshold - PREFILTER, self.rows, self.token)
-        spans = set()
-        for d, p, f, last, version in kept.spans_of(near, store, self.versions).values():
+        # the note's own chunks: their sections as read for units() (no other read)
+        spans = {(-1, *self.own[i]) for i in near if i in self.own}
+        others = {i for i in near if i not in self.own}
+        for d, p, f, last, version in kept.spans_of(others, store, self.versions).values():
             spans.add((d, p, f, last))
             self.version[p] = version
         todo = {}
