@@ -100,11 +100,11 @@ def _check(
     gap: float | None,
     same_file: float | None,
 ) -> list[NearDuplicate]:
-    read = _Reader(engine, kept, min_words)
+    read = _Reader(engine, kept, min_words, threshold - PREFILTER)
     mine = read.units(rel)
     if mine is None or not mine:
         return []
-    others = read.near(mine, threshold)
+    others = read.near(mine)
     found = pairs(mine, others, threshold, ratio, min_words, gap=None, same_file=same_file)
     if found and gap is not None:
         # each other's own nearest sections: those near it that are not near mine
@@ -114,7 +114,7 @@ def _check(
         partners = list(
             {o.key: o for o in (others[j] for _, j, _ in found) if o.key not in ours}.values()
         )
-        peers = [u for u in read.near(partners, threshold) if u.key not in seen] if partners else []
+        peers = [u for u in read.near(partners) if u.key not in seen] if partners else []
         found = within_gap(found, mine, others, gap, peers, min_words)
     if not found:
         return []
@@ -132,8 +132,9 @@ class _Reader:
     """One call's reads: a section made a :class:`Unit` (its vectors and words)
     once, and of the other files only the sections compared are read."""
 
-    def __init__(self, engine: Engine, kept: _NearRows, min_words: int) -> None:
+    def __init__(self, engine: Engine, kept: _NearRows, min_words: int, floor: float) -> None:
         self.engine = engine
+        self.floor = floor  # a chunk this near a section makes its section a candidate
         self.kept = kept
         self.min_words = min_words
         self.made: dict[tuple[str, int, int], Unit | None] = {}
@@ -145,11 +146,17 @@ class _Reader:
         self.token = object()
         self.own: dict[int, tuple[str, int, int]] = {}  # the note's chunk id -> its section
 
+    def matrix_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.rows is None:  # one reading of the matrix for the check's passes
+            self.rows = self.kept.matrix.chunk_rows()
+        return self.rows
+
     def units(self, rel: str) -> list[Unit] | None:
         """The sections of ``rel`` as compared (keyed (path, first section, last
         section): a chunk that merged small sections is one unit); None when a
         chunk has no vector yet."""
         store, kept = self.engine.store.chunks, self.kept
+        kept.update(self.matrix_rows(), self.floor, self.token)  # what changed, first
         groups = store.document_section_chunks(rel, texts=False)  # (id, heading, text hash)
         self.own = {c[0]: key for key, cs in groups.items() for c in cs}
         todo = {}
@@ -213,13 +220,11 @@ class _Reader:
         vec = unit_vector(np.stack(got))[None, :]
         return Unit(key, vec, body_words([c[2] for c in cs], cs[0][1]), key[0])
 
-    def near(self, units: list[Unit], threshold: float) -> list[Unit]:
-        """The sections with a chunk within :data:`PREFILTER` under ``threshold``
-        of any of ``units``' vectors (only those sections' chunks read)."""
+    def near(self, units: list[Unit]) -> list[Unit]:
+        """The sections with a chunk at the floor (:data:`PREFILTER` under the
+        threshold) of any of ``units``' vectors (only those sections' chunks read)."""
         kept, store = self.kept, self.engine.store.chunks
-        if self.rows is None:  # one reading of the matrix for the check's passes
-            self.rows = kept.matrix.chunk_rows()
-        near = kept.near(unit_vectors(units), threshold - PREFILTER, self.rows, self.token)
+        near = kept.near(unit_vectors(units), self.floor, self.matrix_rows(), self.token)
         # the note's own chunks: their sections as read for units() (no other read)
         spans = {(-1, *self.own[i]) for i in near if i in self.own}
         others = {i for i in near if i not in self.own}
@@ -353,28 +358,35 @@ class _NearRows:
         token: object = None,
     ) -> set[int]:
         """The chunks whose own row has a cosine of at least ``floor`` with any
-        row of ``qs`` (unit vectors). ``rows``: the matrix's chunk rows as read
-        (else read here); ``token``: one object for the passes of one check over
-        the same rows (their fingerprints are not taken again)."""
+        row of ``qs`` (unit vectors). ``rows``, ``token``: see :meth:`update`."""
         ids, mat = self.matrix.chunk_rows() if rows is None else rows
-        if not len(mat) or not len(qs):
-            return set()
-        qs = np.ascontiguousarray(qs, dtype=np.float32)
         with self.lock:
-            if floor != self.floor or len(self.probe) != mat.shape[1]:
-                self._forget(floor, mat.shape[1])
+            self.update((ids, mat), floor, token)
+            if not len(mat) or not len(qs):
+                return set()
+            return self._answer(np.ascontiguousarray(qs, dtype=np.float32), ids, mat, floor)
+
+    def update(self, rows: tuple[np.ndarray, np.ndarray], floor: float, token: object) -> None:
+        """What is kept brought up to the matrix's chunk ``rows`` as read (ids,
+        vectors): a row new, changed or gone drops what was kept of it, and each
+        query kept is compared with the new and changed rows. ``token``: one
+        object for the passes of one check over the same rows (done once)."""
+        ids, mat = rows
+        with self.lock:
+            dim = mat.shape[1] if mat.ndim == 2 else 0
+            if floor != self.floor or len(self.probe) != dim:
+                self._forget(floor, dim)
             if token is not None and token is self.last:  # the rows of the pass before
-                return self._answer(qs, ids, mat, floor)
+                return
             self.last = token
             prints = np.einsum("ij,j->i", mat, self.probe).astype(np.float32)
             marks = (ids << 32) | prints.view(np.uint32).astype(np.int64)
             fresh = ~_within(marks, self.marks)
             gone = set(self.ids[~_within(self.marks, marks)].tolist())
             self._changed(gone | set(ids[fresh].tolist()))
-            update = int(fresh.sum()) * len(self.seen)  # products to bring them up to date
-            if len(self.seen) + len(qs) > self.MAX or update > len(qs) * len(mat):
-                # too many kept, or more rows changed than a fresh look costs (a folder
-                # indexed anew): the queries kept are forgotten
+            if len(self.seen) > self.MAX or 2 * int(fresh.sum()) > len(mat):
+                # too many kept, or most rows new (a folder indexed anew): bringing
+                # them up to date would cost more than a fresh look
                 self.seen = {}
             if self.seen and (fresh.any() or gone):
                 # the rows that changed, against every query kept
@@ -387,7 +399,6 @@ class _NearRows:
                     hits.update(fids[sims[n] >= floor].tolist())
                     self.seen[k] = hits
             self.ids, self.marks = ids, marks
-            return self._answer(qs, ids, mat, floor)
 
     def _answer(self, qs: np.ndarray, ids: np.ndarray, mat: np.ndarray, floor: float) -> set[int]:
         out: set[int] = set()
