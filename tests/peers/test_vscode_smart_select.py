@@ -20,7 +20,9 @@ Inside a table both stop at the cell's content, the cell, the row and (in a
 body row) the body before the table.
 
 All of the peer's tests are ported (the two with several assertions, on
-angle-bracket and image links, split into one case per assertion).
+angle-bracket and image links, split into one case per assertion; its second
+``Smart select without multiple ranges`` repeats the first word for word and is
+one case here).
 """
 
 from __future__ import annotations
