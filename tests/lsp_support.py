@@ -77,6 +77,18 @@ def capabilities(watch: bool = True, progress: bool = True) -> types.ClientCapab
     )
 
 
+def pull_capabilities() -> types.ClientCapabilities:
+    """A client that pulls diagnostics, a document's and the workspace's (with
+    related documents; no refresh)."""
+    caps = capabilities()
+    assert caps.workspace is not None and caps.text_document is not None
+    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(
+        related_document_support=True
+    )
+    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=False)
+    return caps
+
+
 def rename_capabilities() -> types.ClientCapabilities:
     """A client that renames: versioned document changes with file renames,
     willRenameFiles, prepareRename (no file watching, no progress)."""

@@ -31,6 +31,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sqlite3
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -94,6 +96,21 @@ def server_env(path: Iterable[str | Path] = (), **extra: str) -> dict[str, str]:
         env["PYTHONPATH"] = os.pathsep.join([*map(str, path), env.get("PYTHONPATH", "")])
     env.update(extra)
     return env
+
+
+def mdseek(
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """``python -m mdseek ARGS`` as a user runs it, in ``cwd``, with
+    :func:`server_env` (and ``env``); its output captured as text."""
+    return subprocess.run(
+        [sys.executable, "-m", "mdseek", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=server_env(**(env or {})),
+    )
 
 
 def leaks(box: Path, tmp_roots: Iterable[Path], real: Path | None = None) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
-from sandbox import server_env
+from sandbox import mdseek, server_env
 
 from mdseek.index.engine import facade
 from mdseek.index.engine.engine import Engine, SearchResult
@@ -111,16 +111,6 @@ def ws(tmp_path: Path) -> Path:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
     return root
-
-
-def mdseek(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(),
-    )
 
 
 def test_completeness_counts_pending_vectors(ws: Path, tmp_path: Path):

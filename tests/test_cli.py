@@ -9,24 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from sandbox import server_env
+from sandbox import mdseek, server_env
 
 from mdseek import __version__
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-def mdseek(
-    *args: str, cwd: Path | None = None, env: dict | None = None
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(**(env or {})),
-    )
 
 
 def test_version_and_help():

@@ -166,10 +166,8 @@ def test_pathological_patterns_stay_linear_in_the_name(tmp_path):
 
 def test_the_command_line_counts_ignored_files_and_the_flag_turns_them_off(tmp_path):
     import json
-    import subprocess
-    import sys
 
-    from sandbox import server_env
+    from sandbox import mdseek
 
     root = _tree(
         tmp_path / "ws",
@@ -179,15 +177,6 @@ def test_the_command_line_counts_ignored_files_and_the_flag_turns_them_off(tmp_p
             "_site/a.md": "# A copy\n\nglacier\n",
         },
     )
-
-    def mdseek(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "mdseek", *args],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=server_env(),
-        )
 
     r = mdseek("index", str(root), "--no-progress")
     assert r.returncode == 0 and "1 ignored" in r.stdout, r

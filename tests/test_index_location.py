@@ -9,12 +9,10 @@ import re
 import shutil
 import sqlite3
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from sandbox import server_env
+from sandbox import mdseek as cli
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.store import file as store_mod
@@ -22,16 +20,6 @@ from mdseek.index.store.location import IndexLocationError
 from mdseek.index.store.store import APPLICATION_ID, IndexFileError, Store
 
 from conftest import FIXTURES
-
-
-def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
-        capture_output=True,
-        text=True,
-        env=server_env(**(env or {})),
-        timeout=600,
-    )
 
 
 @pytest.fixture()

@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_support import capabilities, config, initialize, open_doc, uri, wait_ready
+from lsp_support import (
+    config,
+    initialize,
+    open_doc,
+    pull_capabilities,
+    uri,
+    wait_ready,
+)
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -143,18 +150,9 @@ def pull_ws(tmp_path_factory) -> Path:
     return make_ws(tmp_path_factory.mktemp("pull"))
 
 
-def pull_caps() -> types.ClientCapabilities:
-    caps = capabilities()
-    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(
-        related_document_support=True
-    )
-    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=False)
-    return caps
-
-
 @pytest_lsp.fixture(scope="module", config=config())
 async def pull_client(lsp_client: LanguageClient, pull_ws: Path):
-    await initialize(lsp_client, pull_ws, caps=pull_caps())
+    await initialize(lsp_client, pull_ws, caps=pull_capabilities())
     yield
     await lsp_client.shutdown_session()
 

@@ -5,9 +5,7 @@ their vectors first, and search is hybrid over the vectors made so far."""
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest_lsp
 from lsp_support import config, initialize, open_doc, request, status, uri
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -67,14 +66,7 @@ async def client(lsp_client: LanguageClient, ws: Path, index_file: Path):
 
 
 async def _until(check, what: str, timeout: float = 300.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = await check()
-        if last:
-            return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{what}: not reached in {timeout}s (last: {last})")
+    return await until(check, timeout=timeout, what=what)
 
 
 async def _search(client: LanguageClient, query: str) -> dict:

@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 import pytest_lsp
-from lsp_support import capabilities, config, initialize, request, uri, wait_ready
+from lsp_support import (
+    config,
+    initialize,
+    pull_capabilities,
+    request,
+    uri,
+    wait_ready,
+)
 from lsprotocol import types
 from pytest_lsp import LanguageClient
 
@@ -34,18 +41,9 @@ def docs(tmp_path_factory) -> Path:
     return ws
 
 
-def pull_caps() -> types.ClientCapabilities:
-    caps = capabilities()
-    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(
-        related_document_support=True
-    )
-    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=False)
-    return caps
-
-
 @pytest_lsp.fixture(scope="module", config=config())
 async def client(lsp_client: LanguageClient, docs: Path):
-    await initialize(lsp_client, docs, caps=pull_caps())
+    await initialize(lsp_client, docs, caps=pull_capabilities())
     yield
     await lsp_client.shutdown_session()
 

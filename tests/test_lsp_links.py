@@ -21,6 +21,7 @@ from lsp_support import (
 )
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from rename_check import apply_edits as apply
 from waiting import until
 
 pytestmark = pytest.mark.slow
@@ -55,29 +56,6 @@ async def client(lsp_client: LanguageClient, ws: Path):
 @pytest.fixture(scope="module")
 async def ready(client: LanguageClient) -> dict:
     return await wait_ready(client)
-
-
-def utf16_to_col(line: str, units: int) -> int:
-    n = 0
-    for i, ch in enumerate(line):
-        if n >= units:
-            return i
-        n += 2 if ord(ch) > 0xFFFF else 1
-    return len(line)
-
-
-def apply(text: str, edits: list[types.TextEdit]) -> str:
-    lines = text.split("\n")
-
-    def offset(p: types.Position) -> int:
-        return sum(len(ln) + 1 for ln in lines[: p.line]) + utf16_to_col(lines[p.line], p.character)
-
-    for e in sorted(
-        edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-    ):
-        a, b = offset(e.range.start), offset(e.range.end)
-        text = text[:a] + e.new_text + text[b:]
-    return text
 
 
 def change(client: LanguageClient, u: str, text: str, version: int) -> None:

@@ -5,8 +5,6 @@ never "ready"."""
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from lsp_support import capabilities, config, open_doc, status
 from lsprotocol import types
 from nvim_support import NVIM, run_nvim
 from pytest_lsp import LanguageClient
+from waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -44,14 +43,7 @@ async def client(lsp_client: LanguageClient, notes: Path):
 
 
 async def _until(check, what: str, timeout: float = 120.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = await check()
-        if last:
-            return last
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"{what}: not reached in {timeout}s (last: {last})")
+    return await until(check, timeout=timeout, what=what)
 
 
 @pytest.mark.asyncio(loop_scope="module")

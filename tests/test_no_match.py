@@ -103,6 +103,11 @@ def test_the_rule_reads_the_cosine_against_the_folders_typical_one():
     assert not retrieve.weak_match({**ev, "every_word": 1.0}, 0.10, 0.375)
     assert not retrieve.weak_match({**ev, "in_parts": 1.0}, 0.10, 0.375)
     assert not retrieve.weak_match(ev, 0.0, 0.375)  # off
+    # a folder more uniform than any measured (one template): read as the most
+    # uniform measured, so a cosine of 0.5 answers there
+    uniform = {**ev, "typical": 0.8, "cosine": 0.5}
+    assert retrieve.TYPICAL_MAX == 0.38 and not retrieve.weak_match(uniform, 0.10, 0.375)
+    assert retrieve.weak_match({**uniform, "cosine": 0.45}, 0.10, 0.375)
     # no typical cosine known (a folder of one section): the raw cosine counts
     assert retrieve.weak_match({**ev, "typical": None, "cosine": 0.05}, 0.10, 0.375)
     assert not retrieve.weak_match({**ev, "typical": None}, 0.10, 0.375)
@@ -286,3 +291,30 @@ def test_the_unanswerable_questions_name_their_corpus():
         mine = [q for q in qs if q["corpus"] == name]
         assert len(mine) >= 30 and all(q["question"] and q["checked"] for q in mine), name
     assert {q["corpus"] for q in qs} == set(spec["corpora"])
+
+
+def test_the_benchmark_ships_each_threshold_the_lower_of_its_two_fits():
+    """benchmarks.no_answer.choose: a rule fitted on each half; shipped, each
+    threshold the lower of the two fits; a check corpus (no unanswerable
+    questions) has no say in the fit."""
+    from benchmarks import no_answer
+
+    def q(cos: float, kw: float = 0.1) -> dict:
+        ev = {"cosine": cos, "typical": 0.2, "keyword": kw, "every_word": 0.0, "in_parts": 0.0}
+        return {"id": "x", "text": "x", "evidence": ev}
+
+    rows = {
+        "a": {
+            "answerable": {"dev": [q(0.45)], "test": [q(0.32)]},
+            "unanswerable": {"dev": [q(0.352)], "test": [q(0.252)]},
+        },
+        "check": {"answerable": {"dev": [q(0.1)], "test": [q(0.1)]}},  # always a false alarm
+    }
+    got = no_answer.choose(rows, 0.05)
+    fits = got["folds"][no_answer.SHIPPED]
+    assert fits == {
+        "dev": [no_answer.SHIPPED, 0.155, 0.15],
+        "test": [no_answer.SHIPPED, 0.055, 0.15],
+    }
+    assert got["shipped"] == [no_answer.SHIPPED, 0.055, 0.15]
+    assert no_answer.wilson(0, 18) == pytest.approx((0.0, 0.176), abs=1e-3)

@@ -9,12 +9,9 @@ is about the same thing and linked with nothing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from sandbox import server_env
+from sandbox import mdseek
 
 NOTES = {
     "a.md": "# Database failover\n\n"
@@ -102,17 +99,6 @@ def test_sections_like_a_paragraph_leave_out_its_sections_links(folder):
     assert ("b.md", "replica-promotion") not in unlinked
     assert ("c.md", "failover-drill") not in unlinked
     assert ("d.md", "database-outage") in unlinked
-
-
-def mdseek(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(),
-    )
 
 
 def test_the_related_verb(folder):

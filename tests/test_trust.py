@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import raw_lsp
 from raw_lsp import RawServer
+from sandbox import mdseek as _cli
 from sandbox import server_env
 
 from mdseek.index.text.files import MAX_GLOB_LENGTH, BadGlob, FileFilter, check_file, matches
@@ -272,13 +273,6 @@ def test_a_crafted_index_in_a_clone_never_shows_its_text(tmp_path):
     assert "PLANTED" not in run.stdout and "nightly backup" in run.stdout, run.stdout
     notice = [ln for ln in run.stderr.splitlines() if "not using the index" in ln]
     assert len(notice) == 1 and "readable or writable by others (mode 755)" in notice[0], run.stderr
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
-        capture_output=True, text=True, env=server_env(), timeout=600,
-    )  # fmt: skip
 
 
 def test_an_index_planted_in_an_archive_is_read_again_and_only_its_true_vectors_kept(tmp_path):

@@ -19,6 +19,7 @@ import pytest_lsp
 from lsp_support import config, initialize, open_doc, wait_ready
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from sandbox import mdseek as _cli
 from sandbox import server_env
 
 from mdseek.index.text.files import FileFilter, check_file, scan
@@ -78,13 +79,6 @@ def test_the_filter_is_applied_to_what_a_symlink_points_at(tmp_path):
         assert check_file(ws, Path(name), flt) is None, name
     found = check_file(ws, ws / "alias.md", flt)
     assert found is not None and found.source == ws.resolve() / "a.md"
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
-        capture_output=True, text=True, env=server_env(), timeout=600,
-    )  # fmt: skip
 
 
 @pytest.mark.slow

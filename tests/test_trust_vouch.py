@@ -14,18 +14,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from sandbox import mdseek as _cli
 from sandbox import server_env
 
 pytestmark = pytest.mark.slow
 
 NOTE = "# Backups\n\nThe nightly backup of the wombat database runs at two.\n"
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
-        capture_output=True, text=True, env=server_env(), timeout=600,
-    )  # fmt: skip
 
 
 def vouched_folder(tmp_path: Path) -> Path:

@@ -5,13 +5,11 @@ stderr."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from raw_lsp import RawServer
+from sandbox import mdseek
 
 from mdseek.index.search import requests
 from mdseek.lsp.mcp import args as mcp_args
@@ -20,16 +18,6 @@ BAD_GLOB = (
     "bad path glob '[bad': globs here know *, ** and ? but no [...] "
     "(for a bracket in a name, put ? in its place)"
 )
-
-
-def mdseek(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ,
-    )
 
 
 @pytest.fixture()

@@ -14,6 +14,7 @@ front ends convert.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
@@ -245,11 +246,9 @@ def search(engine: Engine, request: SearchRequest) -> SearchResponse:
         if not only:
             why = "; ".join(notes) or f"no note matches {request.filter}"
             return SearchResponse([], request.mode, why)
+    fetch = max(request.limit, GLOB_FETCH) if paths else request.limit
     resp = engine.search(
-        request.query,
-        limit=max(request.limit, GLOB_FETCH) if paths else request.limit,
-        mode=request.mode,
-        explain=request.explain,
+        dataclasses.replace(request, limit=fetch),
         only_paths=only,
         depth=FILTER_DEPTH if only is not None else None,
     )

@@ -11,16 +11,17 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ..model.rerank import Reranker
 from ..search import retrieve
 from ..search.query import Query, QueryTerms, words_of
-from ..search.requests import Mode
+from ..search.requests import Mode, SearchRequest
 from ..store.chunks import Chunks
 from ..store.store import SectionRow
-from ..text.files import relpath
+from ..text.files import display_path, relpath
 from ..text.snippet import plain_text, snippet
 from .dense_side import DenseSide
 from .lexical_side import LexicalSide
@@ -51,6 +52,31 @@ class SearchResult:
         if d["explain"] is None:
             del d["explain"]
         return d
+
+    def as_json(self, heading: str) -> dict:
+        """The result as the front ends' JSON shows it (``mdseek search --json``,
+        ``mdseek/search``): lines 1-based and inclusive, ``heading`` as the file
+        writes it (inline markup kept) beside ``heading_text``, plain; ``explain``
+        only when the search asked for it."""
+        first, last = self.lines()
+        out = {
+            "path": display_path(self.path),
+            "heading": heading,
+            "heading_text": self.heading,
+            "breadcrumb": self.breadcrumb,
+            "anchor": self.slug,
+            "level": self.level,  # the heading's level (a picker's icon)
+            "start_line": first,
+            "end_line": last,
+            "heading_line": self.heading_lines()[0],
+            "score": self.score,
+            "lexical_rank": self.lexical_rank,
+            "dense_rank": self.dense_rank,
+            "snippet": self.snippet,
+        }
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out
 
     def lines(self) -> tuple[int, int]:
         """(first, last) line of the section, 1-based and inclusive: what people,
@@ -173,21 +199,27 @@ class Searcher:
 
     def search(
         self,
-        query: str | Query,
-        limit: int = 10,
-        mode: Mode = Mode.HYBRID,
+        request: SearchRequest | Query | str,
+        *,
         prefix_last: bool = False,
         wait_for_model: bool = True,
         exclude_path: str | None = None,
-        explain: bool = False,
         only_paths: frozenset[str] | None = None,
         depth: int | None = None,
+        **options: Any,
     ) -> SearchResponse:
-        """Sections ranked for ``query`` (text, read by :meth:`parse_query`, or a
-        :class:`Query`); ``explain`` adds each result's score parts;
-        ``only_paths``: sections of these documents only (a filter), from the
-        best ``depth`` chunks of each retriever."""
-        q = query if isinstance(query, Query) else self.parse_query(query, prefix_last)
+        """Sections ranked for ``request`` (the search, its options read here: the
+        query, ``limit``, ``mode``, ``explain``, which adds each result's score
+        parts). A :class:`Query` or a text (read by :meth:`parse_query`) makes one
+        with ``options`` (tests, benchmarks, related sections). The engine's own
+        knobs beside it: ``only_paths``, sections of these documents only (a
+        filter), from the best ``depth`` chunks of each retriever; ``exclude_path``;
+        ``wait_for_model`` False, lexical while the model loads."""
+        if not isinstance(request, SearchRequest):
+            if not isinstance(request, Query):
+                request = self.parse_query(request, prefix_last)
+            request = SearchRequest(request, **{"mode": Mode.HYBRID, **options})
+        q, limit, mode, explain = request.query, request.limit, request.mode, request.explain
         if not q.seeded and not q.prefix_last and not q.blank:
             weak = q.unsearchable()
             if weak is not None:  # nothing to rank by: say so instead of confident scores

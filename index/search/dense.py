@@ -235,6 +235,12 @@ class DenseIndex:
             hit = rows[(sims >= floor).any(axis=1)]
             return {int(k) for k in self.keys[hit].tolist()}
 
+    def chunk_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks' own rows (not passages'): their chunk ids and vectors, copied."""
+        with self._lock:
+            rows = np.flatnonzero(self.alive & (self.keys >= 0))
+            return self.keys[rows], self.mat[rows]
+
     def best_rows(self, q: np.ndarray, ids) -> dict[int, tuple[float, int]]:
         """For each of ``ids`` with a vector: (best cosine among its rows, the
         key of that row: the chunk id itself, or minus a passage id)."""

@@ -30,7 +30,11 @@ class SearchRequest:
     :func:`path_wanted`; a filter on results) and whether each result says
     why it ranked (``explain``), and the tags and front-matter fields a
     result's note must have (``filter``, :mod:`.filters`; a filter on results
-    too). Values come checked by this module's checks."""
+    too). Values come checked by this module's checks.
+
+    Every search option is a field here, once: a front end names the ones it
+    sets (:meth:`make`), the layers between hand the value down whole, and the
+    searcher reads it (:meth:`Searcher.search`)."""
 
     query: Query
     limit: int = 10
@@ -39,19 +43,18 @@ class SearchRequest:
     explain: bool = False
     filter: Filter = NO_FILTER
 
+    def __post_init__(self) -> None:  # a mode by its word, globs as any sequence
+        object.__setattr__(self, "mode", Mode(self.mode))
+        object.__setattr__(self, "paths", tuple(self.paths))
+
     @classmethod
     def make(
-        cls,
-        text: str,
-        limit: int = 10,
-        mode: Mode | str = DEFAULT_MODE,
-        paths: Sequence[str] = (),
-        explain: bool = False,
-        prefix_last: bool = False,
-        filter: Filter = NO_FILTER,
+        cls, text: str, *fields: Any, prefix_last: bool = False, **options: Any
     ) -> SearchRequest:
-        """``prefix_last``: as you type, the last word may be a prefix."""
-        return cls(Query.parse(text, prefix_last), limit, Mode(mode), tuple(paths), explain, filter)
+        """A search for ``text`` with the fields after ``query`` (in their order,
+        or by name: ``limit``, ``mode``, ...); ``prefix_last``: as you type, the
+        last word may be a prefix."""
+        return cls(Query.parse(text, prefix_last), *fields, **options)
 
     @property
     def text(self) -> str:

@@ -15,7 +15,6 @@ import threading
 from typing import TYPE_CHECKING
 
 from mdseek.index.api import Mode, is_damage, requests
-from mdseek.index.text.files import display_path
 
 from .common import CliError, UsageError, folder_for, load_reranker, shown
 from .progress import Progress
@@ -28,9 +27,9 @@ def cmd_search(args: argparse.Namespace) -> int:
     try:  # the same checks and words as MCP and the language server
         request = requests.SearchRequest.make(
             requests.check_query(args.query),
-            requests.check_limit(args.limit),
-            requests.check_mode(args.mode),
-            requests.check_globs(args.path),
+            limit=requests.check_limit(args.limit),
+            mode=requests.check_mode(args.mode),
+            paths=requests.check_globs(args.path),
             explain=args.explain,
             filter=requests.check_filter(args.tag, args.where),
         )
@@ -167,26 +166,8 @@ def _where_lines(w: dict) -> str:
 
 def json_result(folder: Folder, r) -> dict:
     """One result of ``search --json``: lines 1-based and inclusive, the heading
-    as written (and as plain text), as MCP has them."""
-    first, last = r.lines()
-    out = {
-        "path": display_path(r.path),
-        "heading": folder.heading_as_written(r),
-        "heading_text": r.heading,
-        "breadcrumb": r.breadcrumb,
-        "anchor": r.slug,
-        "level": r.level,
-        "start_line": first,
-        "end_line": last,
-        "heading_line": r.heading_lines()[0],
-        "score": r.score,
-        "lexical_rank": r.lexical_rank,
-        "dense_rank": r.dense_rank,
-        "snippet": r.snippet,
-    }
-    if r.explain is not None:
-        out["explain"] = r.explain
-    return out
+    as written (and as plain text), as MCP has them (:meth:`SearchResult.as_json`)."""
+    return r.as_json(folder.heading_as_written(r))
 
 
 def _explain_terms(ex: dict) -> str:

@@ -382,7 +382,7 @@ def build_server(folders: Folders) -> CheckedServer:
         for f in asked:
             f.changed()
         request = SearchRequest.make(
-            query, limit, mode, wanted, filter=requests.check_filter(tag, where)
+            query, limit=limit, mode=mode, paths=wanted, filter=requests.check_filter(tag, where)
         )
         answer = (
             search_folders(request, list(asked), paths=asked)

@@ -120,27 +120,11 @@ def range_json(rng: types.Range) -> dict:
 
 
 def search_result_json(r: SearchResult, uri: str, rng: types.Range, heading: str) -> dict:
-    """One result of ``mdseek/search`` (the VS Code client depends on exactly these keys;
-    ``explain`` only when the request asked for it). ``heading``: as written,
-    inline markup kept; ``heading_text`` beside it is plain."""
-    out = {
-        "uri": uri,
-        "path": display_path(r.path),
-        "heading": heading,
-        "heading_text": r.heading,
-        "breadcrumb": r.breadcrumb,
-        "level": r.level,  # the heading's level (the picker's icon)
-        "range": range_json(rng),  # 0-based, LSP's
-        "start_line": r.lines()[0],  # 1-based, inclusive, like the CLI and MCP
-        "end_line": r.lines()[1],
-        "score": r.score,
-        "snippet": r.snippet,
-        "lexical_rank": r.lexical_rank,
-        "dense_rank": r.dense_rank,
-    }
-    if r.explain is not None:
-        out["explain"] = r.explain
-    return out
+    """One result of ``mdseek/search`` (the VS Code client depends on these keys;
+    ``explain`` only when the request asked for it): the CLI's JSON
+    (:meth:`SearchResult.as_json`; ``heading`` as written, inline markup kept,
+    ``heading_text`` plain), with the section's ``uri`` and its 0-based LSP ``range``."""
+    return {"uri": uri, **r.as_json(heading), "range": range_json(rng)}
 
 
 # -- hover --------------------------------------------------------------------

@@ -59,24 +59,12 @@ def _rows(ws: Workspace, hits: list[Hit]) -> list[Row]:
     return rows
 
 
-async def search(
-    ws: Workspace,
-    query: str,
-    limit: int,
-    prefix_last: bool,
-    explain: bool = False,
-    paths: tuple[str, ...] = (),
-    filter: Filter | None = None,
-) -> tuple[Answer, list[Row]]:
-    """A query over every open folder (:func:`search_folders`), best first;
-    ``filter``: the tags and front-matter fields a result's note must have."""
+async def search(ws: Workspace, request: SearchRequest) -> tuple[Answer, list[Row]]:
+    """A search over every open folder (:func:`search_folders`), best first."""
     roots = list(ws.roots)
     if not roots:
         return Answer(Mode.LEXICAL, False, [NO_FOLDER]), []
     token = CancelToken()
-    request = SearchRequest.make(
-        query, limit, settings.DEFAULT_MODE, paths, explain, prefix_last, filter or Filter()
-    )
     try:
         answer = await asyncio.to_thread(search_folders, request, [r.folder for r in roots], token)
         rows = await asyncio.to_thread(_rows, ws, answer.hits)
@@ -115,7 +103,8 @@ async def workspace_symbols(ws: Workspace, query: str) -> list[types.SymbolInfor
         # a filter alone ranks nothing (a lone #tag lists its uses: tags.py); nor
         # does a query of nothing searchable (a lone surrogate, NUL)
         return []
-    answer, rows = await search(ws, words, ws.settings.search_limit, prefix_last=True, filter=flt)
+    asked = SearchRequest.make(words, prefix_last=True, limit=ws.settings.search_limit, filter=flt)
+    answer, rows = await search(ws, asked)
     symbols = [F.symbol_information(r, uri, rng) for r, uri, rng, _ in rows]
     note = answer.note
     if symbols and note and note.startswith(NO_GOOD_MATCH):
@@ -165,15 +154,14 @@ def _note_row(words: str, where: types.Location) -> types.SymbolInformation:
 async def search_request(ws: Workspace, params: SearchParams) -> dict:
     """The answer to ``mdseek/search`` (the VS Code client depends on this shape)."""
     limit = min(params.limit or ws.settings.search_limit, settings.MAX_LIMIT)
-    answer, rows = await search(
-        ws,
+    request = SearchRequest.make(
         params.query,
-        limit,
-        prefix_last=False,
+        limit=limit,
         explain=params.explain,
         paths=params.path,
         filter=requests.check_filter(params.tag, params.where),
     )
+    answer, rows = await search(ws, request)
     out: dict[str, Any] = {
         "mode": answer.mode,
         "complete": answer.complete,
