@@ -231,9 +231,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "codeLens", "choice", "nonzero",
-        '"N references" above headings: nonzero = where links point, all, off (the client '
-        "filters the server's lenses)",
-        server=False, choices=("nonzero", "all", "off"), vscode_default=SAME,
+        '"N references" above headings: nonzero = only where links point, all = every heading '
+        "(0 references too), off = none",
+        choices=("nonzero", "all", "off"), vscode_default=SAME,
     ),
     Setting(
         "suggestLinksWhileTyping", "boolean", True,

@@ -128,3 +128,22 @@ def test_status_progress_and_paths(tmp_path: Path):
     assert "index file:" in r.stdout and "chunks:" in r.stdout
     st = json.loads(mdseek("status", str(ws), "--db", str(db), "--json").stdout)
     assert st["model_error"] is None  # JSON keeps its types
+
+
+def test_main_in_process_leaves_the_hosts_log_handlers_alone(monkeypatch, capsys, caplog):
+    """main() called by a host that already logs (here pytest) filters and replaces only
+    the handlers it made: the host still hears the engine's model-load errors, and a
+    second call does not stack a second progress handler."""
+    import logging
+
+    from mdseek.lsp.cli import main
+
+    monkeypatch.setenv("MDSEEK_THREADS", "many")  # a usage error: nothing is opened
+    assert main(["status", "."]) == 2
+    assert main(["status", "."]) == 2
+    capsys.readouterr()
+    with caplog.at_level(logging.WARNING):
+        logging.getLogger("mdseek.index.engine").error("cannot load embedding model 'x'")
+    assert [r.message for r in caplog.records] == ["cannot load embedding model 'x'"]
+    progress = logging.getLogger("mdseek.progress").handlers
+    assert [type(h) for h in progress].count(logging.StreamHandler) == 1

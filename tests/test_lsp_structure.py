@@ -15,6 +15,7 @@ import pytest_lsp
 from lsp_support import capabilities, config, initialize, open_doc, plain, uri
 from lsprotocol import types
 from pytest_lsp import LanguageClient
+from waiting import until
 
 pytestmark = pytest.mark.slow
 
@@ -207,38 +208,36 @@ async def test_selection_ranges(client: LanguageClient) -> None:
 
     guide, document = rng(4, 0, 39, 19), rng(0, 0, 39, 19)
     install = rng(8, 0, 26, 7)
+    under = [rng(9, 0, 26, 7), install, rng(5, 0, 39, 19), guide, document]  # content, section
     assert chain(res[0]) == [
-        rng(23, 19, 23, 25),  # the word
+        rng(23, 15, 23, 25),  # the link's text (no word: the editor's own)
         rng(23, 14, 23, 58),  # the link
         rng(23, 0, 23, 64),  # the paragraph
+        rng(22, 0, 26, 7),  # ### Détails's content
         rng(21, 0, 26, 7),  # ### Détails
-        install,
-        guide,
-        document,
+        *under,
     ]
     assert chain(res[1]) == [
-        rng(13, 4, 13, 10),  # the word
         rng(13, 0, 14, 16),  # the nested item's paragraph (= the item, = the nested list)
         rng(12, 0, 14, 16),  # the second item
         rng(10, 0, 14, 16),  # the list
-        install,
-        guide,
-        document,
+        rng(9, 0, 19, 3),  # ## Install's text before its subsection
+        *under,
     ]
 
 
 async def test_code_lens_counts_references(client: LanguageClient) -> None:
+    """codeLens "nonzero" (the default): lenses on the headings a link reaches only,
+    counted and sent with their command; "all": every heading, counted on resolve
+    (0 references too); "off": none."""
     ws: Path = WS["ws"]
     other = uri(ws / "other file.md")
-    lenses = await client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=other))
-    )
-    assert [ln.range for ln in lenses] == [rng(0, 0, 0, 7), rng(2, 0, 2, 13), rng(6, 0, 6, 14)]
-    resolved = [await client.code_lens_resolve_async(ln) for ln in lenses]
-    cmds = [ln.command for ln in resolved]
-    assert all(c is not None for c in cmds)
-    assert [c.title for c in cmds if c] == ["1 reference", "0 references", "2 references"]
-    first, _, second = cmds
+    params = types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=other))
+    lenses = await client.text_document_code_lens_async(params)
+    assert [ln.range for ln in lenses] == [rng(0, 0, 0, 7), rng(6, 0, 6, 14)]  # not ## First part
+    cmds = [ln.command for ln in lenses]
+    assert [c.title for c in cmds if c] == ["1 reference", "2 references"]
+    first, second = cmds
     assert first is not None and second is not None
     assert first.command == "mdseek.showReferences"
     guide = WS["guide"]
@@ -252,6 +251,28 @@ async def test_code_lens_counts_references(client: LanguageClient) -> None:
         (loc["range"]["start"]["line"], loc["range"]["start"]["character"])
         for loc in plain(second.arguments)[2]
     ) == [(23, 14), (30, 4)]
+    assert [(await client.code_lens_resolve_async(ln)).command for ln in lenses] == cmds
+
+    async def lenses_with(mode: str) -> list[types.CodeLens]:
+        client.set_configuration({"codeLens": mode}, section="mdseek")
+        client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={}))
+        want = {"all": 3, "off": 0, "nonzero": 2}[mode]
+        return await until(
+            lambda: client.text_document_code_lens_async(params),
+            lambda found: len(found or []) == want,
+            timeout=10,
+            what=f"codeLens {mode} applied",
+        )
+
+    try:
+        every = await lenses_with("all")
+        assert all(ln.command is None for ln in every)  # counted when the editor shows them
+        resolved = [await client.code_lens_resolve_async(ln) for ln in every]
+        titles = [ln.command.title for ln in resolved if ln.command]
+        assert titles == ["1 reference", "0 references", "2 references"]
+        assert not await lenses_with("off")
+    finally:
+        await lenses_with("nonzero")
 
 
 def _json(a: int, b: int, c: int, d: int) -> dict:

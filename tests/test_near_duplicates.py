@@ -11,6 +11,7 @@ import numpy as np
 
 from mdseek.index.api import near_duplicates
 from mdseek.index.engine.engine import Engine
+from mdseek.index.engine.near import _NearRows, forget_near_rows
 from mdseek.index.search.dense import DenseIndex
 from mdseek.index.search.neardup import Unit, body_words, comparable, pairs
 
@@ -55,6 +56,20 @@ def test_each_of_a_pair_is_within_the_gap_of_its_own_nearest():
     assert len(pairs([a], [c], threshold=0.79, peers=[unit("b", NEAR_A, words=5)])) == 1
 
 
+def test_two_sections_of_one_file_pair_only_at_the_threshold_of_one_file():
+    # one template written twice for other ends ("enable" and "disable") sits in
+    # one file; copies that drift apart sit in two
+    a = Unit("a", unit("a", A).vectors, 100, "install.md")
+    b = Unit("b", unit("b", NEAR_A).vectors, 100, "install.md")
+    elsewhere = Unit("b", b.vectors, 100, "upgrade.md")
+    assert pairs([a], [b]) == []  # never, as shipped
+    assert [(i, j) for i, j, _ in pairs([a], [elsewhere])] == [(0, 0)]
+    assert [(i, j) for i, j, _ in pairs([a], [b], same_file=0.95)] == [(0, 0)]  # 0.96
+    assert pairs([a], [b], same_file=0.97) == []
+    # a unit of no known file is of none: hand-made units pair as before
+    assert [(i, j) for i, j, _ in pairs([unit("a", A)], [unit("b", NEAR_A)])] == [(0, 0)]
+
+
 def test_lengths_must_be_comparable_and_not_tiny():
     assert comparable(100, 90) and comparable(90, 100)  # the default: within 10%
     assert not comparable(100, 89)
@@ -90,6 +105,30 @@ def test_the_matrix_finds_chunks_near_any_query_row():
     m.remove([2])
     assert m.chunks_near(q, 0.9) == {1}
     assert m.chunks_near(np.zeros((0, 3), np.float32), 0.0) == set()
+
+
+def test_the_rows_near_a_section_are_kept_and_brought_up_to_date():
+    # the check after a save compares only what changed: the answer is the
+    # matrix's own (chunks_near) after rows are added, removed or overwritten
+    rng = np.random.default_rng(7)
+
+    def rows(n: int) -> np.ndarray:
+        m = rng.standard_normal((n, 8)).astype(np.float32)
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+    m = DenseIndex()
+    m.add(np.arange(1, 41), rows(40))
+    qs = rows(5)
+    kept = _NearRows(m)
+    assert kept.near(qs, 0.3) == m.chunks_near(qs, 0.3) != set()
+    near_q0 = sorted(m.chunks_near(qs[:1], 0.3))
+    m.remove(near_q0[:1])  # a row gone
+    m.add(np.array([41, 42]), np.stack([qs[0], -qs[1]]))  # rows new: one near q0
+    m.add(np.array([near_q0[1]]), -qs[0][None, :])  # a row overwritten in place
+    assert kept.near(qs, 0.3) == m.chunks_near(qs, 0.3)
+    assert 41 in kept.near(qs[:1], 0.3) and near_q0[1] not in kept.near(qs[:1], 0.3)
+    assert kept.near(qs[:2], 0.3) == m.chunks_near(qs[:2], 0.3)  # kept queries only
+    assert kept.near(qs, 0.5) == m.chunks_near(qs, 0.5)  # another floor: all again
 
 
 STEPS = (
@@ -152,5 +191,64 @@ def test_a_folder_s_near_duplicates_both_ways_with_their_places(tmp_path: Path):
         assert near_duplicates(eng, "notes.md") == []
         # a stricter threshold finds nothing
         assert near_duplicates(eng, "install-aks.md", threshold=0.9999) == []
+    finally:
+        eng.close()
+
+
+def test_a_copy_in_the_same_file_is_not_flagged(tmp_path: Path):
+    root = tmp_path / "docs"
+    root.mkdir()
+    (root / "portal.md").write_text(
+        f"# Portal\n\n## Install on AKS\n\n{STEPS}\n\n"
+        f"## Install on EKS\n\n{STEPS.replace('1.28', '1.29')}\n\n## Backups\n\n{BACKUP}\n"
+    )
+    eng = Engine(root, index_path=tmp_path / "index.sqlite")
+    try:
+        eng.models.embedder.load()
+        eng.index()
+        assert near_duplicates(eng, "portal.md") == []
+        # at a threshold of one file, the two name each other
+        found = near_duplicates(eng, "portal.md", same_file=0.5)
+        assert [(d.section.heading, d.other.heading) for d in found] == [
+            ("Install on AKS", "Install on EKS"),
+            ("Install on EKS", "Install on AKS"),
+        ]
+    finally:
+        eng.close()
+
+
+def test_a_check_after_saves_answers_as_a_fresh_one(tmp_path: Path):
+    # what a check keeps for the next (rows near each section, other files'
+    # sections while their version stays) never changes what is flagged
+    root = _folder(tmp_path / "docs")
+    eng = Engine(root, index_path=tmp_path / "index.sqlite")
+
+    def found(rel: str) -> list[tuple[str, int, str, int]]:
+        return [
+            (d.section.path, d.section.start_line, d.other.path, d.other.start_line)
+            for d in near_duplicates(eng, rel, threshold=0.8)  # the short copy: 0.85
+        ]
+
+    try:
+        eng.models.embedder.load()
+        eng.index()
+        assert found("install-aks.md") == [("install-aks.md", 2, "install-eks.md", 4)]
+        # a copy of the backups section lands in the other guide
+        eks = root / "install-eks.md"
+        eks.write_text(eks.read_text() + f"\n## Backups\n\n{BACKUP}\n")
+        eng.index_file(eks)
+        kept = found("install-aks.md")
+        forget_near_rows(eng)
+        assert kept == found("install-aks.md")
+        assert kept == [
+            ("install-aks.md", 2, "install-eks.md", 4),
+            ("install-aks.md", 6, "install-eks.md", 12),
+        ]
+        # the prerequisites drift apart: that pair goes
+        eks.write_text(eks.read_text().replace(STEPS.replace("1.28", "1.29"), BACKUP[::-1]))
+        eng.index_file(eks)
+        kept = found("install-aks.md")
+        forget_near_rows(eng)
+        assert kept == found("install-aks.md") == [("install-aks.md", 6, "install-eks.md", 12)]
     finally:
         eng.close()

@@ -278,11 +278,16 @@ class Searcher:
             unscored,
             q.rare_rule_input,
         )
-        ev = retrieve.evidence(ranked)
-        no_match = (
+        ev = retrieve.evidence(
+            ranked,
+            self._dense.matrix.typical() if q.vector is not None else None,
             not q.seeded
-            and retrieve.weak_match(ev, *retrieve.weak_for(self._models.model_id, self.ranking))
-            and not self._holds_every_word(q, lists.get("lexical"))
+            and q.vector is not None
+            and self._holds_every_word(q, lists.get("lexical")),
+            q.ask is not None,
+        )
+        no_match = not q.seeded and retrieve.weak_match(
+            ev, *retrieve.weak_for(self._models.model_id, self.ranking)
         )
         if not q.seeded and len(lists) == 2:
             # hybrid: what meaning alone found weakly is left out (lexical and dense

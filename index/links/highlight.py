@@ -7,7 +7,8 @@ other places of the same document that name what the cursor names.
   document to that heading (their fragments), and the heading itself when it is
   in this document.
 * On a link's path (``other.md``, ``./cat.gif``, a URL): every link of the
-  document to that file (their paths, whatever fragment follows), or to that URL.
+  document to that file (their paths, whatever fragment follows), or to that URL
+  (autolinks ``<https://...>`` too, :mod:`.autolinks`).
 
 Links are the document's sites (:func:`.sites.link_sites`: inline links,
 images, definitions, wiki links), so each range is the part of a destination
@@ -20,6 +21,7 @@ import posixpath
 from collections.abc import Callable, Sequence
 
 from ..text.document import Heading, ParsedDocument
+from .autolinks import Autolink
 from .check import Span
 from .links import Link, Target, find_heading
 from .sites import Site, link_sites
@@ -60,6 +62,7 @@ def highlights(
     col: int,
     resolve: Resolve,
     links: Sequence[Link] | None = None,
+    autolinks: Sequence[Autolink] = (),
 ) -> list[Span]:
     """The places of ``doc`` (workspace path ``rel``) to highlight for the
     cursor at (``line``, ``col``), in source order; [] when it is on none."""
@@ -67,6 +70,11 @@ def highlights(
     head = next((h for h in doc.headings if h.line <= line < h.end_line), None)
     on: Site | None = None
     on_fragment = False
+    auto = next((a for a in autolinks if a.line == line and a.start <= col <= a.end), None)
+    if auto is not None:
+        return _same_url(
+            "url:" + auto.url, sites, {id(s): resolve(s.link) for s in sites}, autolinks
+        )
     if head is None:
         for s in sites:
             path_part, frag = s.parts()
@@ -98,8 +106,18 @@ def highlights(
     key = _key(targets[id(on)], on.link)
     if key is None:
         return []
-    for s in sites:
-        path_part = s.parts()[0]
-        if path_part[1] and _key(targets[id(s)], s.link) == key:
-            out.append(_span(s, path_part))
-    return out
+    return _same_url(key, sites, targets, autolinks)
+
+
+def _same_url(
+    key: str, sites: Sequence[Site], targets: dict[int, Target], autolinks: Sequence[Autolink]
+) -> list[Span]:
+    """The paths of the links leading to ``key`` (a file or a URL), and the
+    autolinks to that URL, in source order."""
+    out = [
+        _span(s, s.parts()[0])
+        for s in sites
+        if s.parts()[0][1] and _key(targets[id(s)], s.link) == key
+    ]
+    out += [Span(a.line, a.start, a.line, a.end) for a in autolinks if "url:" + a.url == key]
+    return sorted(out, key=lambda sp: (sp.line, sp.start))

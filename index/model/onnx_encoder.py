@@ -14,7 +14,9 @@ runs the graph and L2-normalises.
 from __future__ import annotations
 
 import json
+import logging
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,9 @@ import numpy as np
 
 MANIFEST = "manifest.json"
 COUNT_SLICE = 512  # texts per tokenizer call when only counts are wanted
+log = logging.getLogger(__name__)
+_arena_lock = threading.Lock()
+_arena: bool | None = None  # the process's shared CPU arena: registered, failed, not yet
 FORMAT = 4  # 4: fused graph (transformer optimizer). Bump when the folder layout or the graph's contract changes
 
 
@@ -51,7 +56,34 @@ def session_options(threads: int, fused: bool = False) -> Any:
     # Worker threads that spin between ops burn a shared machine's cores for nothing.
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     so.log_severity_level = 3
+    if shared_arena():
+        so.add_session_config_entry("session.use_env_allocators", "1")
     return so
+
+
+def shared_arena() -> bool:
+    """One CPU memory arena for every session of this process (registered
+    once). A session's arena keeps the activations of its largest batch, and
+    the bulk work has two sessions (threads by demand: two threads, and one
+    while a request waits): at 8 texts of ~256 tokens each one kept ~116 MB of
+    int8 activations, one shared arena keeps ~120 MB for both
+    (benchmarks/README.md, "Memory at 10,000 notes"). False if ONNX Runtime
+    refuses (each session then has its own, as before)."""
+    global _arena
+    with _arena_lock:
+        if _arena is None:
+            import onnxruntime as ort
+
+            try:
+                cpu = ort.OrtMemoryInfo(
+                    "Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT
+                )
+                ort.create_and_register_allocator(cpu, ort.OrtArenaCfg(0, -1, -1, -1))
+                _arena = True
+            except Exception as exc:  # an older or stripped onnxruntime: per-session arenas
+                log.debug("no shared ONNX Runtime arena: %s", exc)
+                _arena = False
+        return _arena
 
 
 def token_order(lengths: list[int]) -> list[int]:

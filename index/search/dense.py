@@ -24,6 +24,8 @@ import numpy as np
 # retrieval v3's 30-word passages; 0 for sentence-run passages, chosen on the
 # pooled human-question judge's dev half (benchmarks/README.md, "Retrieval v4").
 PASSAGE_DISCOUNT = 0.0
+GROW = 8  # a full matrix grows by 1/GROW of its rows (room held: at most an eighth)
+MIN_ROWS = 1024  # the smallest buffer
 
 
 def cosines(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -31,6 +33,13 @@ def cosines(mat: np.ndarray, q: np.ndarray) -> np.ndarray:
     vectors (rows of ``q``: a long query read in parts), its best cosine among them."""
     sims = mat @ q.astype(np.float32).T
     return sims if sims.ndim == 1 else sims.max(axis=1)
+
+
+def _owned(a: np.ndarray, dtype: type) -> np.ndarray:
+    """``a`` as a C-ordered array of ``dtype`` that owns its memory (copied only if need be)."""
+    if a.dtype == dtype and a.flags.c_contiguous and a.flags.owndata:
+        return a
+    return np.array(a, dtype=dtype, order="C")
 
 
 class DenseIndex:
@@ -43,8 +52,16 @@ class DenseIndex:
         self.owners = np.zeros(0, dtype=np.int64)  # the chunk each row scores
         self.mat = np.zeros((0, 0), dtype=np.float32)
         self.alive = np.zeros(0, dtype=bool)
+        # the buffers the four arrays above are views of (rows beyond them: room to grow)
+        self._mbuf, self._kbuf, self._obuf = self.mat, self.keys, self.owners
+        self._abuf = self.alive
         self._row: dict[int, int] = {}  # key -> row
         self._rows_of: dict[int, list[int]] = {}  # chunk id -> its live rows
+        # the live chunk rows' (not passages') sum and sum of squared norms, kept
+        # as rows come and go: the folder's typical cosine (:meth:`typical`)
+        self._sum = np.zeros(0, dtype=np.float64)
+        self._sumsq = 0.0
+        self._chunks = 0
 
     def __len__(self) -> int:
         """Chunks with at least one vector row."""
@@ -72,11 +89,35 @@ class DenseIndex:
                 own = np.concatenate([own, owners.astype(np.int64)])
                 m = np.concatenate([mat, passage_mat]) if len(mat) else passage_mat
         with self._lock:
-            self.keys = keys.copy()
-            self.owners = own.copy()
-            self.mat = np.ascontiguousarray(m, dtype=np.float32)
-            self.alive = np.ones(len(keys), dtype=bool)
+            self._own(keys, own, m)
             self._reindex()
+            self._recount()
+
+    def _recount(self) -> None:
+        own = self.mat[self.alive & (self.keys >= 0)] if self.mat.size else self.mat[:0]
+        self._sum = own.sum(axis=0, dtype=np.float64)
+        self._sumsq = float(np.einsum("ij,ij->", own, own, dtype=np.float64))
+        self._chunks = len(own)
+
+    def _count(self, row: int, sign: float) -> None:
+        if self.keys[row] >= 0:
+            v = self.mat[row].astype(np.float64)
+            self._sum = self._sum + sign * v if self._sum.size else sign * v
+            self._sumsq += sign * float(v @ v)
+            self._chunks += int(sign)
+
+    def typical(self) -> float | None:
+        """The folder's typical cosine between two of its chunks: the mean cosine
+        over all pairs of distinct chunk vectors (their own, not passages'),
+        ``(|sum|^2 - sum of |v|^2) / (n (n - 1))``, from running sums (no pass
+        over the matrix). A narrow folder (one product's manual) runs higher than
+        a wide one, and its unrelated sections' cosines to a query with it:
+        what "close" means there (:func:`retrieve.weak_match`). None under two chunks."""
+        with self._lock:
+            n = self._chunks
+            if n < 2:
+                return None
+            return float((self._sum @ self._sum - self._sumsq) / (n * (n - 1)))
 
     def _reindex(self) -> None:
         self._row = {int(k): r for r, k in enumerate(self.keys)}
@@ -89,6 +130,7 @@ class DenseIndex:
         with self._lock:
             for i in chunk_ids:
                 for r in self._rows_of.pop(int(i), ()):
+                    self._count(r, -1.0)
                     self.alive[r] = False
                     self._row.pop(int(self.keys[r]), None)
             if len(self.alive) and (~self.alive).sum() > max(1024, len(self.alive) // 4):
@@ -106,30 +148,65 @@ class DenseIndex:
             for k, key in enumerate(keys.tolist()):
                 r = self._row.get(key)
                 if r is not None:  # the same row again: overwrite in place
+                    self._count(r, -1.0)
                     self.mat[r] = mat[k]
+                    self._count(r, 1.0)
                 else:
                     fresh.append(k)
             if not fresh:
                 return
             keys, own, mat = keys[fresh], own[fresh], mat[fresh]
             base = len(self.keys)
-            if self.mat.size == 0:
-                self.mat = np.ascontiguousarray(mat, dtype=np.float32)
-            else:
-                self.mat = np.concatenate([self.mat, mat.astype(np.float32)])
-            self.keys = np.concatenate([self.keys, keys])
-            self.owners = np.concatenate([self.owners, own])
-            self.alive = np.concatenate([self.alive, np.ones(len(keys), dtype=bool)])
+            self._append(keys, own, np.asarray(mat, dtype=np.float32))
             for k, (key, o) in enumerate(zip(keys.tolist(), own.tolist(), strict=True)):
                 self._row[key] = base + k
                 self._rows_of.setdefault(o, []).append(base + k)
+                self._count(base + k, 1.0)
+
+    def _append(self, keys: np.ndarray, own: np.ndarray, mat: np.ndarray) -> None:
+        """New rows at the end. The arrays are views of buffers that grow in
+        place by an eighth (``ndarray.resize``: a realloc, which the C library
+        does by remapping pages, not copying them): a concatenation per batch
+        copied the whole matrix every time (quadratic; ~35 s of copying to
+        grow to 90,000 rows 64 at a time) and held two of it at the peak
+        (benchmarks/README.md, "Memory at 10,000 notes")."""
+        n, b = len(self.keys), len(keys)
+        if n == 0 or self._mbuf.shape[0] < n + b:
+            cap = max(n + b, n + n // GROW, MIN_ROWS)
+            if n == 0:
+                self._mbuf = np.empty((cap, mat.shape[1]), dtype=np.float32)
+                self._kbuf = np.empty(cap, dtype=np.int64)
+                self._obuf = np.empty(cap, dtype=np.int64)
+                self._abuf = np.empty(cap, dtype=bool)
+            else:
+                for buf in (self._mbuf, self._kbuf, self._obuf, self._abuf):
+                    # every reference to the buffer is a view set again below
+                    buf.resize((cap, *buf.shape[1:]), refcheck=False)
+        self._mbuf[n : n + b] = mat
+        self._kbuf[n : n + b] = keys
+        self._obuf[n : n + b] = own
+        self._abuf[n : n + b] = True
+        self._views(n + b)
+
+    def _views(self, n: int) -> None:
+        self.mat = self._mbuf[:n]
+        self.keys = self._kbuf[:n]
+        self.owners = self._obuf[:n]
+        self.alive = self._abuf[:n]
+
+    def _own(self, keys: np.ndarray, own: np.ndarray, mat: np.ndarray) -> None:
+        """These rows as the whole matrix, in buffers of the index's own (that can grow)."""
+        self._mbuf = _owned(mat, np.float32)
+        self._kbuf = _owned(keys, np.int64)
+        self._obuf = _owned(own, np.int64)
+        if self._obuf is self._kbuf:  # two buffers, each resized
+            self._obuf = self._obuf.copy()
+        self._abuf = np.ones(len(keys), dtype=bool)
+        self._views(len(keys))
 
     def _compact(self) -> None:
         keep = self.alive
-        self.keys = self.keys[keep]
-        self.owners = self.owners[keep]
-        self.mat = np.ascontiguousarray(self.mat[keep])
-        self.alive = np.ones(len(self.keys), dtype=bool)
+        self._own(self.keys[keep], self.owners[keep], self.mat[keep])
         self._reindex()
 
     def vector(self, chunk_id: int) -> np.ndarray | None:
@@ -157,6 +234,12 @@ class DenseIndex:
             sims = self.mat[rows] @ np.asarray(qs, dtype=np.float32).reshape(len(qs), -1).T
             hit = rows[(sims >= floor).any(axis=1)]
             return {int(k) for k in self.keys[hit].tolist()}
+
+    def chunk_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks' own rows (not passages'): their chunk ids and vectors, copied."""
+        with self._lock:
+            rows = np.flatnonzero(self.alive & (self.keys >= 0))
+            return self.keys[rows], self.mat[rows]
 
     def best_rows(self, q: np.ndarray, ids) -> dict[int, tuple[float, int]]:
         """For each of ``ids`` with a vector: (best cosine among its rows, the

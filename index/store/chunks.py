@@ -106,6 +106,30 @@ class Chunks:
             for r in self._where_in(sql, ids)
         }
 
+    def versioned_spans(self, ids: Iterable[int]) -> dict[int, tuple[int, str, int, int, str]]:
+        """chunk id -> (doc id, path, first section, last section, the document's
+        version: :meth:`versions`), read together."""
+        sql = (
+            "SELECT c.id, c.doc_id, d.path, c.section_first, c.section_last, d.hash, d.indexed_at"
+            " FROM chunks c JOIN documents d ON d.id = c.doc_id WHERE c.id IN"
+        )
+        return {
+            int(r[0]): (
+                int(r[1]),
+                path_out(r[2]),
+                int(r[3]),
+                int(r[4]),
+                f"{r[2]!r}:{r[5]}@{r[6]!r}",
+            )
+            for r in self._where_in(sql, ids)
+        }
+
+    def versions(self, doc_ids: Iterable[int]) -> dict[int, str]:
+        """doc id -> its version: its path, content hash and when it was indexed
+        (a document's chunks and sections stay as read while it stays the same)."""
+        sql = "SELECT id, path, hash, indexed_at FROM documents WHERE id IN"
+        return {int(r[0]): f"{r[1]!r}:{r[2]}@{r[3]!r}" for r in self._where_in(sql, doc_ids)}
+
     def section_chunks(
         self, keys: Iterable[tuple[int, int, int]]
     ) -> dict[tuple[int, int, int], list[tuple[int, str, str]]]:
@@ -126,6 +150,22 @@ class Chunks:
                     out.setdefault((int(r[0]), int(r[1]), int(r[2])), []).append(
                         (int(r[3]), r[4], r[5])
                     )
+        return out
+
+    def document_section_chunks(
+        self, path: str
+    ) -> dict[tuple[str, int, int], list[tuple[int, str, str]]]:
+        """(path, first section, last section) -> the (id, heading, text) of each
+        chunk of one document spanning those sections, in order (no other column)."""
+        sql = (
+            "SELECT d.path, c.section_first, c.section_last, c.id, c.heading, c.text FROM chunks c"
+            " JOIN documents d ON d.id = c.doc_id WHERE d.path=? ORDER BY c.ordinal"
+        )
+        out: dict[tuple[str, int, int], list[tuple[int, str, str]]] = {}
+        with self._file.reading() as db:
+            for r in db.execute(sql, (path_in(path),)).fetchall():
+                key = (path_out(r[0]), int(r[1]), int(r[2]))
+                out.setdefault(key, []).append((int(r[3]), r[4], r[5]))
         return out
 
     def texts(self, ids: Iterable[int]) -> dict[int, str]:

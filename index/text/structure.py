@@ -41,6 +41,7 @@ class Span:
     end_line: int  # exclusive; trailing blank lines are not part of the block
     depth: int  # nesting depth (0 = top level)
     content: str = ""  # html_block only: its source (comments, region markers)
+    map_end: int = 0  # markdown-it's end (exclusive): the blank lines after it included
 
 
 def nested_blocks(doc: ParsedDocument) -> list[Span]:
@@ -58,7 +59,7 @@ def nested_blocks(doc: ParsedDocument) -> list[Span]:
             while end - 1 > start and end - 1 < len(lines) and not lines[end - 1].strip():
                 end -= 1
             content = tok.content if kind == "html_block" else ""
-            out.append(Span(kind, start, end, depth, content))
+            out.append(Span(kind, start, end, depth, content, tok.map[1]))
         if tok.nesting == 1:
             depth += 1
     return out

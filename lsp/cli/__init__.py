@@ -248,6 +248,32 @@ class _OnceModelError(logging.Filter):
         return "cannot load embedding model" not in record.getMessage()
 
 
+def _set_up_logging(verbose: bool) -> None:
+    """Records to stderr, one line each. Only handlers made here are changed: a host
+    that already logs (a test runner calling main() in-process) keeps its own."""
+    root = logging.getLogger()
+    before = set(root.handlers)
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="mdseek: %(levelname)s: %(message)s",
+        stream=sys.stderr,
+    )
+    if not verbose:
+        for h in set(root.handlers) - before:
+            h.addFilter(_OnceModelError())
+    # Progress a person waits through (the model's one-time export), without -v too;
+    # a second main() in one process replaces the first one's handler.
+    tell = logging.getLogger("mdseek.progress")
+    for old in [h for h in tell.handlers if getattr(h, "mdseek_cli", False)]:
+        tell.removeHandler(old)
+    said = logging.StreamHandler(sys.stderr)
+    said.setFormatter(logging.Formatter("mdseek: %(message)s"))
+    said.mdseek_cli = True  # type: ignore[attr-defined]
+    tell.setLevel(logging.INFO)
+    tell.addHandler(said)
+    tell.propagate = False
+
+
 COMMANDS = {
     "index": cmd_index,
     "search": cmd_search,
@@ -263,21 +289,7 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="mdseek: %(levelname)s: %(message)s",
-        stream=sys.stderr,
-    )
-    if not args.verbose:
-        for h in logging.getLogger().handlers:
-            h.addFilter(_OnceModelError())
-    # Progress a person waits through (the model's one-time export), without -v too.
-    said = logging.StreamHandler(sys.stderr)
-    said.setFormatter(logging.Formatter("mdseek: %(message)s"))
-    tell = logging.getLogger("mdseek.progress")
-    tell.setLevel(logging.INFO)
-    tell.addHandler(said)
-    tell.propagate = False
+    _set_up_logging(args.verbose)
     try:
         try:
             from_environment(args, args.cmd)

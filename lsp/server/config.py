@@ -45,6 +45,7 @@ class Settings:
     hover_related: int = _D("hoverRelated")
     related_unlinked: bool = _D("relatedUnlinked")
     related_lens: bool = _D("relatedLens")
+    code_lens: str = _D("codeLens")
     document_symbols: bool = _D("documentSymbols")
     backend: str = _D("backend")
     threads: int = _D("threads")

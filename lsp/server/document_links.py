@@ -4,7 +4,8 @@ so a click (Ctrl+click in VS Code, ``gx``-style plugins elsewhere) opens it.
 Inline ``[t](x.md#a)``, reference-style ``[t][ref]`` and wiki ``[[x#Heading]]``
 links, and the destination of a reference definition ``[ref]: x.md#a``, resolve
 the way go-to-definition does: to the file, at the heading's
-line (``file:///x.md#L12``); an inline image's source is one too. A link to
+line (``file:///x.md#L12``); an inline image's source is one too, and an
+autolink ``<https://...>`` (its URL). A link to
 another file of the folder that is not markdown (a picture, a PDF, a script)
 opens that file: any file inside the folder its filter does not exclude, but
 a hidden one (``.env``) or a key (:meth:`Workspace.linked_file`; a click opens
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from mdseek.index.links.autolinks import find_autolinks
 from mdseek.index.links.links import MARKDOWN_SUFFIXES, Link
 from mdseek.index.links.obsidian import find_attachment, is_attachment
 
@@ -40,7 +42,8 @@ def document_links_sync(ws: Workspace, uri: str, tooltips: bool = True) -> list[
     lines = doc.lines()
     out = []
     targets: dict[tuple, tuple[str, str] | None] = {}  # links to one place resolve once
-    for lk in ws.written_links(path, doc):
+    written = ws.written_links(path, doc)
+    for lk in written:
         key = (lk.kind, lk.href, lk.path, lk.anchor)
         if key not in targets:
             targets[key] = _target(ws, path, lk)
@@ -53,7 +56,16 @@ def document_links_sync(ws: Workspace, uri: str, tooltips: bool = True) -> list[
                     tooltip=target[1] if tooltips else None,
                 )
             )
-    return out
+    for a in find_autolinks(doc, ws.docs.links(path, doc)):
+        if a.url.lower().startswith(WEB_SCHEMES):
+            out.append(
+                types.DocumentLink(
+                    range=ws.pos.range(lines, a.line, a.start, a.line, a.end),
+                    target=a.url,
+                    tooltip=a.url if tooltips else None,
+                )
+            )
+    return sorted(out, key=lambda d: (d.range.start.line, d.range.start.character))
 
 
 def _target(ws: Workspace, path: Path, lk: Link) -> tuple[str, str] | None:

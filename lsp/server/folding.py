@@ -2,8 +2,10 @@
 items, block quotes, tables, HTML blocks and comments, and ``<!-- #region -->``
 markers.
 
-A section folds from its heading to the last non-blank line before the next
-heading of the same or a higher level (so an H2 folds its H3s). Blocks come
+A section folds from its heading to the line before the next heading of the
+same or a higher level (so an H2 folds its H3s), leaving one blank line
+before it when there are blank lines (a run of them folds to one, as VS
+Code's); lists and other blocks the same. Blocks come
 from markdown-it's tokens (:mod:`mdseek.index.text.structure`), so a ``#`` or a
 ``-`` inside a fence never starts a fold. Lines only (no columns), so the
 position encoding does not matter.
@@ -41,10 +43,14 @@ def folding_ranges(doc: ParsedDocument) -> list[types.FoldingRange]:
     found: dict[tuple[int, int], types.FoldingRangeKind | None] = {}
 
     def add(start: int, end: int, kind: types.FoldingRangeKind | None = None) -> None:
-        """Lines ``start`` .. ``end`` (exclusive), trailing blank lines left out."""
-        last = min(end, len(lines)) - 1
+        """Lines ``start`` .. ``end`` (exclusive) but the last blank line of a
+        run of them at the end: a folded section or list keeps one blank line
+        before what follows (VS Code's folds; several collapse to one)."""
+        stop = min(end, len(lines))
+        last = stop - 1
         while last > start and not lines[last].strip():
             last -= 1
+        last = max(last, stop - 2)
         if last > start:
             found.setdefault((start, last), kind)
 
@@ -56,7 +62,7 @@ def folding_ranges(doc: ParsedDocument) -> list[types.FoldingRange]:
     checkpoint()
     for b in nested_blocks(doc):
         if b.kind in FOLDED_BLOCKS:
-            add(b.start_line, b.end_line)
+            add(b.start_line, b.map_end)
         elif b.kind == "html_block":
             for n in range(b.start_line, b.end_line):
                 m = _REGION.match(lines[n])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from mdseek.index.links.autolinks import find_autolinks
 from mdseek.index.links.highlight import highlights
 
 from .workspace import Workspace
@@ -19,13 +20,15 @@ def highlights_sync(
         return []
     root = ws.root_for(cur.path)
     rel = root.rel(cur.path) if root is not None else cur.path.name
+    links = ws.docs.links(cur.path, cur.doc)
     found = highlights(
         cur.doc,
         rel,
         cur.line,
         cur.col,
         lambda link: ws.resolve_link(root, cur.path, link),
-        ws.docs.links(cur.path, cur.doc),
+        links,
+        find_autolinks(cur.doc, links),
     )
     lines = cur.doc.lines()
     return [

@@ -4,11 +4,17 @@ most related to the heading's section, those it neither links to nor is
 linked from (the engine's :meth:`Folder.related` with ``unlinked``, among the
 most related only), shown with the same command.
 
-:func:`heading_lenses` is cheap (the document's headings, no command); the
-count comes in ``codeLens/resolve`` (:func:`resolve_lens`), which clients ask
-for the lenses on screen only, from the references finder
+The setting ``codeLens`` chooses which headings get the "N references" lens:
+``nonzero`` (the default, as marksman and the VS Code extension show them):
+only those a link reaches, counted when the lenses are asked for, in one pass
+over the folder's links (:func:`.navigation.heading_references`), each lens
+sent with its command; ``all``: every heading, cheaply (no command), the count
+coming in ``codeLens/resolve`` (:func:`resolve_lens`), which clients ask for
+the lenses on screen only, from the references finder
 (:func:`.navigation.references_sync`: links anywhere in the folder to that
-heading; to a document's title heading, links to the file).
+heading; to a document's title heading, links to the file); ``off``: none.
+The VS Code extension asks for ``all`` and filters by its own ``codeLens``
+(so a change of it needs no restart).
 
 The lens's command is ``mdseek.showReferences`` with the arguments
 ``[uri, position, locations]`` in LSP JSON -- the shape of VS Code's
@@ -30,7 +36,7 @@ from mdseek.index.api import Cancelled
 from mdseek.index.api import settings as table
 
 from . import features as F
-from .navigation import references_sync
+from .navigation import heading_references, references_sync
 from .worker import checkpoint
 from .workspace import Workspace
 
@@ -42,13 +48,26 @@ def heading_lenses(ws: Workspace, uri: str) -> list[types.CodeLens]:
     found = ws.doc_for_uri(uri)
     if found is None:
         return []
-    doc = found[1]
+    path, doc = found
     lines = doc.lines()
     checkpoint()
-    out = [
-        types.CodeLens(range=F.heading_range(ws.pos, lines, h), data={"uri": uri, "line": h.line})
-        for h in doc.headings
-    ]
+    mode = ws.settings.code_lens
+    out: list[types.CodeLens] = []
+    if mode == "all":
+        out = [
+            types.CodeLens(
+                range=F.heading_range(ws.pos, lines, h), data={"uri": uri, "line": h.line}
+            )
+            for h in doc.headings
+        ]
+    elif mode == "nonzero":
+        refs = heading_references(ws, path, doc)
+        for h in doc.headings:
+            if refs.get(h.line):
+                lens = types.CodeLens(
+                    range=F.heading_range(ws.pos, lines, h), data={"uri": uri, "line": h.line}
+                )
+                out.append(_with_command(lens, uri, refs[h.line], False))
     if ws.settings.related_lens:
         out += [
             types.CodeLens(
@@ -101,6 +120,13 @@ def resolve_lens(ws: Workspace, lens: types.CodeLens) -> types.CodeLens:
             refs = _related_unlinked(ws, uri, line)
         else:
             refs = references_sync(ws, uri, types.Position(line=line, character=0), False)
+    return _with_command(lens, uri, refs, related)
+
+
+def _with_command(
+    lens: types.CodeLens, uri: Any, refs: list[types.Location], related: bool
+) -> types.CodeLens:
+    """The lens with its title ("N references") and command."""
     n = len(refs)
     if related:
         title = f"{n} related, unlinked"

@@ -9,6 +9,7 @@ sections (on the folder's reader thread).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from lsprotocol import types
 
 from mdseek.index.api import SearchResult
 from mdseek.index.links.context import anchor_context, anchor_link, in_image
-from mdseek.index.links.links import Link, find_heading, link_at, resolve
+from mdseek.index.links.links import Link, Target, find_heading, link_at, resolve
 from mdseek.index.links.obsidian import block_ids, is_block_ref
 from mdseek.index.links.sites import definition_of, link_sites
 from mdseek.index.text.aliases import NO_ALIASES
@@ -131,6 +132,21 @@ def references_sync(
                 range=F.heading_range(ws.pos, target_doc.lines(), heading),
             )
         )
+    for loc, lk, t in links_into(ws, root, want_rel):
+        if t.anchor and not (whole_file and lk.path):  # a file's: links to its headings too
+            if heading is None or find_heading(target_doc, t.anchor, t.by_text) != heading:
+                continue
+        elif not is_title:
+            continue
+        out.append(loc)
+    return out
+
+
+def links_into(
+    ws: Workspace, root: Root, want_rel: str
+) -> Iterator[tuple[types.Location, Link, Target]]:
+    """Every link of the folder that reaches the file ``want_rel`` (the
+    link's place, the link, where it leads), file by file."""
     files, aliases = root.markdown_files(), ws.aliases(root)
     for rel in files:
         p = root.path / rel
@@ -145,13 +161,26 @@ def references_sync(
             )
             if t.path != want_rel or not t.exists:
                 continue
-            if t.anchor and not (whole_file and lk.path):  # a file's: links to its headings too
-                if heading is None or find_heading(target_doc, t.anchor, t.by_text) != heading:
-                    continue
-            elif not is_title:
-                continue
             lines = lines or d.lines()
-            out.append(types.Location(uri=ws.uri_for(p), range=F.link_range(ws.pos, lines, lk)))
+            yield types.Location(uri=ws.uri_for(p), range=F.link_range(ws.pos, lines, lk)), lk, t
+
+
+def heading_references(
+    ws: Workspace, path: Path, doc: ParsedDocument
+) -> dict[int, list[types.Location]]:
+    """The references of each heading of ``doc`` (by its line), as
+    :func:`references_sync` finds them on the heading, in one pass over the
+    folder: the links to it, and to the title heading the links to the file."""
+    root = ws.root_for(path)
+    heads = doc.headings
+    if root is None or not heads:
+        return {}
+    title = heads[0] if heads[0].level == 1 else None
+    out: dict[int, list[types.Location]] = {}
+    for loc, _, t in links_into(ws, root, root.rel(path)):
+        h = find_heading(doc, t.anchor, t.by_text) if t.anchor else title
+        if h is not None:
+            out.setdefault(h.line, []).append(loc)
     return out
 
 

@@ -1,10 +1,15 @@
-"""textDocument/selectionRange (expand / shrink selection): the word under the
-cursor, then the link or code span holding it, then every block around it from
-the innermost out (paragraph, list item, list, block quote, fence, table --
-inside a table first the cell's content, the cell, the row and the body --,
-heading, front matter), then the section it is in and each parent section,
-then the whole document. Each range holds the one before it; equal ranges
-appear once. Blocks come from markdown-it's tokens (:mod:`mdseek.index.text.structure`).
+"""textDocument/selectionRange (expand / shrink selection), as VS Code's
+markdown service expands: the code span under the cursor, a link's text (inside
+its brackets), then the link, then every block around it from the innermost out
+(paragraph, list item, list, block quote, fence, table -- inside a table first
+the cell's content, the cell, the row and the body --, heading line, front
+matter), then the sections: in the one holding the cursor, its text before its
+first subsection (when it has one), its content (the lines under its heading)
+and the section; then each parent section's content and the section; then the
+whole document. Each range holds the one before it; equal ranges appear once.
+No stop at the word: editors select words themselves (VS Code adds its own word
+stop to every language's). Blocks come from markdown-it's tokens
+(:mod:`mdseek.index.text.structure`).
 """
 
 from __future__ import annotations
@@ -28,7 +33,6 @@ if TYPE_CHECKING:
     from .workspace import Workspace
 
 Spot = tuple[int, int, int, int]  # line, col, end line, end col (engine coordinates)
-_WORD = re.compile(r"\w+")
 _CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
 
 
@@ -71,17 +75,18 @@ def _chain(
 ) -> types.SelectionRange:
     text = lines[line] if line < len(lines) else ""
     spots: list[Spot] = []
-    for m in _WORD.finditer(text):
-        if m.start() <= col <= m.end():
-            spots.append((line, m.start(), line, m.end()))
-            break
     for m in _CODE_SPAN.finditer(text):
         if m.start() <= col <= m.end():
             spots.append((line, m.start(), line, m.end()))
-    spots += sorted(
-        ((lk.line, lk.start, lk.end_line, lk.end) for lk in links if lk.contains(line, col)),
-        key=lambda s: (s[2] - s[0], s[3] - s[1]),
+    around_links = sorted(
+        (lk for lk in links if lk.contains(line, col)),
+        key=lambda lk: (lk.end_line - lk.line, lk.end - lk.start),
     )
+    for lk in around_links:
+        label = _label(text, lk) if lk.line == line else None
+        if label is not None and label[1] <= col <= label[3]:
+            spots.append(label)
+        spots.append((lk.line, lk.start, lk.end_line, lk.end))
     around = [b for b in blocks if b.start_line <= line < b.end_line]
     for b in sorted(around, key=lambda b: -b.depth):
         if b.kind == "table":
@@ -89,12 +94,41 @@ def _chain(
         spots.append(_lines(lines, b.start_line, b.end_line))
     heads = doc.headings
     ends = subtree_ends(heads, doc.line_count)
+    closest = True
     for i in range(bisect.bisect_right([h.line for h in heads], line) - 1, -1, -1):
         h, end = heads[i], ends[i]  # the section holding the line, then its parents
-        if line < end:
-            spots.append(_lines(lines, h.line, end))
+        if line >= end:
+            continue
+        if closest and i + 1 < len(heads) and line < heads[i + 1].line < end:
+            top = h.line if line < h.end_line else h.end_line  # up to its first subsection
+            spots.append(_lines(lines, top, heads[i + 1].line))
+        closest = False
+        if h.end_line < end:  # its content: the lines under its heading
+            spots.append(_lines(lines, h.end_line, end))
+        spots.append(_lines(lines, h.line, end))
     spots.append(_lines(lines, 0, max(doc.line_count, 1)))
     return _link_up(lines, pos, _nested(spots))
+
+
+def _label(text: str, lk: Link) -> Spot | None:
+    """The text inside a markdown link's or image's brackets (``[text](...)``,
+    ``[text][ref]``), when they close on the link's first line."""
+    if lk.kind != "markdown":
+        return None
+    at = lk.start + 1 if text.startswith("![", lk.start) else lk.start
+    if not text.startswith("[", at):
+        return None
+    depth, i = 0, at
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        depth += (c == "[") - (c == "]")
+        if depth == 0:
+            return (lk.line, at + 1, lk.line, i)
+        i += 1
+    return None
 
 
 _PIPE = re.compile(r"(?<!\\)\|")  # a cell border: a pipe not escaped

@@ -8,9 +8,9 @@ Translation into LSP terms: ``Lenses.forDoc client folder d1`` is
 peer's (title, range) of each lens is compared with mdseek's, one assertion
 per lens; with ``codeLensFindReferences`` the peer's command carries the
 locations, as mdseek's ``mdseek.showReferences`` always does (its third
-argument). marksman shows a lens only where there are references; mdseek
-shows one on every heading, so the peer's "no lens on ``## No ref``" is an
-assertion of its own.
+argument). Both show a lens only where there are references (mdseek's
+``codeLens`` setting, "nonzero" by default); the peer's "no lens on ``## No
+ref``" is an assertion of its own.
 
 All of the peer's tests are ported (three, split into one case per assertion).
 """
@@ -60,7 +60,6 @@ CASES: list[dict] = [
         HEADERS,
         3,
         want=None,
-        convention="mdseek puts a lens on every heading, '0 references' too (its count is made when the editor shows it); marksman none where there are no references",
     ),
     lens(
         "basicHeaderLenses_withCommandArguments [# Doc 1]",

@@ -38,9 +38,6 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-AUTOLINK = (
-    "mdseek gives an autolink <https://...> no document link (editors link bare URLs themselves)"
-)
 HTML = "mdseek reads markdown links only, not src or href attributes of inline HTML"
 
 
@@ -255,7 +252,6 @@ CASES: list[dict] = [
         "Should find autolinks",
         "pre <http://example.com> post",
         [(0, 5, 0, 23)],
-        convention=AUTOLINK,
     ),
     computer(
         "Should not detect links inside html comment blocks",
@@ -501,7 +497,6 @@ CASES: list[dict] = [
         "Should find angle bracket link in escaped link (#15)",
         lines("\\[text](<http://example.com>)", "", "\\[text]: <http://example.com>"),
         [(0, 9, 0, 27), (2, 10, 2, 28)],
-        convention=AUTOLINK,
     ),
     computer(
         "Should find link with spaces in angle brackets for image hyperlinks with titles",

@@ -17,8 +17,6 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-BLANK_END = "mdseek ends a fold at the last line that is not blank; VS Code keeps blank lines but the one before the next heading"
-
 
 def fold(name: str, text: str, folds: list, **kw: str) -> dict:
     return {"name": name, "files": {"doc.md": text}, "folds": folds, **kw}
@@ -41,7 +39,6 @@ CASES: list[dict] = [
         "Should collapse multiple newlines to single newline before next header",
         lines("", "# a", "x", "", "", "", "# b", "y"),
         [(1, 4), (6, 7)],
-        convention=BLANK_END,
     ),
     fold(
         "Should not collapse if there is no newline before next header",
@@ -77,7 +74,6 @@ CASES: list[dict] = [
         "List should leave single blankline before new element",
         lines("- a", "a", "", "", "b"),
         [(0, 2)],
-        convention=BLANK_END,
     ),
     fold("Should fold fenced code blocks", lines("~~~ts", "a", "~~~", "b"), [(0, 2)]),
     fold("Should fold html blocks", lines("x", "<div>", "\tfa", "</div>"), [(1, 3)]),

@@ -8,11 +8,12 @@ Translation into LSP terms: ``provideSelectionRanges`` is
 innermost first, is compared as the peer compares it: (start line, end line)
 per stop, or whole ranges.
 
-The two products expand differently, and the cases that show it are marked:
-VS Code's provider leaves the word to the editor (VS Code's own word selection
-comes first), stops at a heading's content before the heading, and has no
-whole-document stop; mdseek starts at the word, goes from a block to its
-section (heading included) and ends with the whole document.
+Both start at a link's text, then the link, and go from a block to its
+heading's content (the lines under it) and its section; mdseek leaves the word
+to the editor as VS Code does (VS Code's own word selection comes first). The
+cases where they differ are marked: mdseek stops at a heading's line before its
+section and ends with the whole document, and VS Code's first stop in a
+paragraph of exactly two lines is the cursor's line.
 
 Inside a table both stop at the cell's content, the cell, the row and (in a
 body row) the body before the table.
@@ -33,9 +34,9 @@ pytestmark = pytest.mark.slow
 
 client = server_fixture()
 
-WORD = "mdseek's first stop is the word under the cursor; VS Code leaves the word to the editor"
 DOC = "mdseek's last stop is the whole document"
-CONTENT = "VS Code stops at a heading's content (the lines under it) before the heading's section; mdseek goes from a block to the section"
+PAIR = "VS Code's first stop in a paragraph of exactly two lines is the cursor's line (in a paragraph of one or three lines, the paragraph); mdseek's is the paragraph"
+HEADING_LINE = "mdseek stops at the heading line before its section"
 
 
 def select(name: str, text: str, *chains: list, **kw: object) -> dict:
@@ -44,7 +45,7 @@ def select(name: str, text: str, *chains: list, **kw: object) -> dict:
 
 C = CURSOR
 CASES: list[dict] = [
-    select("Smart select single word", f"Hel{C}lo", [(0, 0)], convention=WORD),
+    select("Smart select single word", f"Hel{C}lo", [(0, 0)]),
     select(
         "Smart select paragraph",
         "Many of the core components and extensions to "
@@ -74,13 +75,13 @@ CASES: list[dict] = [
         "Smart select block quote",
         lines("> b1", f"b1 {C}", "", "> b2"),
         [(1, 1), (0, 1)],
-        convention="VS Code stops at the cursor's line inside a block quote before the paragraph; mdseek at the paragraph, then the whole document",
+        convention=PAIR + "; and " + DOC,
     ),
     select(
         "Smart select header on header line",
         lines(f"# Header{C}", "Hello"),
         [(0, 1)],
-        convention="mdseek stops at the word and at the heading line before the section",
+        convention=HEADING_LINE,
     ),
     select(
         "Smart select single word w grandparent header on text line",
@@ -97,11 +98,9 @@ CASES: list[dict] = [
             "</p>",
         ),
         [(1, 1), (1, 3), (0, 3)],
-        convention="VS Code stops at the cursor's line, then at the HTML block (lines 1-3); mdseek at the paragraph the marker's text makes of lines 1-2",
+        convention=PAIR,
     ),
-    select(
-        "Smart select fenced code block", lines("~~~", f"a{C}", "~~~"), [(0, 2)], convention=WORD
-    ),
+    select("Smart select fenced code block", lines("~~~", f"a{C}", "~~~"), [(0, 2)]),
     select(
         "Smart select list",
         lines("- item 1", f"- {C}item 2", "- item 3", "- item 4"),
@@ -122,7 +121,7 @@ CASES: list[dict] = [
         "Smart select nested block quotes",
         lines("> item 1", "> item 2", f">> {C}item 3", ">> item 4"),
         [(2, 2), (2, 3), (0, 3)],
-        convention="VS Code stops at the cursor's line inside a block quote before the paragraph; mdseek at the paragraph",
+        convention=PAIR,
     ),
     select(
         "Smart select subheader content",
@@ -130,7 +129,7 @@ CASES: list[dict] = [
             "# main header 1", "content 1", "## sub header 1", f"{C}content 2", "# main header 2"
         ),
         [(3, 3), (2, 3), (1, 3), (0, 3)],
-        convention=CONTENT + "; and " + DOC,
+        convention=DOC,
     ),
     select(
         "Smart select subheader line",
@@ -138,10 +137,7 @@ CASES: list[dict] = [
             "# main header 1", "content 1", f"## sub header 1{C}", "content 2", "# main header 2"
         ),
         [(2, 3), (1, 3), (0, 3)],
-        convention="mdseek stops at the heading line before its section; "
-        + CONTENT
-        + "; and "
-        + DOC,
+        convention=HEADING_LINE + "; and " + DOC,
     ),
     select(
         "Smart select blank line",
@@ -164,7 +160,6 @@ CASES: list[dict] = [
         "Smart select without multiple ranges",
         lines("# main header 1", "", "", f"- {C}paragraph", "- content"),
         [(3, 3), (3, 4), (1, 4), (0, 4)],
-        convention=CONTENT,
     ),
     select(
         "Smart select last list item",
@@ -175,7 +170,7 @@ CASES: list[dict] = [
         "Smart select table",
         lines("a", "", "| a | b |", "|---|---|", f"| 1 | 2{C} |", "| 3 | 4 |", "", "b"),
         [(4, 4), (4, 4), (4, 4), (4, 5), (2, 5)],
-        convention=WORD + "; and " + DOC,
+        convention=DOC,
     ),
     select(
         "Smart select multi nested block quotes",
@@ -250,7 +245,6 @@ CASES: list[dict] = [
         "Smart select table cell then row",
         lines("| a | b | c |", "|---|---|---|", f"| 1 | 2{C} | 3 |"),
         [(2, 5, 2, 18), (2, 4, 2, 19), (2, 0, 2, 23), (0, 0, 2, 23)],
-        convention=WORD,
     ),
     select(
         "Smart select table cell in first column",
@@ -261,19 +255,16 @@ CASES: list[dict] = [
         "Smart select table cell in last column",
         lines("| a | b | c |", "|---|---|---|", f"| 1 | 2 | 3{C} |"),
         [(2, 9, 2, 22), (2, 8, 2, 23), (2, 0, 2, 23), (0, 0, 2, 23)],
-        convention=WORD,
     ),
     select(
         "Smart select table header cell",
         lines(f"| a{C} | b | c |", "|---|---|---|", "| 1 | 2 | 3 |"),
         [(0, 1, 0, 14), (0, 0, 0, 15), (0, 0, 0, 23), (0, 0, 2, 13)],
-        convention=WORD,
     ),
     select(
         "Smart select table with multiple body rows",
         lines("| a | b |", "|---|---|", "| 1 | 2 |", f"| 3 | 4{C} |"),
         [(3, 5, 3, 18), (3, 4, 3, 19), (3, 0, 3, 19), (2, 0, 3, 19), (0, 0, 3, 19)],
-        convention=WORD,
     ),
     select(
         "Smart select table row then body then entire table",
@@ -297,19 +288,16 @@ CASES: list[dict] = [
             (1, 0, 8, 9),
             (0, 0, 8, 9),
         ],
-        convention=WORD + "; and " + CONTENT,
     ),
     select(
         "Smart select indented table cell",
         lines("- list item", "", "    | a | b |", "    |---|---|", f"    | 1{C} | 2 |"),
         [(4, 5, 4, 18), (4, 4, 4, 19), (4, 4, 4, 23), (2, 0, 4, 23), (0, 0, 4, 23)],
-        convention=WORD,
     ),
     select(
         "Smart select link inside text",
         lines(f"stuff here [te{C}xt](https://google.com) and here"),
         [(0, 12, 0, 26), (0, 11, 0, 47), (0, 0, 0, 56)],
-        convention="VS Code's first stop is the link's text inside the brackets; mdseek's the word, then the link",
     ),
 ]
 

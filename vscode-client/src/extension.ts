@@ -190,7 +190,9 @@ export function initializationOptions(): Record<string, unknown> {
   }
   delete out.server;
   delete out.outline;
-  delete out.codeLens; // the client's own (a middleware filters the lenses)
+  // Every heading's lens (counted on resolve): filterLenses filters them by
+  // mdseek.codeLens, so changing it needs no restart (and see middleware.workspace).
+  out.codeLens = 'all';
   for (const key of SERVER_SETTINGS) if (!(key in out)) out[key] = cfg.get(key);
   if (!vscode.workspace.isTrusted) {
     for (const key of RESTRICTED_SETTINGS) out[key] = userSetting(cfg, key);
@@ -329,6 +331,19 @@ async function startClient(context: vscode.ExtensionContext): Promise<void> {
     middleware: {
       provideCodeLenses: async (doc, token, next) => filterLenses(c, await next(doc, token), token),
       provideWorkspaceSymbols: async (query, token, next) => withQuestionRow(query, (await next(query, token)) ?? []),
+      workspace: {
+        // The server's codeLens chooses which lenses it sends; this extension
+        // filters by its own (filterLenses, no restart on a change), so the
+        // server always sends every heading's, also when it pulls the settings.
+        configuration: async (params, token, next) => {
+          const res = await next(params, token);
+          if (!Array.isArray(res)) return res;
+          return res.map((r, i) =>
+            params.items[i]?.section === 'mdseek' && r && typeof r === 'object' && !Array.isArray(r)
+              ? { ...r, codeLens: 'all' }
+              : r);
+        },
+      },
     },
     errorHandler: {
       error: () => ({ action: ErrorAction.Continue }),

@@ -894,7 +894,8 @@ async function main() {
     await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(ws)}`, { waitUntil: 'domcontentloaded', timeout: 60000 });
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: 60000 });
     await page.locator('.statusbar').waitFor({ state: 'visible', timeout: 60000 });
-    await sleep(1500);
+    // the explorer lists the workspace's files: the workbench has drawn
+    await page.locator('.explorer-folders-view .monaco-list-row').first().waitFor({ state: 'visible', timeout: 60000 });
     await shot('workbench');
   }) || fatal('workbench did not load');
 
@@ -1439,7 +1440,13 @@ async function main() {
       await page.keyboard.press('Control+T');
       await input.waitFor({ state: 'visible', timeout: 10000 });
       await page.keyboard.type(`${w.query} log of the outage`, { delay: 5 });
-      await sleep(1500);
+      await waitFor('Ctrl+T to settle on the typed question', () => page.evaluate((typed) => {
+        const box = document.querySelector('.quick-input-widget');
+        const value = box?.querySelector('input.input')?.value || '';
+        const busy = box?.querySelector('.quick-input-progress.active, .monaco-progress-container.active');
+        const drawn = box?.querySelector('.quick-input-list .monaco-list-row, .quick-input-message');
+        return value.endsWith(typed) && !busy && !!drawn;
+      }, `${w.query} log of the outage`), 15000, 100);
       const typedQuestion = (await quickPickRows()).map((r) => r.label);
       await closeQuickInput();
       return `row ${JSON.stringify(label)} among ${rows.length}; picker holds "${value}" and lists ${JSON.stringify(listed.slice(0, 3).map((r) => r.label))}; tabs ${tabsBefore} → ${tabs.length}${api}; Ctrl+T with "${w.query} log of the outage" lists ${JSON.stringify(typedQuestion)}`;

@@ -53,6 +53,8 @@ return {
   --   maxFileSize  bytes; larger files are skipped (default 5000000)
   --   searchLimit  results per search (default 20)
   --   hoverRelated related sections in a heading's hover (default 5, 0 = none)
+  --   codeLens     "N references" above the headings a link reaches ('nonzero',
+  --                the default), above every heading ('all') or none ('off')
   settings = {
     mdseek = {
       searchLimit = 20,
