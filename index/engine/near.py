@@ -139,17 +139,44 @@ class _Reader:
         self.made: dict[tuple[str, int, int], Unit | None] = {}
         self.version: dict[str, str] = {}  # the version of each other file read
         self.versions: dict[int, str] = {}  # doc id -> its version, as read in this check
+        # the matrix's chunk rows, read once for the check's passes (a copy: not kept
+        # past the check), and the check's token: its rows are the same in both
         self.rows: tuple[np.ndarray, np.ndarray] | None = None
+        self.token = object()
+        self.own: dict[int, tuple[str, int, int]] = {}  # the note's chunk id -> its section
 
     def units(self, rel: str) -> list[Unit] | None:
         """The sections of ``rel`` as compared (keyed (path, first section, last
         section): a chunk that merged small sections is one unit); None when a
         chunk has no vector yet."""
-        groups = self.engine.store.chunks.document_section_chunks(rel)
-        self._make(groups)
+        store, kept = self.engine.store.chunks, self.kept
+        groups = store.document_section_chunks(rel, texts=False)  # (id, heading, text hash)
+        self.own = {c[0]: key for key, cs in groups.items() for c in cs}
+        todo = {}
+        for key, cs in groups.items():
+            # kept from the check before while its chunks and their texts are the same
+            sig = " ".join(f"{i}:{h}" for i, _, h in cs)
+            was = kept.units.get(key)
+            if was is not None and was[0] == sig:
+                self.made[key] = was[1]
+            else:
+                todo[key] = (sig, cs)
+        if todo:
+            texts = store.texts([c[0] for _, cs in todo.values() for c in cs])
+            self._make(
+                {
+                    key: [(i, heading, texts[i]) for i, heading, _ in cs]
+                    for key, (_, cs) in todo.items()
+                    if all(c[0] in texts for c in cs)
+                }
+            )
+            for key, (sig, cs) in todo.items():
+                u = self.made.get(key)
+                if u is not None:
+                    kept.keep_unit(sig, u, [c[0] for c in cs])
         out = []
         for key in groups:
-            u = self.made[key]
+            u = self.made.get(key)
             if u is None:
                 return None
             if u.words >= self.min_words:
@@ -192,9 +219,11 @@ class _Reader:
         kept, store = self.kept, self.engine.store.chunks
         if self.rows is None:  # one reading of the matrix for the check's passes
             self.rows = kept.matrix.chunk_rows()
-        near = kept.near(unit_vectors(units), threshold - PREFILTER, self.rows)
-        spans = set()
-        for d, p, f, last, version in kept.spans_of(near, store, self.versions).values():
+        near = kept.near(unit_vectors(units), threshold - PREFILTER, self.rows, self.token)
+        # the note's own chunks: their sections as read for units() (no other read)
+        spans = {(-1, *self.own[i]) for i in near if i in self.own}
+        others = {i for i in near if i not in self.own}
+        for d, p, f, last, version in kept.spans_of(others, store, self.versions).values():
             spans.add((d, p, f, last))
             self.version[p] = version
         todo = {}
@@ -259,7 +288,7 @@ class _NearRows:
         # a fixed direction no row is likely orthogonal to (numpy.random costs 50 ms to import)
         self.probe = np.sin(np.arange(1, dim + 1, dtype=np.float32) * 12.9898).astype(np.float32)
         self.seen: dict[bytes, set[int]] = {}  # a query vector's bytes -> chunk ids
-        self.last: tuple | None = None  # the rows last compared (held: its id stays its own)
+        self.last: object = None  # the check whose rows were compared last (its token)
         # what the index said of other files, with each file's version (Chunks.versions)
         self.spans: dict[int, tuple[int, str, int, int, str]] = {}  # Chunks.versioned_spans
         self.units: dict[tuple[str, int, int], tuple[str, Unit]] = {}
@@ -317,10 +346,16 @@ class _NearRows:
                 self.units.pop(key, None)
 
     def near(
-        self, qs: np.ndarray, floor: float, rows: tuple[np.ndarray, np.ndarray] | None = None
+        self,
+        qs: np.ndarray,
+        floor: float,
+        rows: tuple[np.ndarray, np.ndarray] | None = None,
+        token: object = None,
     ) -> set[int]:
         """The chunks whose own row has a cosine of at least ``floor`` with any
-        row of ``qs`` (unit vectors)."""
+        row of ``qs`` (unit vectors). ``rows``: the matrix's chunk rows as read
+        (else read here); ``token``: one object for the passes of one check over
+        the same rows (their fingerprints are not taken again)."""
         ids, mat = self.matrix.chunk_rows() if rows is None else rows
         if not len(mat) or not len(qs):
             return set()
@@ -328,9 +363,9 @@ class _NearRows:
         with self.lock:
             if floor != self.floor or len(self.probe) != mat.shape[1]:
                 self._forget(floor, mat.shape[1])
-            if rows is not None and rows is self.last:  # the rows of the pass before
+            if token is not None and token is self.last:  # the rows of the pass before
                 return self._answer(qs, ids, mat, floor)
-            self.last = rows
+            self.last = token
             prints = np.einsum("ij,j->i", mat, self.probe).astype(np.float32)
             marks = (ids << 32) | prints.view(np.uint32).astype(np.int64)
             fresh = ~_within(marks, self.marks)
