@@ -1,6 +1,7 @@
 """Where a first index's memory goes, stage by stage.
 
     python -m benchmarks.memory_stages --work DIR [--files 2000] [--configs new,old]
+    python -m benchmarks.memory_stages --work DIR --matrix 90000   the vector matrix alone
 
 A folder of the big-vault mix (``benchmarks.bigvault.make_vault``) is indexed
 from empty by a :class:`Folder` (what the servers run), each configuration in
@@ -13,6 +14,8 @@ index is built by a search): the peak RSS seen in it, the RSS at its end, and
 holds at the end (the vector matrix, the in-memory BM25), and with ``--trace``
 the Python allocations that grew most over the embedding pass
 (``tracemalloc``: slow, and only Python's own, not ONNX Runtime's or SQLite's).
+``--matrix ROWS`` grows the vector matrix alone, 64 rows at a time, under
+``tracemalloc``. ``MEM_PROBE`` (see :func:`_knobs`) undoes a fix to measure it.
 """
 
 from __future__ import annotations
@@ -197,6 +200,35 @@ def one(vault: Path, index: Path, trace: bool) -> dict:
     return out
 
 
+def matrix_growth(rows: int, batch: int = 64, dim: int = 384) -> dict:
+    """(In this process.) The vector matrix alone grown to ``rows`` rows,
+    ``batch`` at a time, as the first index adds them: its size, the peak of
+    Python's traced memory (numpy's arrays included) and the seconds."""
+    import tracemalloc
+
+    import numpy as np
+
+    from mdseek.index.search.dense import DenseIndex
+
+    _knobs()
+    vecs = np.random.default_rng(0).standard_normal((batch, dim)).astype(np.float32)
+    idx = DenseIndex()
+    tracemalloc.start()
+    t0 = time.perf_counter()
+    for i in range(0, rows, batch):
+        idx.add(np.arange(i, i + batch) + 1, vecs)
+    seconds = time.perf_counter() - t0
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return {
+        "rows": rows,
+        "matrix_mb": round(idx.mat.nbytes / 2**20, 1),
+        "peak_traced_mb": round(peak / 2**20, 1),
+        "seconds": round(seconds, 1),
+        "knobs": os.environ.get("MEM_PROBE", ""),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.memory_stages", description=__doc__.split("\n\n")[0]
@@ -205,9 +237,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--files", type=int, default=2000, help="notes in the vault")
     ap.add_argument("--configs", default="new", help="old, new, fp32, int8 (comma list)")
     ap.add_argument("--trace", action="store_true", help="tracemalloc over the embedding pass")
+    ap.add_argument("--matrix", type=int, help="only the vector matrix grown to this many rows")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one config in this process
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
+    if args.matrix:
+        return emit(matrix_growth(args.matrix), args.json)
     work = args.work.resolve()
     vault = work / f"vault-{args.files}"
     from .first_index import BATCH, CONFIGS
