@@ -25,6 +25,7 @@ from mdseek.index.engine.folders import overall_state, search_folders, summary
 from mdseek.index.engine.opening import EngineOptions, OpenError, open_engine
 from mdseek.index.model.model import default_model_path
 from mdseek.index.search.requests import SearchRequest
+from mdseek.index.search.retrieve import NO_GOOD_MATCH
 
 from conftest import workspace_with_index
 
@@ -115,6 +116,28 @@ def test_keywords_until_the_folder_can_rank_by_meaning(ws: Path, folders: list[F
         resp = f.search(SearchRequest.make("what to do when the primary database fails", 5, mode))
         assert resp.mode == mode and resp.note is None and resp.results
     assert f.completeness("hybrid").complete
+
+
+def test_several_folders_say_no_good_match_once_and_only_when_none_matches(
+    tmp_path: Path, ws: Path, folders: list[Folder]
+):
+    other = tmp_path / "garden"
+    other.mkdir()
+    (other / "garden.md").write_text(
+        "# Garden\n\n## Compost\n\nTurn the database compost weekly.\n\n"
+        "## Tomatoes\n\nStake the tomatoes before the first truss sets.\n"
+    )
+    a, b = _open(folders, ws), _open(folders, other)
+    a.reconcile()
+    b.reconcile()
+    assert (a.state, b.state) == ("ready", "ready")
+    nowhere = search_folders(SearchRequest.make("quokka island marsupial", 10, "hybrid"), [a, b])
+    assert nowhere.notes[0] == NO_GOOD_MATCH and nowhere.note
+    assert nowhere.note.count("no section matches well") == 1
+    # the garden holds every word: the handbook's weak match is not the answer's
+    garden = search_folders(SearchRequest.make("database compost", 10, "hybrid"), [a, b])
+    assert garden.hits and garden.hits[0].result.heading == "Compost"
+    assert "no section matches well" not in (garden.note or "")
 
 
 def test_several_folders_one_mode_and_every_note(tmp_path: Path, ws: Path, folders: list[Folder]):

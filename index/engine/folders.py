@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..search.requests import Mode, SearchRequest
+from ..search.retrieve import NO_GOOD_MATCH
 from ..text.snippet import mark
 from . import facade
 from .engine import SearchResponse, SearchResult
@@ -102,10 +103,26 @@ def search_folders(
         complete=all(done.complete for _, done in answers),
         highlight=request.query.highlight,
     )
+    weak = [_weak(resp.note) for resp, _ in answers]
+    if any(weak) and all(w for w, (resp, _) in zip(weak, answers, strict=True) if resp.results):
+        out.notes.append(NO_GOOD_MATCH)  # once, first: no folder's results match well
     for folder, (resp, done) in zip(folders, answers, strict=True):
         out.hits += [Hit(folder, r) for r in resp.results]
-        out.notes += [n for n in (resp.note, done.note) if n]
+        out.notes += [n for n in (_past_weak(resp.note), done.note) if n]
     if len(answers) > 1:  # one folder keeps its engine's order (a reranker's, say)
         out.hits.sort(key=lambda t: -t.result.score)
     del out.hits[request.limit :]
     return out
+
+
+def _weak(note: str | None) -> bool:
+    """Whether a folder's note says none of its sections matches well."""
+    return note is not None and note.startswith(NO_GOOD_MATCH)
+
+
+def _past_weak(note: str | None) -> str | None:
+    """A folder's note without its "no section matches well" (the answer says it
+    once, and only when no other folder's results match well)."""
+    if not note or not _weak(note):
+        return note
+    return note[len(NO_GOOD_MATCH) :].lstrip("; ") or None
