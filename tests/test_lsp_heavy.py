@@ -16,6 +16,7 @@ from lsp_support import SERVER_CMD, initialize, make_client, open_doc, status, w
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 from pytest_lsp import LanguageClient
+from sandbox import server_env
 
 from mdseek.index.text.parse import MAX_HEADINGS
 
@@ -36,7 +37,7 @@ def _ws(tmp_path: Path) -> Path:
 async def served(ws: Path) -> AsyncIterator[LanguageClient]:
     """A language server started on ``ws``, initialised; shut down after."""
     client = make_client()
-    await client.start_io(*SERVER_CMD)
+    await client.start_io(*SERVER_CMD, env=server_env())
     try:
         await initialize(client, ws)
         yield client
