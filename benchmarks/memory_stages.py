@@ -112,7 +112,7 @@ def _knobs() -> None:
                 keys = np.concatenate([self.keys, keys])
                 own = np.concatenate([self.owners, own])
                 mat = np.concatenate([self.mat, mat])
-            self._own(keys, own, mat)  # (the first index removes no row)
+            self._own(keys, own, mat, True)  # (the first index removes no row)
 
         DenseIndex._append = append  # type: ignore[method-assign]
     if "noarena" in knobs:
