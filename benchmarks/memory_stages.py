@@ -2,6 +2,7 @@
 
     python -m benchmarks.memory_stages --work DIR [--files 2000] [--configs new,old]
     python -m benchmarks.memory_stages --work DIR --matrix 90000   the vector matrix alone
+    python -m benchmarks.memory_stages --work DIR --files 10000 --load   the matrix's load
 
 A folder of the big-vault mix (``benchmarks.bigvault.make_vault``) is indexed
 from empty by a :class:`Folder` (what the servers run), each configuration in
@@ -15,7 +16,9 @@ holds at the end (the vector matrix, the in-memory BM25), and with ``--trace``
 the Python allocations that grew most over the embedding pass
 (``tracemalloc``: slow, and only Python's own, not ONNX Runtime's or SQLite's).
 ``--matrix ROWS`` grows the vector matrix alone, 64 rows at a time, under
-``tracemalloc``. ``MEM_PROBE`` (see :func:`_knobs`) undoes a fix to measure it.
+``tracemalloc``; ``--load`` loads the matrix of the vault's index as a
+search does (the vault read without the model, its texts given random unit
+vectors). ``MEM_PROBE`` (see :func:`_knobs`) undoes a fix to measure it.
 """
 
 from __future__ import annotations
@@ -96,7 +99,9 @@ def _knobs() -> None:
     """Experiments named in ``MEM_PROBE`` (comma list), each undoing a fix to
     measure it apart: ``noarena``, ONNX Runtime's CPU arena off; ``ownarena``,
     an arena per session (before the shared one); ``concat``, the vector
-    matrix grown by a concatenation per batch (before it grew in place)."""
+    matrix grown by a concatenation per batch (before it grew in place);
+    ``loadcopy``, the matrix loaded as before (joined bytes copied, chunk and
+    passage rows concatenated)."""
     knobs = set(os.environ.get("MEM_PROBE", "").split(","))
     if "ownarena" in knobs:
         from mdseek.index.model import onnx_encoder
@@ -115,6 +120,35 @@ def _knobs() -> None:
             self._own(keys, own, mat, True)  # (the first index removes no row)
 
         DenseIndex._append = append  # type: ignore[method-assign]
+    if "loadcopy" in knobs:  # the matrix loaded by join and copy, then concatenation
+        import numpy as np
+
+        from mdseek.index.search.dense import DenseIndex
+        from mdseek.index.store import vectors
+
+        def columns(rows, n_ids=1):  # type: ignore[no-untyped-def]
+            ids = [np.fromiter((r[k] for r in rows), np.int64, len(rows)) for k in range(n_ids)]
+            if not rows:
+                return ids, np.zeros((0, 0), dtype=np.float32)
+            mat = np.frombuffer(b"".join(r[n_ids] for r in rows), dtype=np.float32)
+            return ids, mat.reshape(len(rows), -1).copy()
+
+        plain_reset = DenseIndex.reset
+
+        def reset(self, ids, mat, pids=None, owners=None, pmat=None, adopt=False):  # type: ignore[no-untyped-def]
+            if pids is not None and pmat is not None and len(pids):
+                mat = np.concatenate([mat, pmat]) if len(mat) else pmat
+                ids = np.concatenate([ids, -pids])
+                own = np.concatenate([ids[: len(ids) - len(pids)], owners])
+                plain_reset(self, ids, mat, adopt=True)  # (reset adopted its concatenation)
+                self._obuf[:] = own
+                self._reindex()
+                self._recount()
+            else:
+                plain_reset(self, ids, mat, adopt=True)
+
+        vectors._columns = columns  # type: ignore[attr-defined]
+        DenseIndex.reset = reset  # type: ignore[method-assign]
     if "noarena" in knobs:
         from mdseek.index.model import onnx_encoder
 
@@ -229,6 +263,47 @@ def matrix_growth(rows: int, batch: int = 64, dim: int = 384) -> dict:
     }
 
 
+def matrix_load(vault: Path, index: Path) -> dict:
+    """(In this process.) ``vault`` read into ``index`` without the model (once;
+    its texts given random unit vectors: the load's memory is the same), then
+    the vector matrix loaded from it as a search does: RSS before, after and at
+    the peak."""
+    import numpy as np
+
+    from mdseek.index import Engine
+
+    _knobs()
+    eng = Engine(vault, index_path=index)
+    model = eng.models.model_id
+    vectors = eng.store.vectors
+    texts = vectors.pending_texts(model)
+    if texts:  # (a fresh index: filled in this process, then measured in a new one)
+        eng.index(embed=False)
+        texts = vectors.pending_texts(model)
+        rng = np.random.default_rng(0)
+        for i in range(0, len(texts), 2000):
+            part = texts[i : i + 2000]
+            m = rng.standard_normal((len(part), 384)).astype(np.float32)
+            vectors.put_vectors(
+                model, [h for h, _, _ in part], m / np.linalg.norm(m, axis=1)[:, None]
+            )
+        eng.close()
+        return {"filled": len(texts)}
+    before = _status("VmRSS")
+    t0 = time.perf_counter()
+    eng.dense_side.sync()
+    out = {
+        "rows": eng.dense_side.matrix.rows,
+        "matrix_mb": round(eng.dense_side.matrix.mat.nbytes / 2**20, 1),
+        "rss_before_mb": before,
+        "rss_after_mb": _status("VmRSS"),
+        "peak_rss_mb": _status("VmHWM"),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+    eng.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.memory_stages", description=__doc__.split("\n\n")[0]
@@ -238,13 +313,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default="new", help="old, new, fp32, int8 (comma list)")
     ap.add_argument("--trace", action="store_true", help="tracemalloc over the embedding pass")
     ap.add_argument("--matrix", type=int, help="only the vector matrix grown to this many rows")
+    ap.add_argument("--load", action="store_true", help="only the vector matrix's load")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one config in this process
+    ap.add_argument("--one-load", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     if args.matrix:
         return emit(matrix_growth(args.matrix), args.json)
     work = args.work.resolve()
     vault = work / f"vault-{args.files}"
+    if args.load:
+        from .bigvault import make_vault
+        from .data import data_dir
+
+        data = data_dir()
+        if data is None:
+            raise SystemExit("benchmark data not found")
+        make_vault(data, vault, args.files)
+        cmd = [sys.executable, "-m", "benchmarks.memory_stages", "--work", str(work),
+               "--files", str(args.files), "--one-load"]  # fmt: skip
+        for _ in range(2):  # the first fills a fresh index, the second measures
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            res = json.loads(out.stdout.strip().splitlines()[-1])
+            if "filled" not in res:
+                break
+        return emit(
+            {"files": args.files, **res, "knobs": os.environ.get("MEM_PROBE", "")}, args.json
+        )
+    if args.one_load:
+        print(json.dumps(matrix_load(vault, work / f"load-{args.files}.sqlite")))
+        return 0
     from .first_index import BATCH, CONFIGS
 
     if args.one:
