@@ -3,6 +3,7 @@
     python -m benchmarks.memory_stages --work DIR [--files 2000] [--configs new,old]
     python -m benchmarks.memory_stages --work DIR --matrix 90000   the vector matrix alone
     python -m benchmarks.memory_stages --work DIR --files 10000 --load   the matrix's load
+    python -m benchmarks.memory_stages --work DIR --files 10000 --served   a server over it
 
 A folder of the big-vault mix (``benchmarks.bigvault.make_vault``) is indexed
 from empty by a :class:`Folder` (what the servers run), each configuration in
@@ -304,6 +305,48 @@ def matrix_load(vault: Path, index: Path) -> dict:
     return out
 
 
+def served(vault: Path, index: Path) -> dict:
+    """(In this process.) A server's memory over the complete index of ``vault``
+    (:func:`matrix_load`'s): the folder opened and reconciled, the vector
+    matrix and the in-memory BM25 loaded by searches, then both bulk sessions
+    (two threads, and one: threads by demand) each given calls of 8 texts of
+    the model's whole window, as a first index's longest texts are."""
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
+    from mdseek.index.model.embed import _onnx_encoder
+    from mdseek.index.search.requests import SearchRequest
+
+    from .batch_memory import _texts
+
+    _knobs()
+    stages: dict[str, float] = {}
+    f = Folder(vault)
+    f.open(EngineOptions(index_path=index))
+    eng = f.engine
+    assert eng is not None
+    f.reconcile()
+    stages["reconciled"] = _status("VmHWM")
+    deadline = time.monotonic() + 300
+    f.search(SearchRequest.make("does vitamin D reduce fracture risk", limit=10))
+    while time.monotonic() < deadline and not eng.lexical_side.current():
+        time.sleep(0.2)
+    f.search(SearchRequest.make("rotate the TLS certificate", limit=10))
+    stages["matrix_and_bm25"] = _status("VmHWM")
+    m = eng.models.embedder.load()
+    texts = _texts(64)
+    for threads in (2, 1):
+        _onnx_encoder(m.folder, threads).encode(texts, 8)
+        stages[f"session_{threads}_threads"] = _status("VmHWM")
+    out = {
+        "rows": eng.dense_side.matrix.rows,
+        "peak_rss_mb_after": stages,
+        "rss_mb": _status("VmRSS"),
+        "knobs": os.environ.get("MEM_PROBE", ""),
+    }
+    f.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.memory_stages", description=__doc__.split("\n\n")[0]
@@ -315,7 +358,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--matrix", type=int, help="only the vector matrix grown to this many rows")
     ap.add_argument("--load", action="store_true", help="only the vector matrix's load")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one config in this process
+    ap.add_argument("--served", action="store_true", help="a server over --load's index")
     ap.add_argument("--one-load", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--one-served", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     if args.matrix:
@@ -340,6 +385,14 @@ def main(argv: list[str] | None = None) -> int:
         return emit(
             {"files": args.files, **res, "knobs": os.environ.get("MEM_PROBE", "")}, args.json
         )
+    if args.served:
+        cmd = [sys.executable, "-m", "benchmarks.memory_stages", "--work", str(work),
+               "--files", str(args.files), "--one-served"]  # fmt: skip
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        return emit(json.loads(out.stdout.strip().splitlines()[-1]), args.json)
+    if args.one_served:
+        print(json.dumps(served(vault, work / f"load-{args.files}.sqlite")))
+        return 0
     if args.one_load:
         print(json.dumps(matrix_load(vault, work / f"load-{args.files}.sqlite")))
         return 0
