@@ -4,6 +4,7 @@
     python -m benchmarks.memory_stages --work DIR --matrix 90000   the vector matrix alone
     python -m benchmarks.memory_stages --work DIR --files 10000 --load   the matrix's load
     python -m benchmarks.memory_stages --work DIR --files 10000 --served   a server over it
+    python -m benchmarks.memory_stages --work DIR --sessions 160   the two bulk sessions alone
 
 A folder of the big-vault mix (``benchmarks.bigvault.make_vault``) is indexed
 from empty by a :class:`Folder` (what the servers run), each configuration in
@@ -347,6 +348,36 @@ def served(vault: Path, index: Path) -> dict:
     return out
 
 
+def sessions(n: int) -> dict:
+    """(In this process.) The int8 copy's two bulk sessions (two threads and
+    one) given ``n`` window-long texts in calls of 8, two calls on two threads
+    for one on one (as threads by demand alternates them): texts/s, RSS after
+    loading both, peak RSS."""
+    import resource
+
+    from mdseek.index.model.onnx_encoder import OnnxEncoder
+    from mdseek.index.model.packaged import installed
+
+    from .batch_memory import _texts
+
+    _knobs()
+    folder = installed()[0]
+    if folder is None:
+        raise SystemExit("the model wheel is not installed (bash .ci/setup installs it)")
+    two, one = OnnxEncoder(folder / "int8", 2), OnnxEncoder(folder / "int8", 1)
+    texts = _texts(n)
+    loaded = _status("VmRSS")
+    t0 = time.perf_counter()
+    for i in range(0, n, 8):
+        (two if (i // 8) % 3 else one).encode(texts[i : i + 8], 8)
+    return {
+        "texts_per_s": round(n / (time.perf_counter() - t0), 1),
+        "after_load_mb": loaded,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "knobs": os.environ.get("MEM_PROBE", ""),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.memory_stages", description=__doc__.split("\n\n")[0]
@@ -358,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--matrix", type=int, help="only the vector matrix grown to this many rows")
     ap.add_argument("--load", action="store_true", help="only the vector matrix's load")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one config in this process
+    ap.add_argument("--sessions", type=int, help="only the two bulk sessions, this many texts")
     ap.add_argument("--served", action="store_true", help="a server over --load's index")
     ap.add_argument("--one-load", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--one-served", action="store_true", help=argparse.SUPPRESS)
@@ -365,6 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.matrix:
         return emit(matrix_growth(args.matrix), args.json)
+    if args.sessions:
+        return emit(sessions(args.sessions), args.json)
     work = args.work.resolve()
     vault = work / f"vault-{args.files}"
     if args.load:
