@@ -298,6 +298,24 @@ def measure(cands: dict[tuple[str, str], Cand], labels: dict[tuple[str, str], in
     return out
 
 
+def agree(eng: Engine, cands: dict[tuple[str, str], Cand]) -> dict:
+    """The engine's check (:func:`near_duplicates`, run on every file) against the
+    benchmark's rule at the shipped setting: the pairs each flags."""
+    bench = {pair_id(p) for p, c in cands.items() if flags(c, shipped())}
+    got = set()
+    for rel in sorted(eng.store.documents.all()):
+        for d in near_duplicates(eng, rel):
+            a = f"{d.section.path}:{d.section.start_line + 1}"
+            b = f"{d.other.path}:{d.other.start_line + 1}"
+            got.add(pair_id((a, b) if a < b else (b, a)))
+    return {
+        "benchmark": len(bench),
+        "engine": len(got),
+        "benchmark_only": sorted(bench - got),
+        "engine_only": sorted(got - bench),
+    }
+
+
 def show(root: Path, pid: str, end: int, chars: int) -> str:
     """The section's text on one line (its heading included), cut at ``chars``."""
     rel, line = pid.rsplit(":", 1)
@@ -379,9 +397,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the data folder's corpus: rhdh (the setting chosen on it) or another "
         "labelled in benchmarks/neardup/CORPUS.tsv (only measured: emanual)",
     )
+    ap.add_argument("--labels", type=Path, help="another labels file (default: the corpus's)")
     ap.add_argument("--candidates", type=int, default=-1, metavar="N")
     ap.add_argument("--all", action="store_true", help="with --candidates: every one")
     ap.add_argument("--chars", type=int, default=360)
+    ap.add_argument("--agree", action="store_true", help="the engine's pairs against the rule's")
     ap.add_argument("--cost", action="store_true")
     ap.add_argument("--edits", type=int, default=20)
     ap.add_argument("--cost-file", help="with --cost: the file edited (default: the largest)")
@@ -400,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
             secs = sections(eng)
             cands = candidates(secs)
             path = LABELS if args.corpus == "rhdh" else LABELS.with_name(f"{args.corpus}.tsv")
+            path = args.labels or path
             labels = read_labels(path) if path.exists() else {}
             if args.candidates >= 0:
                 n = 0 if args.all else args.candidates
@@ -408,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
             out = (
                 measure(cands, labels) if args.corpus == "rhdh" else measure_shipped(cands, labels)
             )
+            if args.agree:
+                out["agree"] = agree(eng, cands)
             if args.cost:
                 out["cost"] = cost(eng, root, args.edits, args.cost_file)
             print(json.dumps(out, indent=2))

@@ -82,6 +82,15 @@ def fixture_queries() -> dict:
     return json.loads(QUERIES.read_text())
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """``files`` (path relative to ``root`` -> text) written under ``root``, folders made."""
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    return root
+
+
 def copy_fixtures(dest: Path) -> Path:
     shutil.copytree(FIXTURES, dest, ignore=shutil.ignore_patterns(".mdseek"))
     return dest

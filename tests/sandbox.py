@@ -98,19 +98,26 @@ def server_env(path: Iterable[str | Path] = (), **extra: str) -> dict[str, str]:
     return env
 
 
-def mdseek(
-    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 600
+def run(
+    argv: list[str], cwd: Path | None = None, env: dict | None = None, timeout: float = 600
 ) -> subprocess.CompletedProcess:
-    """``python -m mdseek ARGS`` as a user runs it, in ``cwd``, with
-    :func:`server_env` (and ``env``); its output captured as text."""
+    """``argv`` run in ``cwd`` with :func:`server_env` (and ``env``), its output
+    captured as text."""
     return subprocess.run(
-        [sys.executable, "-m", "mdseek", *args],
+        argv,
         cwd=cwd,
         capture_output=True,
         text=True,
         timeout=timeout,
         env=server_env(**(env or {})),
     )
+
+
+def mdseek(
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """``python -m mdseek ARGS`` as a user runs it (:func:`run`)."""
+    return run([sys.executable, "-m", "mdseek", *args], cwd, env, timeout)
 
 
 def leaks(box: Path, tmp_roots: Iterable[Path], real: Path | None = None) -> list[str]:

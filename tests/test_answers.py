@@ -17,6 +17,8 @@ from mdseek.index.engine import facade
 from mdseek.index.engine.engine import Engine, SearchResult
 from mdseek.index.search import requests, retrieve
 
+from conftest import write_tree
+
 # -- pure parts ---------------------------------------------------------------------
 
 
@@ -106,11 +108,7 @@ FILES = {
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    return root
+    return write_tree(tmp_path / "ws", FILES)
 
 
 def test_completeness_counts_pending_vectors(ws: Path, tmp_path: Path):
@@ -281,10 +279,7 @@ async def test_mcp_errors_paths_and_partial_answers(tmp_path: Path):
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    root = tmp_path / "ws"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
+    root = write_tree(tmp_path / "ws", FILES)
     # enough sections that their vectors take a while: the first answer is partial
     (root / "many.md").write_text(
         "".join(

@@ -11,6 +11,8 @@
 - the front ends (``lsp/server``, ``lsp/mcp``, ``lsp/cli``) hold a ``Folder``, never
   an ``Engine`` (nor open one);
 - no string literal for a search mode or a folder state outside its enum;
+- the search options declared once, in ``SearchRequest`` (no signature restates
+  two of them but a front end's own input);
 - no ``.py`` file in ``index/`` or ``lsp/`` over :data:`MAX_LINES` lines;
 - ARCHITECTURE.md's code map names every module.
 """
@@ -505,4 +507,61 @@ def test_no_mode_or_state_is_written_outside_its_enum(tmp_path):
         "index/engine/status.py:7: 'ready'",
         "lsp/a.py:2: 'hybrid'",
         "lsp/a.py:4: 'error'",
+    ]
+
+
+# Where a search option may be declared as a parameter: a front end's own input
+# (MCP's tool: its signature is its schema). Everything else takes the request.
+OPTION_INPUTS = {("lsp/mcp/server.py", "search")}
+
+
+def search_options(root: Path = REPO) -> set[str]:
+    """The fields of ``SearchRequest`` but its query (read from the class), and
+    ``prefix_last``, how its text is read."""
+    tree = ast.parse((root / "index/search/requests.py").read_text(encoding="utf-8"))
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SearchRequest")
+    fields = {
+        n.target.id
+        for n in cls.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    }
+    return (fields - {"query"}) | {"prefix_last"}
+
+
+def restated_search_options(root: Path = REPO) -> list[str]:
+    """Each function of ``index/`` or ``lsp/`` whose parameters name two or more
+    search options: a signature that restates the request instead of taking it."""
+    options = search_options(root)
+    found = []
+    for module in modules(root, PACKAGES).values():
+        for node in ast.walk(ast.parse(module.path.read_text(encoding="utf-8"))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a = node.args
+            named = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} & options
+            if len(named) >= 2 and (module.rel, node.name) not in OPTION_INPUTS:
+                found.append(f"{module.rel}:{node.lineno}: {node.name}({', '.join(sorted(named))})")
+    return found
+
+
+def test_the_search_options_are_declared_once(tmp_path):
+    """In ``SearchRequest``: a layer takes the request whole, so a new option
+    touches the request, the searcher that reads it and a line per front end."""
+    assert {"limit", "mode", "paths", "explain", "filter"} <= search_options()
+    found = restated_search_options()
+    assert found == [], "search options restated (take the SearchRequest):\n" + "\n".join(found)
+    # the check sees a restatement in a method, an async function, keyword-only
+    (tmp_path / "index" / "search").mkdir(parents=True)
+    (tmp_path / "lsp" / "mcp").mkdir(parents=True)
+    (tmp_path / "index" / "search" / "requests.py").write_text(
+        "class SearchRequest:\n    query: str\n    limit: int = 10\n    mode: str = 'x'\n"
+    )
+    (tmp_path / "index" / "a.py").write_text(
+        "class S:\n    def search(self, q, limit=10, *, mode=None): pass\ndef one(q, limit): pass\n"
+    )
+    (tmp_path / "lsp" / "b.py").write_text("async def search(ws, text, prefix_last, limit): pass\n")
+    (tmp_path / "lsp" / "mcp" / "server.py").write_text("def search(query, limit, mode): pass\n")
+    assert sorted(restated_search_options(tmp_path)) == [
+        "index/a.py:2: search(limit, mode)",
+        "lsp/b.py:1: search(limit, prefix_last)",
     ]

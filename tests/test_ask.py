@@ -13,6 +13,8 @@ from mdseek.index.search import retrieve
 from mdseek.index.search.dense import DenseIndex, cosines
 from mdseek.index.search.query import Query, ask_of
 
+from conftest import write_tree
+
 SCENARIO = (
     "We moved into a new flat in another city last month. The removal van was late, the"
     " landlord lost the spare keys, the boxes are still everywhere in the hallway and the"
@@ -74,10 +76,7 @@ ASK = "How do I get back into my account after forgetting my login credentials?"
 
 @pytest.fixture(scope="module")
 def notes_engine(tmp_path_factory):
-    root = tmp_path_factory.mktemp("ask-notes")
-    for rel, text in NOTES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
+    root = write_tree(tmp_path_factory.mktemp("ask-notes"), NOTES)
     eng = Engine(root, index_path=root.parent / "ask-index.sqlite")
     eng.index()
     yield eng

@@ -9,11 +9,11 @@ import sys
 
 import numpy as np
 import pytest
+from chunk_checks import assert_tiles
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sandbox import server_env
 
-from mdseek.index.text.markdown import has_visible_text
 from mdseek.index.text.parse import parse_text
 
 from conftest import FIXTURES
@@ -82,17 +82,8 @@ def check_invariants(md: str, chunker, tokenizer) -> list:
     doc = parse_text(md, "gen.md")
     chunks = chunker.chunk(doc)
     text = doc.text
-    body_start = doc.line_offset(doc.body_start_line)
     # 1. spans tile the body: consecutive, non-overlapping, no non-blank text outside
-    pos = body_start
-    for c in chunks:
-        assert not has_visible_text(text[pos : c.start_offset]), "gap with text before chunk"
-        assert c.start_offset >= pos, "overlap"
-        assert c.text == text[c.start_offset : c.end_offset]
-        pos = c.end_offset
-    assert not has_visible_text(text[pos:]), "text after the last chunk"
-    if has_visible_text(text[body_start:]):
-        assert chunks
+    assert_tiles(doc, chunks)
     # line spans are consistent with offsets and ordered
     for a, b in zip(chunks, chunks[1:], strict=False):
         assert a.end_line <= b.start_line + 1 and a.start_line <= b.start_line

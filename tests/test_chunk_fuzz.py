@@ -22,13 +22,13 @@ import random
 import time
 
 import pytest
+from chunk_checks import assert_tiles
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mdseek.index.text.chunk import Chunker
 from mdseek.index.text.coverage import window_coverage
 from mdseek.index.text.encoding import NotText
-from mdseek.index.text.markdown import has_visible_text
 from mdseek.index.text.parse import parse_bytes, parse_text
 
 WORDS = st.sampled_from(
@@ -148,18 +148,7 @@ def check(md: str, chunker: Chunker, tok) -> list:
     doc = parse_text(md, "gen.md")
     chunks = chunker.chunk(doc)
     text = doc.text
-    body_start = doc.line_offset(doc.body_start_line)
-    # Spans in order, tiling the body.
-    pos = body_start
-    for c in chunks:
-        assert c.start_offset >= pos, "chunks overlap or are out of order"
-        assert not has_visible_text(text[pos : c.start_offset]), "text left out between chunks"
-        assert c.start_offset < c.end_offset and c.text == text[c.start_offset : c.end_offset]
-        assert c.start_line <= c.end_line
-        pos = c.end_offset
-    assert not has_visible_text(text[pos:]), "text left out after the last chunk"
-    if has_visible_text(text[body_start:]):  # text that shows nothing is never a chunk
-        assert chunks
+    assert_tiles(doc, chunks)  # spans in order, tiling the body
     assert [c.ordinal for c in chunks] == list(range(len(chunks)))
     # Every embedded text fits, by the real tokenizer; so coverage is exactly 1.
     counts = tok.count_many([c.embedding_text for c in chunks])

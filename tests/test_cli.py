@@ -4,12 +4,11 @@ human status, progress only where it helps, paths that open from the cwd."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from sandbox import mdseek, server_env
+from sandbox import mdseek, run
 
 from mdseek import __version__
 
@@ -62,13 +61,7 @@ def test_folder_without_markdown_says_so_before_loading_a_model(tmp_path: Path):
             "import sys; from mdseek.lsp.cli import main; rc = main(['search', sys.argv[1], 'q']); "
             "print(rc, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)"
         )
-        r = subprocess.run(
-            [sys.executable, "-c", code, str(tmp_path / d)],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=server_env(),
-        )
+        r = run([sys.executable, "-c", code, str(tmp_path / d)], timeout=120)
         assert r.stdout.split() == ["1", "False", "False"], (r.stdout, r.stderr)
         assert "no markdown files in" in r.stderr and "--include" in r.stderr
         assert r.stderr.count("\n") == 1  # one line

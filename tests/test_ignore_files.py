@@ -13,13 +13,7 @@ from mdseek.index.engine.engine import Engine
 from mdseek.index.text.files import FileFilter, check_file, other_files, scan
 from mdseek.index.text.ignore import Ignores
 
-
-def _tree(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        p = root / rel
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text, encoding="utf-8")
-    return root
+from conftest import write_tree as _tree
 
 
 def _docs(root: Path) -> Path:

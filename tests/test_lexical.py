@@ -56,14 +56,20 @@ def queries(fixture_queries: dict) -> list[tuple[str, bool]]:
     return out
 
 
-@pytest.fixture
-def engine(tmp_path):
-    ws = grown_workspace(tmp_path / "ws", copies=3)
+def in_memory_engine(tmp_path, copies: int) -> Engine:
+    """The grown workspace chunked (no vectors), BM25 ranked from memory."""
+    ws = grown_workspace(tmp_path / "ws", copies=copies)
     eng = Engine(ws, index_path=tmp_path / "index.sqlite")
     eng.index(embed=False)
     eng.lexical_side.in_memory = True
     eng.lexical_side.in_memory_min = 0  # a few hundred chunks: memory too, to compare
     eng.build_lexical()
+    return eng
+
+
+@pytest.fixture
+def engine(tmp_path):
+    eng = in_memory_engine(tmp_path, copies=3)
     yield eng
     eng.close()
 
@@ -109,12 +115,8 @@ def test_edits_are_patched_in_place(engine, fixture_queries):
 
 
 def test_compaction_keeps_the_ranking(tmp_path, fixture_queries):
-    ws = grown_workspace(tmp_path / "ws", copies=1)
-    eng = Engine(ws, index_path=tmp_path / "index.sqlite")
-    eng.index(embed=False)
-    eng.lexical_side.in_memory = True
-    eng.lexical_side.in_memory_min = 0  # a few hundred chunks: memory too, to compare
-    eng.build_lexical()
+    eng = in_memory_engine(tmp_path, copies=1)
+    ws = eng.root
     rows = len(eng.lexical_side.index)
     files = sorted(ws.rglob("*.md"))
     for round_ in range(6):  # rewrite every chunk: dead rows pile up, then compaction

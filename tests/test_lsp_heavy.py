@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from lsp_support import SERVER_CMD, initialize, make_client, open_doc, status, wait_ready
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
+from pytest_lsp import LanguageClient
 
 from mdseek.index.text.parse import MAX_HEADINGS
 
@@ -29,12 +32,22 @@ def _ws(tmp_path: Path) -> Path:
     return ws
 
 
-async def test_a_huge_outline_never_delays_a_small_hover(tmp_path: Path):
-    ws = _ws(tmp_path)
+@asynccontextmanager
+async def served(ws: Path) -> AsyncIterator[LanguageClient]:
+    """A language server started on ``ws``, initialised; shut down after."""
     client = make_client()
     await client.start_io(*SERVER_CMD)
     try:
         await initialize(client, ws)
+        yield client
+    finally:
+        await client.shutdown_session()
+        await client.stop()
+
+
+async def test_a_huge_outline_never_delays_a_small_hover(tmp_path: Path):
+    ws = _ws(tmp_path)
+    async with served(ws) as client:
         await wait_ready(client)
         # Open in the editor, never saved: only the requests below read it.
         huge = open_doc(client, ws / "huge.md", "".join(f"# h{i}\n" for i in range(HEADINGS)))
@@ -67,17 +80,11 @@ async def test_a_huge_outline_never_delays_a_small_hover(tmp_path: Path):
         print(f"hover answered in {took:.3f} s beside a {HEADINGS:,}-heading outline")
         got = await asyncio.wait_for(symbols, timeout=300)
         assert len(got) == HEADINGS and got[-1].name == f"h{HEADINGS - 1}"
-    finally:
-        await client.shutdown_session()
-        await client.stop()
 
 
 async def test_a_cancelled_outline_answers_cancelled(tmp_path: Path):
     ws = _ws(tmp_path)
-    client = make_client()
-    await client.start_io(*SERVER_CMD)
-    try:
-        await initialize(client, ws)
+    async with served(ws) as client:
         await wait_ready(client)
         before = (await status(client))["cancelled"]
         # sent right after the buffer: the outline parses it first (10,000
@@ -96,9 +103,6 @@ async def test_a_cancelled_outline_answers_cancelled(tmp_path: Path):
         with pytest.raises(JsonRpcRequestCancelled):
             await asyncio.wait_for(fut, timeout=60)
         assert (await status(client))["cancelled"] == before + 1
-    finally:
-        await client.shutdown_session()
-        await client.stop()
 
 
 async def test_diagnostics_of_many_links_to_many_headings(tmp_path: Path):
@@ -109,10 +113,7 @@ async def test_diagnostics_of_many_links_to_many_headings(tmp_path: Path):
     ws = _ws(tmp_path)
     heads = "".join(f"## Part {i}\n\n" for i in range(HEADINGS))
     links = "".join(f"[see {i}](#nowhere-{i}) [ok](#part-{i % HEADINGS})\n\n" for i in range(5_000))
-    client = make_client()
-    await client.start_io(*SERVER_CMD)
-    try:
-        await initialize(client, ws)
+    async with served(ws) as client:
         await wait_ready(client)
         doc = open_doc(client, ws / "many.md", heads + links)
         report = await asyncio.wait_for(
@@ -123,6 +124,3 @@ async def test_diagnostics_of_many_links_to_many_headings(tmp_path: Path):
         )
         broken = [d for d in report.items if d.message.startswith("No heading")]
         assert len(broken) == 5_000 and broken[0].message == "No heading '#nowhere-0' in many.md"
-    finally:
-        await client.shutdown_session()
-        await client.stop()

@@ -6,14 +6,13 @@ chosen on data (``python -m benchmarks.no_answer``, benchmarks/README.md)."""
 from __future__ import annotations
 
 import dataclasses
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from lsp_support import indexed_copy
 from raw_lsp import RawServer
-from sandbox import server_env
+from sandbox import run, server_env
 from waiting import mcp_ready
 
 from mdseek.index.engine.engine import Engine
@@ -212,13 +211,7 @@ def ws(tmp_path_factory, request) -> Path:
 
 
 def _cli_notes(ws: Path, query: str) -> list[str]:
-    r = subprocess.run(
-        [sys.executable, "-m", "mdseek", "search", str(ws), query, "--limit", "3"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(),
-    )
+    r = run([sys.executable, "-m", "mdseek", "search", str(ws), query, "--limit", "3"], timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip(), "results are still listed"
     return [ln.removeprefix("note: ") for ln in r.stderr.splitlines() if ln.startswith("note: ")]

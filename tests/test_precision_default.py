@@ -125,13 +125,20 @@ def test_a_damaged_int8_copy_is_refused_and_the_fp32_export_quantised(
         packaged.forget()
 
 
-def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
+def fp32_index(tmp_path: Path) -> tuple[Path, Path, str]:
+    """The fixtures indexed at fp32 (asked for), closed: the folder, the index
+    file and the fp32 vectors' model id."""
     ws = copy_fixtures(tmp_path / "ws")
     db = tmp_path / "index.sqlite"
     eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
     eng.index()
     fp32_id = eng.models.model_id
     eng.close()
+    return ws, db, fp32_id
+
+
+def test_precision_asked_once_is_remembered(wheel, tmp_path, caplog):
+    ws, db, fp32_id = fp32_index(tmp_path)
     again = Engine(ws, index_path=db)  # nothing asked: the index's fp32, no move, nothing pending
     assert again.models.model_id == fp32_id and again.models.mover is None
     rep = again.index()
@@ -260,12 +267,7 @@ def test_the_move_survives_a_kill_and_resumes(wheel, tmp_path):
     moved; killed (SIGKILL) once some int8 vectors are in, it has lost nothing
     (every fp32 vector, search hybrid), and the next run, asked nothing (the
     index remembers int8), finishes the move: int8 vectors only."""
-    ws = copy_fixtures(tmp_path / "ws")
-    db = tmp_path / "index.sqlite"
-    eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
-    eng.index()
-    fp32_id = eng.models.model_id
-    eng.close()
+    ws, db, fp32_id = fp32_index(tmp_path)
     texts = models(db)[fp32_id]
     env = server_env(MDSEEK_THREADS="1")
     proc = subprocess.Popen(
@@ -311,12 +313,7 @@ def test_an_index_of_the_old_default_moves_in_the_background_searching_throughou
     from mdseek.index.engine.folder import Folder
     from mdseek.index.engine.opening import EngineOptions
 
-    ws = copy_fixtures(tmp_path / "ws")
-    db = tmp_path / "index.sqlite"
-    eng = Engine(ws, index_path=db, embed=EmbedSettings(precision="fp32"))
-    eng.index()
-    fp32_id = eng.models.model_id
-    eng.close()
+    ws, db, fp32_id = fp32_index(tmp_path)
     con = sqlite3.connect(db)
     with con:  # as the old default left it: fp32 vectors, no precision remembered
         con.execute("DELETE FROM meta WHERE key = 'precision'")

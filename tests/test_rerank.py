@@ -4,7 +4,7 @@ fused sections by its own scores (plumbing; nothing downloaded)."""
 from __future__ import annotations
 
 import pytest
-from sandbox import server_env
+from sandbox import run
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.model.model import ModelUnavailable
@@ -104,7 +104,6 @@ def test_top_n_is_bounded():
 
 def test_cli_rerank_explains_and_fails_in_one_line(tmp_path, cross_encoder):
     import json
-    import subprocess
     import sys
 
     ws = tmp_path / "ws"
@@ -112,22 +111,13 @@ def test_cli_rerank_explains_and_fails_in_one_line(tmp_path, cross_encoder):
     (ws / "handbook.md").write_text(DOC)
     cmd = [sys.executable, "-m", "mdseek", "search", str(ws), "paid", "--mode", "lexical",
            "--db", str(tmp_path / "i.sqlite"), "--no-progress"]  # fmt: skip
-    out = subprocess.run(
-        [*cmd, "--json", "--explain", "--rerank", str(cross_encoder)],
-        capture_output=True, text=True, timeout=300, env=server_env()
-    )  # fmt: skip
+    out = run([*cmd, "--json", "--explain", "--rerank", str(cross_encoder)], timeout=300)
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)["results"]
     own = _own_scores(cross_encoder, "paid")
     assert [r["heading"] for r in rows] == sorted(PASSAGES, key=lambda n: -own[n])
     assert all(r["explain"]["rerank"]["ms"] > 0 for r in rows)
-    bad = subprocess.run(
-        [*cmd, "--rerank", str(tmp_path / "missing")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=server_env(),
-    )
+    bad = run([*cmd, "--rerank", str(tmp_path / "missing")], timeout=300)
     assert bad.returncode == 1
     assert bad.stderr.startswith("mdseek: error: cannot load reranker")
     assert bad.stderr.count("\n") == 1

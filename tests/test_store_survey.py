@@ -10,6 +10,8 @@ import pytest
 from mdseek.index.engine.engine import Engine
 from mdseek.index.store import survey
 
+from conftest import write_tree
+
 BODY = "The kestrel hovers over the field before it drops onto a vole in the grass."
 NOTES = {
     "a.md": f"# Alpha\n\n{BODY}\n\n## Beta\n\n{BODY} Beta.\n",
@@ -20,10 +22,7 @@ NOTES = {
 
 @pytest.fixture
 def index(tmp_path: Path) -> Path:
-    ws = tmp_path / "ws"
-    for rel, text in NOTES.items():
-        (ws / rel).parent.mkdir(parents=True, exist_ok=True)
-        (ws / rel).write_text(text)
+    ws = write_tree(tmp_path / "ws", NOTES)
     path = tmp_path / "i.sqlite"
     eng = Engine(ws, index_path=path, passage_words=0)
     eng.index(embed=False)

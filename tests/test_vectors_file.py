@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from sandbox import server_env
+from sandbox import run, server_env
 
 from mdseek.index.engine.engine import Engine
 from mdseek.index.store.vectors_file import FORMAT, VectorsFileError, read_vectors
@@ -129,22 +129,10 @@ def test_cli_index_with_vectors(tmp_path, exported):
     ws = copy_fixtures(tmp_path / "cli")
     db = tmp_path / "cli-idx" / "index.sqlite"
     cmd = [sys.executable, "-m", "mdseek", "index", str(ws), "--db", str(db), "--no-progress"]
-    out = subprocess.run(
-        [*cmd, "--vectors", str(exported)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=server_env(),
-    )
+    out = run([*cmd, "--vectors", str(exported)], timeout=600)
     assert out.returncode == 0, out.stderr
     assert "0 vectors made" in out.stdout and "took" in out.stderr, (out.stdout, out.stderr)
-    bad = subprocess.run(
-        [*cmd, "--vectors", str(tmp_path / "nope.npz")],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=server_env(),
-    )
+    bad = run([*cmd, "--vectors", str(tmp_path / "nope.npz")], timeout=600)
     assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "cannot be read" in bad.stderr
 
 

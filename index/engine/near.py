@@ -100,11 +100,11 @@ def _check(
     gap: float | None,
     same_file: float | None,
 ) -> list[NearDuplicate]:
-    read = _Reader(engine, kept, min_words)
+    read = _Reader(engine, kept, min_words, threshold - PREFILTER)
     mine = read.units(rel)
     if mine is None or not mine:
         return []
-    others = read.near(mine, threshold)
+    others = read.near(mine)
     found = pairs(mine, others, threshold, ratio, min_words, gap=None, same_file=same_file)
     if found and gap is not None:
         # each other's own nearest sections: those near it that are not near mine
@@ -114,7 +114,7 @@ def _check(
         partners = list(
             {o.key: o for o in (others[j] for _, j, _ in found) if o.key not in ours}.values()
         )
-        peers = [u for u in read.near(partners, threshold) if u.key not in seen] if partners else []
+        peers = [u for u in read.near(partners) if u.key not in seen] if partners else []
         found = within_gap(found, mine, others, gap, peers, min_words)
     if not found:
         return []
@@ -132,24 +132,58 @@ class _Reader:
     """One call's reads: a section made a :class:`Unit` (its vectors and words)
     once, and of the other files only the sections compared are read."""
 
-    def __init__(self, engine: Engine, kept: _NearRows, min_words: int) -> None:
+    def __init__(self, engine: Engine, kept: _NearRows, min_words: int, floor: float) -> None:
         self.engine = engine
+        self.floor = floor  # a chunk this near a section makes its section a candidate
         self.kept = kept
         self.min_words = min_words
         self.made: dict[tuple[str, int, int], Unit | None] = {}
         self.version: dict[str, str] = {}  # the version of each other file read
         self.versions: dict[int, str] = {}  # doc id -> its version, as read in this check
+        # the matrix's chunk rows, read once for the check's passes (a copy: not kept
+        # past the check), and the check's token: its rows are the same in both
         self.rows: tuple[np.ndarray, np.ndarray] | None = None
+        self.token = object()
+        self.own: dict[int, tuple[str, int, int]] = {}  # the note's chunk id -> its section
+
+    def matrix_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        if self.rows is None:  # one reading of the matrix for the check's passes
+            self.rows = self.kept.matrix.chunk_rows()
+        return self.rows
 
     def units(self, rel: str) -> list[Unit] | None:
         """The sections of ``rel`` as compared (keyed (path, first section, last
         section): a chunk that merged small sections is one unit); None when a
         chunk has no vector yet."""
-        groups = self.engine.store.chunks.document_section_chunks(rel)
-        self._make(groups)
+        store, kept = self.engine.store.chunks, self.kept
+        kept.update(self.matrix_rows(), self.floor, self.token)  # what changed, first
+        groups = store.document_section_chunks(rel, texts=False)  # (id, heading, text hash)
+        self.own = {c[0]: key for key, cs in groups.items() for c in cs}
+        todo = {}
+        for key, cs in groups.items():
+            # kept from the check before while its chunks and their texts are the same
+            sig = " ".join(f"{i}:{h}" for i, _, h in cs)
+            was = kept.units.get(key)
+            if was is not None and was[0] == sig:
+                self.made[key] = was[1]
+            else:
+                todo[key] = (sig, cs)
+        if todo:
+            texts = store.texts([c[0] for _, cs in todo.values() for c in cs])
+            self._make(
+                {
+                    key: [(i, heading, texts[i]) for i, heading, _ in cs]
+                    for key, (_, cs) in todo.items()
+                    if all(c[0] in texts for c in cs)
+                }
+            )
+            for key, (sig, cs) in todo.items():
+                u = self.made.get(key)
+                if u is not None:
+                    kept.keep_unit(sig, u, [c[0] for c in cs])
         out = []
         for key in groups:
-            u = self.made[key]
+            u = self.made.get(key)
             if u is None:
                 return None
             if u.words >= self.min_words:
@@ -186,15 +220,15 @@ class _Reader:
         vec = unit_vector(np.stack(got))[None, :]
         return Unit(key, vec, body_words([c[2] for c in cs], cs[0][1]), key[0])
 
-    def near(self, units: list[Unit], threshold: float) -> list[Unit]:
-        """The sections with a chunk within :data:`PREFILTER` under ``threshold``
-        of any of ``units``' vectors (only those sections' chunks read)."""
+    def near(self, units: list[Unit]) -> list[Unit]:
+        """The sections with a chunk at the floor (:data:`PREFILTER` under the
+        threshold) of any of ``units``' vectors (only those sections' chunks read)."""
         kept, store = self.kept, self.engine.store.chunks
-        if self.rows is None:  # one reading of the matrix for the check's passes
-            self.rows = kept.matrix.chunk_rows()
-        near = kept.near(unit_vectors(units), threshold - PREFILTER, self.rows)
-        spans = set()
-        for d, p, f, last, version in kept.spans_of(near, store, self.versions).values():
+        near = kept.near(unit_vectors(units), self.floor, self.matrix_rows(), self.token)
+        # the note's own chunks: their sections as read for units() (no other read)
+        spans = {(-1, *self.own[i]) for i in near if i in self.own}
+        others = {i for i in near if i not in self.own}
+        for d, p, f, last, version in kept.spans_of(others, store, self.versions).values():
             spans.add((d, p, f, last))
             self.version[p] = version
         todo = {}
@@ -259,7 +293,7 @@ class _NearRows:
         # a fixed direction no row is likely orthogonal to (numpy.random costs 50 ms to import)
         self.probe = np.sin(np.arange(1, dim + 1, dtype=np.float32) * 12.9898).astype(np.float32)
         self.seen: dict[bytes, set[int]] = {}  # a query vector's bytes -> chunk ids
-        self.last: tuple | None = None  # the rows last compared (held: its id stays its own)
+        self.last: object = None  # the check whose rows were compared last (its token)
         # what the index said of other files, with each file's version (Chunks.versions)
         self.spans: dict[int, tuple[int, str, int, int, str]] = {}  # Chunks.versioned_spans
         self.units: dict[tuple[str, int, int], tuple[str, Unit]] = {}
@@ -317,29 +351,42 @@ class _NearRows:
                 self.units.pop(key, None)
 
     def near(
-        self, qs: np.ndarray, floor: float, rows: tuple[np.ndarray, np.ndarray] | None = None
+        self,
+        qs: np.ndarray,
+        floor: float,
+        rows: tuple[np.ndarray, np.ndarray] | None = None,
+        token: object = None,
     ) -> set[int]:
         """The chunks whose own row has a cosine of at least ``floor`` with any
-        row of ``qs`` (unit vectors)."""
+        row of ``qs`` (unit vectors). ``rows``, ``token``: see :meth:`update`."""
         ids, mat = self.matrix.chunk_rows() if rows is None else rows
-        if not len(mat) or not len(qs):
-            return set()
-        qs = np.ascontiguousarray(qs, dtype=np.float32)
         with self.lock:
-            if floor != self.floor or len(self.probe) != mat.shape[1]:
-                self._forget(floor, mat.shape[1])
-            if rows is not None and rows is self.last:  # the rows of the pass before
-                return self._answer(qs, ids, mat, floor)
-            self.last = rows
+            self.update((ids, mat), floor, token)
+            if not len(mat) or not len(qs):
+                return set()
+            return self._answer(np.ascontiguousarray(qs, dtype=np.float32), ids, mat, floor)
+
+    def update(self, rows: tuple[np.ndarray, np.ndarray], floor: float, token: object) -> None:
+        """What is kept brought up to the matrix's chunk ``rows`` as read (ids,
+        vectors): a row new, changed or gone drops what was kept of it, and each
+        query kept is compared with the new and changed rows. ``token``: one
+        object for the passes of one check over the same rows (done once)."""
+        ids, mat = rows
+        with self.lock:
+            dim = mat.shape[1] if mat.ndim == 2 else 0
+            if floor != self.floor or len(self.probe) != dim:
+                self._forget(floor, dim)
+            if token is not None and token is self.last:  # the rows of the pass before
+                return
+            self.last = token
             prints = np.einsum("ij,j->i", mat, self.probe).astype(np.float32)
             marks = (ids << 32) | prints.view(np.uint32).astype(np.int64)
             fresh = ~_within(marks, self.marks)
             gone = set(self.ids[~_within(self.marks, marks)].tolist())
             self._changed(gone | set(ids[fresh].tolist()))
-            update = int(fresh.sum()) * len(self.seen)  # products to bring them up to date
-            if len(self.seen) + len(qs) > self.MAX or update > len(qs) * len(mat):
-                # too many kept, or more rows changed than a fresh look costs (a folder
-                # indexed anew): the queries kept are forgotten
+            if len(self.seen) > self.MAX or 2 * int(fresh.sum()) > len(mat):
+                # too many kept, or most rows new (a folder indexed anew): bringing
+                # them up to date would cost more than a fresh look
                 self.seen = {}
             if self.seen and (fresh.any() or gone):
                 # the rows that changed, against every query kept
@@ -352,7 +399,6 @@ class _NearRows:
                     hits.update(fids[sims[n] >= floor].tolist())
                     self.seen[k] = hits
             self.ids, self.marks = ids, marks
-            return self._answer(qs, ids, mat, floor)
 
     def _answer(self, qs: np.ndarray, ids: np.ndarray, mat: np.ndarray, floor: float) -> set[int]:
         out: set[int] = set()

@@ -153,12 +153,14 @@ class Chunks:
         return out
 
     def document_section_chunks(
-        self, path: str
+        self, path: str, texts: bool = True
     ) -> dict[tuple[str, int, int], list[tuple[int, str, str]]]:
         """(path, first section, last section) -> the (id, heading, text) of each
-        chunk of one document spanning those sections, in order (no other column)."""
+        chunk of one document spanning those sections, in order (no other column;
+        without ``texts``, each text's hash in its place)."""
         sql = (
-            "SELECT d.path, c.section_first, c.section_last, c.id, c.heading, c.text FROM chunks c"
+            "SELECT d.path, c.section_first, c.section_last, c.id, c.heading,"
+            f" c.{'text' if texts else 'text_hash'} FROM chunks c"
             " JOIN documents d ON d.id = c.doc_id WHERE d.path=? ORDER BY c.ordinal"
         )
         out: dict[tuple[str, int, int], list[tuple[int, str, str]]] = {}

@@ -145,11 +145,39 @@ def handler(method: str, options: Any = None) -> Callable[[Handler], Handler]:
     return register
 
 
+def about_document(
+    method: str, answer: Callable[..., Any], at_cursor: bool = False, options: Any = None
+) -> None:
+    """Register for ``method`` the handler that is ``answer(ws, uri)`` off the
+    event loop (``at_cursor``: ``answer(ws, uri, position)``): a request that
+    one function of the document answers whole (see the table below)."""
+
+    async def respond(ls: MdseekServer, params: Any) -> Any:
+        where = (params.position,) if at_cursor else ()
+        return await off_loop(ls.ws, answer, ls.ws, params.text_document.uri, *where)
+
+    respond.__name__ = respond.__qualname__ = f"answer_{method.replace('/', '_')}"
+    handler(method, options)(respond)
+
+
 def build_server() -> MdseekServer:
     ls = MdseekServer()
     for method, options, fn in _HANDLERS:
         ls.feature(method, options)(fn)
     return ls
+
+
+# -- requests one function of the document answers ------------------------------------
+
+about_document(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL, navigation.outline)
+about_document(types.TEXT_DOCUMENT_DEFINITION, navigation.definition_sync, at_cursor=True)
+about_document(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT, highlight.highlights_sync, at_cursor=True)
+about_document(types.TEXT_DOCUMENT_FOLDING_RANGE, folding.folding_for)
+about_document(
+    types.TEXT_DOCUMENT_CODE_LENS,
+    lenses.heading_lenses,
+    options=types.CodeLensOptions(resolve_provider=True),
+)
 
 
 # -- lifecycle ------------------------------------------------------------------
@@ -279,30 +307,6 @@ async def workspace_symbol(
     return await search.workspace_symbols(ls.ws, params.query)
 
 
-@handler(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
-async def document_symbol(
-    ls: MdseekServer, params: types.DocumentSymbolParams
-) -> list[types.DocumentSymbol]:
-    return await off_loop(ls.ws, navigation.outline, ls.ws, params.text_document.uri)
-
-
-@handler(types.TEXT_DOCUMENT_DEFINITION)
-async def definition(
-    ls: MdseekServer, params: types.DefinitionParams
-) -> types.Location | list[types.Location] | None:
-    return await off_loop(
-        ls.ws, navigation.definition_sync, ls.ws, params.text_document.uri, params.position
-    )
-
-
-@handler(types.TEXT_DOCUMENT_DOCUMENT_HIGHLIGHT)
-async def document_highlight(
-    ls: MdseekServer, params: types.DocumentHighlightParams
-) -> list[types.DocumentHighlight]:
-    uri, pos = params.text_document.uri, params.position
-    return await off_loop(ls.ws, highlight.highlights_sync, ls.ws, uri, pos)
-
-
 @handler(types.TEXT_DOCUMENT_REFERENCES)
 async def references(ls: MdseekServer, params: types.ReferenceParams) -> list[types.Location]:
     uri, pos = params.text_document.uri, params.position
@@ -383,13 +387,6 @@ async def code_action(ls: MdseekServer, params: types.CodeActionParams) -> list[
 # -- structure: folding, document links, selection ranges ----------------------------
 
 
-@handler(types.TEXT_DOCUMENT_FOLDING_RANGE)
-async def folding_range(
-    ls: MdseekServer, params: types.FoldingRangeParams
-) -> list[types.FoldingRange]:
-    return await off_loop(ls.ws, folding.folding_for, ls.ws, params.text_document.uri)
-
-
 @handler(types.TEXT_DOCUMENT_DOCUMENT_LINK)
 async def document_link(
     ls: MdseekServer, params: types.DocumentLinkParams
@@ -406,11 +403,6 @@ async def selection_range(
 ) -> list[types.SelectionRange]:
     uri, positions = params.text_document.uri, params.positions
     return await off_loop(ls.ws, selection.selection_for, ls.ws, uri, positions)
-
-
-@handler(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=True))
-async def code_lens(ls: MdseekServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-    return await off_loop(ls.ws, lenses.heading_lenses, ls.ws, params.text_document.uri)
 
 
 @handler(types.CODE_LENS_RESOLVE)

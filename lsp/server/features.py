@@ -123,8 +123,11 @@ def search_result_json(r: SearchResult, uri: str, rng: types.Range, heading: str
     """One result of ``mdseek/search`` (the VS Code client depends on these keys;
     ``explain`` only when the request asked for it): the CLI's JSON
     (:meth:`SearchResult.as_json`; ``heading`` as written, inline markup kept,
-    ``heading_text`` plain), with the section's ``uri`` and its 0-based LSP ``range``."""
-    return {"uri": uri, **r.as_json(heading), "range": range_json(rng)}
+    ``heading_text`` plain), with the section's ``uri`` and its 0-based LSP ``range``
+    (``tests/test_lsp_e2e.py`` holds the keys)."""
+    out = {"uri": uri, **r.as_json(heading), "range": range_json(rng)}
+    del out["anchor"], out["heading_line"]  # the client's shape has neither
+    return out
 
 
 # -- hover --------------------------------------------------------------------

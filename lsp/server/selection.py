@@ -1,7 +1,13 @@
 """textDocument/selectionRange (expand / shrink selection), as VS Code's
-markdown service expands: the code span under the cursor, a link's text (inside
-its brackets), then the link, then every block around it from the innermost out
-(paragraph, list item, list, block quote, fence, table -- inside a table first
+markdown service expands. Inside a line first, innermost out: a code span's
+text, the code span; an autolink's URL, the autolink; bold and italic text, the
+span with its marks; in a link's ``(destination "title")`` the angle-bracket
+path's text and the ``<path>``, or the title, or the path alone, then all
+between the parentheses and the parentheses with it; a link's text (inside its
+brackets); an image; the link; on a ``[label]: destination`` line the label's
+text or the destination. Then every block around it from the innermost out
+(paragraph, list item, list, block quote, fence -- first the code inside it, when it
+is two lines or more --, table -- inside a table first
 the cell's content, the cell, the row and the body --, heading line, front
 matter), then the sections: in the one holding the cursor, its text before its
 first subsection (when it has one), its content (the lines under its heading)
@@ -22,7 +28,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from mdseek.index.links.autolinks import Autolink, find_autolinks
 from mdseek.index.links.links import Link
+from mdseek.index.links.sites import Site, link_sites
 from mdseek.index.text.document import ParsedDocument, subtree_ends
 from mdseek.index.text.structure import Span, nested_blocks
 
@@ -61,7 +69,12 @@ def selection_ranges(
 ) -> list[types.SelectionRange]:
     """One chain per ``(line, col)`` point (engine coordinates)."""
     lines = doc.lines()
-    return [_chain(doc, lines, blocks, links, pos, line, col) for line, col in points]
+    rows = [lines[line] for line, _ in points if line < len(lines)]
+    sites = link_sites(doc, links) if any("](" in r or "]:" in r for r in rows) else []
+    autos = find_autolinks(doc, links) if any("<" in r for r in rows) else []
+    return [
+        _chain(doc, lines, blocks, links, pos, line, col, (sites, autos)) for line, col in points
+    ]
 
 
 def _chain(
@@ -72,25 +85,36 @@ def _chain(
     pos: Positions,
     line: int,
     col: int,
+    inline: tuple[Sequence[Site], Sequence[Autolink]] = ((), ()),
 ) -> types.SelectionRange:
     text = lines[line] if line < len(lines) else ""
-    spots: list[Spot] = []
+    spots: list[Spot] = []  # inside the line, innermost first once sorted by size
     for m in _CODE_SPAN.finditer(text):
         if m.start() <= col <= m.end():
+            n = len(m.group(1))
+            if m.start() < col < m.end():  # its content, inside the backticks
+                spots.append((line, m.start() + n, line, m.end() - n))
             spots.append((line, m.start(), line, m.end()))
-    around_links = sorted(
-        (lk for lk in links if lk.contains(line, col)),
-        key=lambda lk: (lk.end_line - lk.line, lk.end - lk.start),
-    )
-    for lk in around_links:
-        label = _label(text, lk) if lk.line == line else None
-        if label is not None and label[1] <= col <= label[3]:
-            spots.append(label)
-        spots.append((lk.line, lk.start, lk.end_line, lk.end))
+    sites, autos = inline
+    for a in autos:
+        if a.line == line and a.start - 1 <= col <= a.end + 1:  # the URL, then <URL>
+            spots += [(line, a.start, line, a.end), (line, a.start - 1, line, a.end + 1)]
+    spots += _destination_stops(text, line, col, sites)
+    spots += _emphasis_stops(text, line, col)
+    for lk in links:
+        if lk.contains(line, col):
+            label = _label(text, lk) if lk.line == line else None
+            if label is not None and label[1] <= col <= label[3]:
+                spots.append(label)
+            spots.append((lk.line, lk.start, lk.end_line, lk.end))
+    spots.sort(key=lambda s: (s[2] - s[0], s[3] - s[1] if s[0] == s[2] else 0))
     around = [b for b in blocks if b.start_line <= line < b.end_line]
     for b in sorted(around, key=lambda b: -b.depth):
         if b.kind == "table":
             spots += _table_stops(lines, b, line, col)
+        last = b.end_line - 1
+        if b.kind == "fence" and b.start_line < line < last and last - b.start_line > 2:
+            spots.append(_lines(lines, b.start_line + 1, last))  # the code, without its fences
         spots.append(_lines(lines, b.start_line, b.end_line))
     heads = doc.headings
     ends = subtree_ends(heads, doc.line_count)
@@ -128,6 +152,99 @@ def _label(text: str, lk: Link) -> Spot | None:
         if depth == 0:
             return (lk.line, at + 1, lk.line, i)
         i += 1
+    return None
+
+
+# bold (** or __) and italic (* or _) spans on one line: no space inside either
+# mark, no other mark beside it, _ never inside a word (snake_case is no emphasis)
+_EMPHASIS = (
+    re.compile(r"(?<!\*)\*\*(?=[^\s*])(.+?)(?<=[^\s*])\*\*(?!\*)"),
+    re.compile(r"(?<![\w_])__(?=[^\s_])(.+?)(?<=[^\s_])__(?![\w_])"),
+    re.compile(r"(?<!\*)\*(?=[^\s*])(.+?)(?<=[^\s*])(?<!\*)\*(?!\*)"),
+    re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])(?<!_)_(?![\w_])"),
+)
+
+
+_WINDOW = 1000
+
+
+def _emphasis_stops(text: str, line: int, col: int) -> list[Spot]:
+    """Bold and italic spans around the cursor (outside code spans): the text
+    inside the marks (unless the cursor is on a mark), then the span."""
+    lo = max(0, col - _WINDOW)  # a span's marks within _WINDOW of the cursor (a
+    text = text[lo : col + _WINDOW]  # 5 MB line of '*a ' costs no quadratic scan)
+    if "*" not in text and "_" not in text:
+        return []
+    plain = _CODE_SPAN.sub(lambda m: " " * len(m.group(0)), text)
+    out: list[Spot] = []
+    for rx in _EMPHASIS:
+        for m in rx.finditer(plain):
+            a, z, n = m.start() + lo, m.end() + lo, m.start(1) - m.start()
+            if a <= col <= z:
+                if a + n <= col <= z - n:
+                    out.append((line, a + n, line, z - n))
+                out.append((line, a, line, z))
+    return out
+
+
+_DEFINITION = re.compile(r"^ {0,3}\[((?:[^\[\]\\]|\\.)+)\]:")
+_CLOSE = {'"': '"', "'": "'", "(": ")"}
+
+
+def _destination_stops(text: str, line: int, col: int, sites: Sequence[Site]) -> list[Spot]:
+    """Inside a link's or image's ``(destination "title")``: the angle-bracket
+    path's content and the path with its brackets, or the title, or the path
+    alone (when a title follows), then all between the parentheses, then the
+    parentheses with it, then the image (an image inside a link); on a
+    ``[label]: destination`` line: the label's text or the destination."""
+    out: list[Spot] = []
+    for s in sites:
+        if s.line != line:
+            continue
+        if s.kind == "definition":
+            m = _DEFINITION.match(text)
+            if m and m.start(1) <= col <= m.end(1):
+                out.append((line, m.start(1), line, m.end(1)))
+            elif s.col <= col <= s.end:
+                out.append((line, s.col, line, s.end))
+            continue
+        if s.kind not in ("inline", "image"):
+            continue
+        open_ = text.rfind("(", 0, s.col)
+        at = len(text) - len(text[s.end :].lstrip())  # the title or ')'
+        title = None
+        if at < len(text) and text[at] in _CLOSE:
+            close_title = text.find(_CLOSE[text[at]], at + 1)
+            if close_title > 0:
+                title = (at, close_title + 1)
+                at = len(text) - len(text[title[1] :].lstrip())
+        if open_ < 0 or at >= len(text) or text[at] != ")" or not open_ < col <= at:
+            continue
+        if s.angle and s.col < col < s.end:
+            out += [(line, s.col + 1, line, s.end - 1), (line, s.col, line, s.end)]
+        elif title and title[0] <= col <= title[1]:
+            out.append((line, title[0], line, title[1]))
+        elif title and s.col <= col <= s.end:
+            out.append((line, s.col, line, s.end))
+        out += [(line, open_ + 1, line, at), (line, open_, line, at + 1)]
+        if s.kind == "image":
+            start = _image_start(text, open_)
+            if start is not None:
+                out.append((line, start, line, at + 1))
+    return out
+
+
+def _image_start(text: str, open_: int) -> int | None:
+    """Where the image whose ``(`` is at ``open_`` starts (its ``!``)."""
+    if open_ == 0 or text[open_ - 1] != "]":
+        return None
+    depth = 0
+    for i in range(open_ - 1, -1, -1):
+        if i > 0 and text[i - 1] == "\\":
+            continue
+        depth += (text[i] == "]") - (text[i] == "[")
+        if depth == 0:
+            return i - 1 if i > 0 and text[i - 1] == "!" else None
     return None
 
 

@@ -41,7 +41,7 @@ client = server_fixture()
 HTML = "mdseek reads markdown links only, not src or href attributes of inline HTML"
 
 
-def computer(name: str, text: str, links: list, files: dict | None = None, **kw: str) -> dict:
+def computer(name: str, text: str, links: list, files: dict | None = None, **kw: object) -> dict:
     """A "Link computer" case: ``text`` is the peer's document."""
     return {"name": name, "files": {"doc.md": text, **(files or {})}, "links": links, **kw}
 
@@ -460,9 +460,15 @@ CASES: list[dict] = [
         [(0, 1, 0, 4), (1, 1, 1, 4), (2, 6, 2, 9), (4, 7, 4, 25)],
     ),
     computer(
-        "Should use first link reference found in document",
+        "Should use first link reference found in document#1",
         lines("[abc]", "", "[abc]: http://example.com/1", "[abc]: http://example.com/2"),
-        [((0, 1, 0, 4), ("doc.md", 2)), (2, 7, 2, 27), (3, 7, 3, 27)],
+        [(0, 1, 0, 4), (2, 7, 2, 27), (3, 7, 3, 27)],
+    ),
+    computer(
+        "Should use first link reference found in document#2",
+        lines("[abc]", "", "[abc]: http://example.com/1", "[abc]: http://example.com/2"),
+        [((0, 1, 0, 4), ("doc.md", 2))],
+        targets_only=True,
         convention="a reference-style link leads to its target (here http://example.com/1), not to its definition's line",
     ),
     computer(
