@@ -2,6 +2,9 @@
 
     python -m benchmarks.memory_stages --work DIR [--files 2000] [--configs new,old]
     python -m benchmarks.memory_stages --work DIR --matrix 90000   the vector matrix alone
+    python -m benchmarks.memory_stages --work DIR --files 10000 --load   the matrix's load
+    python -m benchmarks.memory_stages --work DIR --files 10000 --served   a server over it
+    python -m benchmarks.memory_stages --work DIR --sessions 160   the two bulk sessions alone
 
 A folder of the big-vault mix (``benchmarks.bigvault.make_vault``) is indexed
 from empty by a :class:`Folder` (what the servers run), each configuration in
@@ -15,7 +18,9 @@ holds at the end (the vector matrix, the in-memory BM25), and with ``--trace``
 the Python allocations that grew most over the embedding pass
 (``tracemalloc``: slow, and only Python's own, not ONNX Runtime's or SQLite's).
 ``--matrix ROWS`` grows the vector matrix alone, 64 rows at a time, under
-``tracemalloc``. ``MEM_PROBE`` (see :func:`_knobs`) undoes a fix to measure it.
+``tracemalloc``; ``--load`` loads the matrix of the vault's index as a
+search does (the vault read without the model, its texts given random unit
+vectors). ``MEM_PROBE`` (see :func:`_knobs`) undoes a fix to measure it.
 """
 
 from __future__ import annotations
@@ -96,7 +101,9 @@ def _knobs() -> None:
     """Experiments named in ``MEM_PROBE`` (comma list), each undoing a fix to
     measure it apart: ``noarena``, ONNX Runtime's CPU arena off; ``ownarena``,
     an arena per session (before the shared one); ``concat``, the vector
-    matrix grown by a concatenation per batch (before it grew in place)."""
+    matrix grown by a concatenation per batch (before it grew in place);
+    ``loadcopy``, the matrix loaded as before (joined bytes copied, chunk and
+    passage rows concatenated)."""
     knobs = set(os.environ.get("MEM_PROBE", "").split(","))
     if "ownarena" in knobs:
         from mdseek.index.model import onnx_encoder
@@ -112,9 +119,38 @@ def _knobs() -> None:
                 keys = np.concatenate([self.keys, keys])
                 own = np.concatenate([self.owners, own])
                 mat = np.concatenate([self.mat, mat])
-            self._own(keys, own, mat)  # (the first index removes no row)
+            self._own(keys, own, mat, True)  # (the first index removes no row)
 
         DenseIndex._append = append  # type: ignore[method-assign]
+    if "loadcopy" in knobs:  # the matrix loaded by join and copy, then concatenation
+        import numpy as np
+
+        from mdseek.index.search.dense import DenseIndex
+        from mdseek.index.store import vectors
+
+        def columns(rows, n_ids=1):  # type: ignore[no-untyped-def]
+            ids = [np.fromiter((r[k] for r in rows), np.int64, len(rows)) for k in range(n_ids)]
+            if not rows:
+                return ids, np.zeros((0, 0), dtype=np.float32)
+            mat = np.frombuffer(b"".join(r[n_ids] for r in rows), dtype=np.float32)
+            return ids, mat.reshape(len(rows), -1).copy()
+
+        plain_reset = DenseIndex.reset
+
+        def reset(self, ids, mat, pids=None, owners=None, pmat=None, adopt=False):  # type: ignore[no-untyped-def]
+            if pids is not None and pmat is not None and len(pids):
+                mat = np.concatenate([mat, pmat]) if len(mat) else pmat
+                ids = np.concatenate([ids, -pids])
+                own = np.concatenate([ids[: len(ids) - len(pids)], owners])
+                plain_reset(self, ids, mat, adopt=True)  # (reset adopted its concatenation)
+                self._obuf[:] = own
+                self._reindex()
+                self._recount()
+            else:
+                plain_reset(self, ids, mat, adopt=True)
+
+        vectors._columns = columns  # type: ignore[attr-defined]
+        DenseIndex.reset = reset  # type: ignore[method-assign]
     if "noarena" in knobs:
         from mdseek.index.model import onnx_encoder
 
@@ -229,6 +265,119 @@ def matrix_growth(rows: int, batch: int = 64, dim: int = 384) -> dict:
     }
 
 
+def matrix_load(vault: Path, index: Path) -> dict:
+    """(In this process.) ``vault`` read into ``index`` without the model (once;
+    its texts given random unit vectors: the load's memory is the same), then
+    the vector matrix loaded from it as a search does: RSS before, after and at
+    the peak."""
+    import numpy as np
+
+    from mdseek.index import Engine
+
+    _knobs()
+    eng = Engine(vault, index_path=index)
+    model = eng.models.model_id
+    vectors = eng.store.vectors
+    texts = vectors.pending_texts(model)
+    if texts:  # (a fresh index: filled in this process, then measured in a new one)
+        eng.index(embed=False)
+        texts = vectors.pending_texts(model)
+        rng = np.random.default_rng(0)
+        for i in range(0, len(texts), 2000):
+            part = texts[i : i + 2000]
+            m = rng.standard_normal((len(part), 384)).astype(np.float32)
+            vectors.put_vectors(
+                model, [h for h, _, _ in part], m / np.linalg.norm(m, axis=1)[:, None]
+            )
+        eng.close()
+        return {"filled": len(texts)}
+    before = _status("VmRSS")
+    t0 = time.perf_counter()
+    eng.dense_side.sync()
+    out = {
+        "rows": eng.dense_side.matrix.rows,
+        "matrix_mb": round(eng.dense_side.matrix.mat.nbytes / 2**20, 1),
+        "rss_before_mb": before,
+        "rss_after_mb": _status("VmRSS"),
+        "peak_rss_mb": _status("VmHWM"),
+        "seconds": round(time.perf_counter() - t0, 2),
+    }
+    eng.close()
+    return out
+
+
+def served(vault: Path, index: Path) -> dict:
+    """(In this process.) A server's memory over the complete index of ``vault``
+    (:func:`matrix_load`'s): the folder opened and reconciled, the vector
+    matrix and the in-memory BM25 loaded by searches, then both bulk sessions
+    (two threads, and one: threads by demand) each given calls of 8 texts of
+    the model's whole window, as a first index's longest texts are."""
+    from mdseek.index.engine.folder import Folder
+    from mdseek.index.engine.opening import EngineOptions
+    from mdseek.index.model.embed import _onnx_encoder
+    from mdseek.index.search.requests import SearchRequest
+
+    from .batch_memory import _texts
+
+    _knobs()
+    stages: dict[str, float] = {}
+    f = Folder(vault)
+    f.open(EngineOptions(index_path=index))
+    eng = f.engine
+    assert eng is not None
+    f.reconcile()
+    stages["reconciled"] = _status("VmHWM")
+    deadline = time.monotonic() + 300
+    f.search(SearchRequest.make("does vitamin D reduce fracture risk", limit=10))
+    while time.monotonic() < deadline and not eng.lexical_side.current():
+        time.sleep(0.2)
+    f.search(SearchRequest.make("rotate the TLS certificate", limit=10))
+    stages["matrix_and_bm25"] = _status("VmHWM")
+    m = eng.models.embedder.load()
+    texts = _texts(64)
+    for threads in (2, 1):
+        _onnx_encoder(m.folder, threads).encode(texts, 8)
+        stages[f"session_{threads}_threads"] = _status("VmHWM")
+    out = {
+        "rows": eng.dense_side.matrix.rows,
+        "peak_rss_mb_after": stages,
+        "rss_mb": _status("VmRSS"),
+        "knobs": os.environ.get("MEM_PROBE", ""),
+    }
+    f.close()
+    return out
+
+
+def sessions(n: int) -> dict:
+    """(In this process.) The int8 copy's two bulk sessions (two threads and
+    one) given ``n`` window-long texts in calls of 8, two calls on two threads
+    for one on one (as threads by demand alternates them): texts/s, RSS after
+    loading both, peak RSS."""
+    import resource
+
+    from mdseek.index.model.onnx_encoder import OnnxEncoder
+    from mdseek.index.model.packaged import installed
+
+    from .batch_memory import _texts
+
+    _knobs()
+    folder = installed()[0]
+    if folder is None:
+        raise SystemExit("the model wheel is not installed (bash .ci/setup installs it)")
+    two, one = OnnxEncoder(folder / "int8", 2), OnnxEncoder(folder / "int8", 1)
+    texts = _texts(n)
+    loaded = _status("VmRSS")
+    t0 = time.perf_counter()
+    for i in range(0, n, 8):
+        (two if (i // 8) % 3 else one).encode(texts[i : i + 8], 8)
+    return {
+        "texts_per_s": round(n / (time.perf_counter() - t0), 1),
+        "after_load_mb": loaded,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "knobs": os.environ.get("MEM_PROBE", ""),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="python -m benchmarks.memory_stages", description=__doc__.split("\n\n")[0]
@@ -238,13 +387,49 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--configs", default="new", help="old, new, fp32, int8 (comma list)")
     ap.add_argument("--trace", action="store_true", help="tracemalloc over the embedding pass")
     ap.add_argument("--matrix", type=int, help="only the vector matrix grown to this many rows")
+    ap.add_argument("--load", action="store_true", help="only the vector matrix's load")
     ap.add_argument("--one", help=argparse.SUPPRESS)  # internal: one config in this process
+    ap.add_argument("--sessions", type=int, help="only the two bulk sessions, this many texts")
+    ap.add_argument("--served", action="store_true", help="a server over --load's index")
+    ap.add_argument("--one-load", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--one-served", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
     if args.matrix:
         return emit(matrix_growth(args.matrix), args.json)
+    if args.sessions:
+        return emit(sessions(args.sessions), args.json)
     work = args.work.resolve()
     vault = work / f"vault-{args.files}"
+    if args.load:
+        from .bigvault import make_vault
+        from .data import data_dir
+
+        data = data_dir()
+        if data is None:
+            raise SystemExit("benchmark data not found")
+        make_vault(data, vault, args.files)
+        cmd = [sys.executable, "-m", "benchmarks.memory_stages", "--work", str(work),
+               "--files", str(args.files), "--one-load"]  # fmt: skip
+        for _ in range(2):  # the first fills a fresh index, the second measures
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            res = json.loads(out.stdout.strip().splitlines()[-1])
+            if "filled" not in res:
+                break
+        return emit(
+            {"files": args.files, **res, "knobs": os.environ.get("MEM_PROBE", "")}, args.json
+        )
+    if args.served:
+        cmd = [sys.executable, "-m", "benchmarks.memory_stages", "--work", str(work),
+               "--files", str(args.files), "--one-served"]  # fmt: skip
+        out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        return emit(json.loads(out.stdout.strip().splitlines()[-1]), args.json)
+    if args.one_served:
+        print(json.dumps(served(vault, work / f"load-{args.files}.sqlite")))
+        return 0
+    if args.one_load:
+        print(json.dumps(matrix_load(vault, work / f"load-{args.files}.sqlite")))
+        return 0
     from .first_index import BATCH, CONFIGS
 
     if args.one:

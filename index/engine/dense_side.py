@@ -53,7 +53,8 @@ class DenseSide:
             model = self._models.model_id
             ids, mat = self._vectors.chunk_vectors(model)
             pids, owners, pmat = self._vectors.passage_vectors(model)
-            self.matrix.reset(ids, mat, pids, owners, pmat)
+            self.matrix.reset(ids, mat, pids, owners, pmat, adopt=True)
+            del mat, pmat
             self._version = v
 
     def reload(self) -> None:

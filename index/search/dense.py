@@ -79,17 +79,17 @@ class DenseIndex:
         passage_ids: np.ndarray | None = None,
         owners: np.ndarray | None = None,
         passage_mat: np.ndarray | None = None,
+        adopt: bool = False,
     ) -> None:
         """Chunk rows ``ids``/``mat``, and passage rows (``passage_ids``, the chunk
-        each belongs to, their matrix)."""
-        keys, own, m = ids.astype(np.int64), ids.astype(np.int64), mat
-        if passage_ids is not None and owners is not None and passage_mat is not None:
-            if len(passage_ids):
-                keys = np.concatenate([keys, -passage_ids.astype(np.int64)])
-                own = np.concatenate([own, owners.astype(np.int64)])
-                m = np.concatenate([mat, passage_mat]) if len(mat) else passage_mat
+        each belongs to, their matrix). ``adopt``: ``mat`` is handed over (grown
+        in place, no copy; the caller keeps no use of it)."""
         with self._lock:
-            self._own(keys, own, m)
+            self._own(ids.astype(np.int64), ids.astype(np.int64), mat, adopt)
+            if passage_ids is not None and owners is not None and passage_mat is not None:
+                if len(passage_ids):  # appended in place: no concatenation beside them
+                    pkeys = -passage_ids.astype(np.int64)
+                    self._append(pkeys, owners.astype(np.int64), passage_mat)
             self._reindex()
             self._recount()
 
@@ -194,19 +194,18 @@ class DenseIndex:
         self.owners = self._obuf[:n]
         self.alive = self._abuf[:n]
 
-    def _own(self, keys: np.ndarray, own: np.ndarray, mat: np.ndarray) -> None:
-        """These rows as the whole matrix, in buffers of the index's own (that can grow)."""
-        self._mbuf = _owned(mat, np.float32)
-        self._kbuf = _owned(keys, np.int64)
-        self._obuf = _owned(own, np.int64)
-        if self._obuf is self._kbuf:  # two buffers, each resized
-            self._obuf = self._obuf.copy()
+    def _own(self, keys: np.ndarray, own: np.ndarray, mat: np.ndarray, adopt: bool) -> None:
+        """These rows as the whole matrix, in buffers of the index's own (that can
+        grow in place); ``adopt``: ``mat`` itself, if it can be (else a copy)."""
+        self._mbuf = _owned(mat, np.float32) if adopt else np.array(mat, np.float32, order="C")
+        self._kbuf = np.array(keys, dtype=np.int64)
+        self._obuf = np.array(own, dtype=np.int64)
         self._abuf = np.ones(len(keys), dtype=bool)
         self._views(len(keys))
 
     def _compact(self) -> None:
         keep = self.alive
-        self._own(self.keys[keep], self.owners[keep], self.mat[keep])
+        self._own(self.keys[keep], self.owners[keep], self.mat[keep], adopt=True)
         self._reindex()
 
     def vector(self, chunk_id: int) -> np.ndarray | None:

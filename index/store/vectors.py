@@ -287,5 +287,9 @@ def _columns(rows: list[tuple], n_ids: int = 1) -> tuple[list[np.ndarray], np.nd
     ids = [np.fromiter((r[k] for r in rows), dtype=np.int64, count=len(rows)) for k in range(n_ids)]
     if not rows:
         return ids, np.zeros((0, 0), dtype=np.float32)
-    mat = np.frombuffer(b"".join(r[n_ids] for r in rows), dtype=np.float32)
-    return ids, mat.reshape(len(rows), -1).copy()
+    # row by row into one array: joining the bytes first, then copying them out
+    # of the joined buffer, held the matrix three times (the rows, the join, the copy)
+    mat = np.empty((len(rows), len(rows[0][n_ids]) // 4), dtype=np.float32)
+    for i, r in enumerate(rows):
+        mat[i] = np.frombuffer(r[n_ids], dtype=np.float32)
+    return ids, mat
