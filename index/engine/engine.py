@@ -182,17 +182,27 @@ class Engine:
     def seed_vectors(self, path: str | Path) -> ImportReport:
         """Take the vectors of a file made by ``export_vectors`` (see
         :mod:`vectors_file`) for the chunks still waiting for one: same model
-        id, same dimension, finite, unit length; never any text. Raises
-        VectorsFileError (one line) for a file that is not one."""
+        id, same dimension, finite, unit length; never any text. A file of the
+        other precision decides an index's that was asked none and holds no
+        vectors (``precision_followed``), else it is refused. Raises
+        VectorsFileError (one line) for a file that is not one or is refused."""
         data = read_vectors(Path(path))  # a file that is not one fails before the model loads
-        # Same precision as the index (during a move, the target's), else one line naming both
+        precision = read_precision(Path(path))
+        # An index asked for no precision and holding no vectors takes the file's
+        # (ModelChoice.follow_file); else the same precision as the index (during
+        # a move, the target's), or one line naming both.
+        followed = self.models.follow_file(data[0], precision, self.store)
+        if followed:
+            self.dense_side.reload()
         target = self.models.mover or self.models.embedder
-        check_precision(Path(path), data[0], read_precision(Path(path)), target.model_id)
+        check_precision(Path(path), data[0], precision, target.model_id)
         if (
             self.models.mover is not None
         ):  # vectors for the move's target: the texts it still waits for
             return self.move.take_vectors(data)
-        return self.queue.take_vectors(path, data)
+        rep = self.queue.take_vectors(path, data)
+        rep.precision_followed = precision if followed else None
+        return rep
 
     # -- status --------------------------------------------------------------------
 

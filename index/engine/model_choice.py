@@ -43,6 +43,7 @@ class ModelChoice:
         """``embedder``: the one asked for (``model``, its settings); ``store``:
         the precision it remembers, the vectors it holds."""
         self.embedder = embedder
+        self._model = model
         self.mover: Embedder | None = None  # the embedder of the precision moved to
         self._chunk_budget = chunk_budget
         self._chunk_floor = chunk_floor
@@ -76,6 +77,30 @@ class ModelChoice:
             self.embedder = Embedder(
                 model, settings=replace(emb.settings, precision=other, backend=backend)
             )
+
+    def follow_file(self, file_model: str, precision: str, store: Store) -> bool:
+        """A team's vectors file of this model at the other precision decides
+        the precision of an index asked for none (now or before:
+        :data:`PRECISION_KEY`) that holds no vectors of this model yet: the
+        embedder becomes the file's precision, remembered in the index. Returns
+        whether it did (else the file is refused as of another precision)."""
+        emb = self.embedder
+        if (
+            precision == emb.precision
+            or self.precision_asked
+            or self.mover is not None
+            or emb.id_for(precision) != file_model  # another model, prompts or int8 recipe
+            or store.get_meta(PRECISION_KEY) is not None
+            or any(store.vectors.has_vectors(emb.id_for(p)) for p in PRECISIONS)
+        ):
+            return False
+        try:
+            settings = replace(emb.settings, precision=precision)
+        except ValueError:  # int8 on a torch backend asked for: the refusal stands
+            return False
+        self.embedder = Embedder(self._model, batch_size=emb.batch_size, settings=settings)
+        store.set_meta(PRECISION_KEY, precision)
+        return True
 
     @property
     def model_id(self) -> str:

@@ -96,7 +96,9 @@ class Reconciler:
             self.read_next(reading, None, rep, progress)
             self.finish_reading(rep)
             if vectors is not None:
-                rep.vectors_taken = self._seed_vectors(vectors).taken
+                seeded = self._seed_vectors(vectors)
+                rep.vectors_taken = seeded.taken
+                rep.precision_from_vectors = seeded.precision_followed
             if embed:
                 self._queue.embed_pending(progress, rep)
                 # The sweep reads every vector row: only after a run that changed

@@ -35,6 +35,7 @@ class IndexReport:
     interrupted: bool = False  # embedding was cancelled; the rest is pending
     lock_wait_seconds: float = 0.0  # waited for another process embedding into this index
     vectors_taken: int = 0  # vectors taken from a team's vectors file (Engine.index(vectors=...))
+    precision_from_vectors: str | None = None  # that file's precision, taken by a new index
 
     def to_dict(self) -> dict:
         return asdict(self)

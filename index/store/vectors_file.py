@@ -48,6 +48,7 @@ class ImportReport:
     taken: int = 0  # vectors written (texts the index was waiting for)
     rejected: int = 0  # wrong dimension, not finite or not unit length
     model_in_file: str = ""
+    precision_followed: str | None = None  # the file's, taken by the index (Engine.seed_vectors)
 
 
 def precision_of(model: str) -> str:

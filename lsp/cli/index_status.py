@@ -32,6 +32,13 @@ def cmd_index(args: argparse.Namespace) -> int:
             print(f"mdseek: wrote {n} vectors to {shown(args.export_vectors)}", file=sys.stderr)
     finally:
         bar.close()
+    if rep.precision_from_vectors:  # the file's precision, not the default (Engine.seed_vectors)
+        other = "int8" if rep.precision_from_vectors == "fp32" else "fp32"
+        print(
+            f"mdseek: this index keeps {rep.precision_from_vectors} vectors, the precision of"
+            f" {shown(args.vectors)} (--precision {other} to re-embed instead)",
+            file=sys.stderr,
+        )
     if args.vectors and not args.json:
         print(
             f"mdseek: took {rep.vectors_taken} vectors from {shown(args.vectors)}", file=sys.stderr
