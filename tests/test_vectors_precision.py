@@ -92,6 +92,21 @@ def test_asked_for_int8_the_fp32_file_is_refused_in_one_line(tmp_path, fp32_file
     assert out.stderr.splitlines() == [
         f"mdseek: error: {team}: this vectors file holds fp32 vectors; this index uses int8"
     ]
+    # int8 asked for once is remembered (the index holds no vectors): still refused
+    again = run([*cmd, "--vectors", str(team)], cwd=tmp_path)
+    assert again.returncode == 1 and again.stderr == out.stderr
+    fresh = [*cmd[:-2], str(tmp_path / "env" / "index.sqlite"), "--no-progress"]
+    by_env = run([*fresh, "--vectors", str(team)], cwd=tmp_path, env={"MDSEEK_PRECISION": "int8"})
+    assert by_env.returncode == 1 and by_env.stderr == out.stderr
+    # asked for in the settings, before anything is read or remembered: the same
+    eng = Engine(ws, index_path=tmp_path / "b.sqlite", embed=EmbedSettings(precision="int8"))
+    try:
+        with pytest.raises(VectorsFileError, match="holds fp32 vectors; this index uses int8"):
+            eng.seed_vectors(team)
+        assert eng.models.model_id.endswith("#onnx-int8")
+    finally:
+        eng.close()
+    assert _stored(tmp_path / "b.sqlite") == ({}, None)
 
 
 def test_an_index_holding_int8_vectors_refuses_the_fp32_file(tmp_path, fp32_file, golden_index):
