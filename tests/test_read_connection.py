@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from mdseek.index.engine.engine import Engine
+from mdseek.index.search.requests import SearchRequest
 
 from conftest import workspace_with_index
 
@@ -124,7 +125,7 @@ def test_a_search_after_a_write_sees_it(eng, lexical):
     writer.join(DEADLINE)
     assert not writer.is_alive()
     for mode in ("lexical", "hybrid"):
-        searcher, got = in_thread(eng.search, "quokka pelican census", 5, mode)
+        searcher, got = in_thread(eng.search, SearchRequest.make("quokka pelican census", 5, mode))
         searcher.join(DEADLINE)
         assert got and not isinstance(got[0], BaseException), got
         assert got[0].results[0].path == "handbook/notes/pelican.md", mode
