@@ -135,6 +135,8 @@ def test_the_folders_typical_cosine_follows_its_rows():
     assert idx.typical() == pytest.approx(0.6)
     idx.remove([1])
     assert idx.typical() is None
+    idx.add(np.array([4, 5]), np.stack([x, y]))  # two at once, beside d
+    assert idx.typical() == pytest.approx((0.6 + 0.8 + 0.0) / 3)
 
 
 # A narrow folder (one espresso machine's manual): its sections' typical cosine

@@ -161,7 +161,19 @@ class DenseIndex:
             for k, (key, o) in enumerate(zip(keys.tolist(), own.tolist(), strict=True)):
                 self._row[key] = base + k
                 self._rows_of.setdefault(o, []).append(base + k)
-                self._count(base + k, 1.0)
+            self._count_new(base, keys)
+
+    def _count_new(self, base: int, keys: np.ndarray) -> None:
+        """The running sums (:meth:`typical`) take the chunk rows just appended
+        at ``base``, in one product (a row at a time cost ~0.13 ms each)."""
+        chunk = keys >= 0
+        if not chunk.any():
+            return
+        v = self.mat[base : base + len(keys)][chunk].astype(np.float64)
+        s = v.sum(axis=0)
+        self._sum = self._sum + s if self._sum.size else s
+        self._sumsq += float(np.einsum("ij,ij->", v, v))
+        self._chunks += int(chunk.sum())
 
     def _append(self, keys: np.ndarray, own: np.ndarray, mat: np.ndarray) -> None:
         """New rows at the end. The arrays are views of buffers that grow in
