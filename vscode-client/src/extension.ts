@@ -1106,12 +1106,14 @@ async function searchSections(initial?: unknown): Promise<void> {
       qp.dispose();
     }),
   ];
+  const question = typeof initial === 'string' && initial.trim() ? initial : undefined;
+  // opened with a question (Ctrl+T's "Search by meaning" row): the picker shows
+  // it from its first frame (set before show, never an empty box first)
+  if (question) qp.value = question;
   qp.show();
-  if (typeof initial === 'string' && initial.trim()) {
-    // opened with a question (Ctrl+T's "Search by meaning" row): answer it at once
-    qp.value = initial;
-    lastPicker = { value: initial, rows: 0, waiting: false, settled: false, previews: peek.shown };
-    void run(initial);
+  if (question) {
+    lastPicker = { value: question, rows: 0, waiting: false, settled: false, previews: peek.shown };
+    void run(question);
   }
 }
 

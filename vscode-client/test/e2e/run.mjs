@@ -1415,8 +1415,10 @@ async function main() {
       await clipQuickInput('readme-ctrl-t.png');
       await acceptRow(rows.find((r) => r.label === label).index);
       await waitFor('the mdseek search picker', async () => (await quickPickTitle()).startsWith('mdseek: Search sections'), 15000, 100);
-      const value = await input.inputValue();
-      if (value !== w.query) throw new Error(`the search picker holds "${value}", not "${w.query}"`);
+      const value = await waitFor(`the search picker holding "${w.query}"`, async () => {
+        const v = await input.inputValue();
+        return v === w.query ? v : null;
+      }, 5000, 50).catch(async () => { throw new Error(`the search picker holds "${await input.inputValue()}", not "${w.query}"`); });
       await waitForPickerAnswer(w.query);
       const listed = await quickPickRows();
       if (w.heading && !listed.some((r) => r.label === w.heading)) throw new Error(`"${w.heading}" not listed for "${w.query}": ${JSON.stringify(listed.map((r) => r.label))}`);
