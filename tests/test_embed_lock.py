@@ -183,12 +183,14 @@ def small_ws(tmp_path) -> Path:
     return root
 
 
-def test_cancel_stops_embedding_at_the_next_batch(small_ws, tmp_path):
+def test_cancel_stops_embedding_after_the_batch_in_flight(small_ws, tmp_path):
+    """The model makes the next batch while one is written: a cancel during the
+    first batch's write lets the second (already in the model) land, no third."""
     eng = Engine(small_ws, index_path=tmp_path / "i.sqlite")
     eng.queue.batch = 4
     eng.index(embed=False)
     total = eng.store.vectors.pending_count(eng.models.model_id)
-    assert total > 8
+    assert total > 12
 
     def progress(stage: str, done: int, of: int) -> None:
         if stage == "embed" and done:
@@ -196,12 +198,12 @@ def test_cancel_stops_embedding_at_the_next_batch(small_ws, tmp_path):
 
     rep = IndexReport()
     eng.embed_pending(progress, rep)
-    assert rep.interrupted and rep.embedded == 4
-    assert eng.store.vectors.pending_count(eng.models.model_id) == total - 4
+    assert rep.interrupted and rep.embedded == 8
+    assert eng.store.vectors.pending_count(eng.models.model_id) == total - 8
     eng.close()
     eng = Engine(small_ws, index_path=tmp_path / "i.sqlite")
     rep = eng.index()
-    assert rep.embedded == total - 4 and rep.pending == 0 and not rep.interrupted
+    assert rep.embedded == total - 8 and rep.pending == 0 and not rep.interrupted
     eng.close()
 
 

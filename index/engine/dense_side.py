@@ -72,15 +72,16 @@ class DenseSide:
             if self._version is None:
                 return  # the load to come reads them
             model = self._models.model_id
-            if hashes is not None:
+            if hashes is not None:  # texts embedded: only the rows of those texts
                 ids, mat = self._vectors.chunk_vectors_for_hashes(model, hashes)
-                owners = self._vectors.passage_chunks_for_hashes(hashes)
-            else:
-                ids, mat = self._vectors.chunk_vectors(model, chunk_ids)
-                owners = chunk_ids or []
+                self.matrix.add(ids, mat)
+                pids, own, pmat = self._vectors.passage_vectors_for_hashes(model, hashes)
+                self.matrix.add(-pids, pmat, own)
+                return
+            ids, mat = self._vectors.chunk_vectors(model, chunk_ids)
             self.matrix.add(ids, mat)
-            if owners:
-                pids, own, pmat = self._vectors.passage_vectors(model, owners)
+            if chunk_ids:
+                pids, own, pmat = self._vectors.passage_vectors(model, chunk_ids)
                 self.matrix.add(-pids, pmat, own)
 
     def remove(self, chunk_ids: list[int]) -> None:

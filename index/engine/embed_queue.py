@@ -9,8 +9,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import closing
 from pathlib import Path
+
+import numpy as np
 
 from ..model.embed import Embedder
 from ..model.model import ModelUnavailable
@@ -266,27 +270,49 @@ class EmbedQueue:
             progress("embed", 0, n_chunks)
             progress("passages", 0, len(pending) - n_chunks)
             progress("tokens", 0, sum(tokens))
-        for i in range(0, len(pending), self.batch):
-            if self._cancelled.is_set():
-                rep.interrupted = True
-                log.info("embedding stopped with %d chunks left", len(pending) - done)
-                break
-            batch = pending[i : i + self.batch]
-            hashes = [h for h, _, _ in batch]
-            vecs = emb.encode([t for _, t, _ in batch])
-            with self._write:
-                self._vectors.put_vectors(emb.model_id, hashes, vecs)
-                if own:
-                    self._dense.add(hashes=hashes)
-            before, done = done, done + len(batch)
-            tokens_done += sum(tokens[before:done])
-            if progress:
-                progress("tokens", tokens_done, sum(tokens))
-                if before < n_chunks:
-                    progress("embed", min(done, n_chunks), n_chunks)
-                if done > n_chunks:
-                    progress("passages", done - n_chunks, len(pending) - n_chunks)
+        batches = [pending[i : i + self.batch] for i in range(0, len(pending), self.batch)]
+        with closing(self._made(emb, batches)) as made:
+            for batch, vecs in made:
+                hashes = [h for h, _, _ in batch]
+                with self._write:
+                    self._vectors.put_vectors(emb.model_id, hashes, vecs)
+                    if own:
+                        self._dense.add(hashes=hashes)
+                before, done = done, done + len(batch)
+                tokens_done += sum(tokens[before:done])
+                if progress:
+                    progress("tokens", tokens_done, sum(tokens))
+                    if before < n_chunks:
+                        progress("embed", min(done, n_chunks), n_chunks)
+                    if done > n_chunks:
+                        progress("passages", done - n_chunks, len(pending) - n_chunks)
+        if done < len(pending):
+            rep.interrupted = True
+            log.info("embedding stopped with %d chunks left", len(pending) - done)
         rep.embedded += done
         rep.embedded_passages += max(0, done - n_chunks)
         rep.embed_seconds += time.perf_counter() - t0
         return done
+
+    def _made(
+        self, emb: Embedder, batches: list[list[tuple[str, str, int]]]
+    ) -> Iterator[tuple[list[tuple[str, str, int]], np.ndarray]]:
+        """Each batch with its vectors, the next batch already in the model while
+        the caller writes this one (commits it, grows the matrix): the model
+        never waits for the writer (benchmarks/README.md, "The writer beside
+        the model"). A cancel stops it after the batch in flight; closed early
+        (the caller failed), it waits for that batch and drops it."""
+
+        def start(k: int) -> Future | None:
+            if k >= len(batches) or self._cancelled.is_set():
+                return None
+            return ahead.submit(emb.encode, [t for _, t, _ in batches[k]])
+
+        with ThreadPoolExecutor(1, thread_name_prefix="mdseek-embed-ahead") as ahead:
+            coming = start(0)
+            for k, batch in enumerate(batches):
+                if coming is None:
+                    return
+                vecs = coming.result()
+                coming = start(k + 1)
+                yield batch, vecs

@@ -154,14 +154,6 @@ class VectorCache:
                 return db.execute(sql, (model,)).fetchall()
             return rows_in(db, f"{sql} WHERE {column} IN {{in}}", ids, before=(model,))
 
-    def passage_chunks_for_hashes(self, hashes: list[str]) -> list[int]:
-        """Ids of the chunks with a passage whose text has one of ``hashes``."""
-        with self._file.reading() as db:
-            rows = rows_in(
-                db, "SELECT DISTINCT chunk_id FROM passages WHERE text_hash IN {in}", hashes
-            )
-        return [r[0] for r in rows]
-
     def vectors_in_use(self, model: str) -> tuple[list[str], np.ndarray]:
         """(text hashes, matrix) of every vector of ``model`` that a chunk or passage uses."""
         with self._file.reading() as db:
@@ -199,8 +191,33 @@ class VectorCache:
     ) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, matrix) of the chunks whose embedded text has one of ``hashes``."""
         with self._file.reading() as db:
-            rows = rows_in(db, "SELECT id FROM chunks WHERE text_hash IN {in}", hashes)
-        return self.chunk_vectors(model, [r[0] for r in rows])
+            rows = rows_in(
+                db,
+                "SELECT c.id, v.vec FROM chunks c JOIN vectors v ON v.model = ?"
+                " AND v.text_hash = c.text_hash WHERE c.text_hash IN {in}",
+                hashes,
+                before=(model,),
+            )
+        ids, mat = _columns(rows)
+        return ids[0], mat
+
+    def passage_vectors_for_hashes(
+        self, model: str, hashes: list[str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(passage ids, their chunks' ids, matrix) of the passages whose text
+        has one of ``hashes`` (and a vector of ``model``): only those, not
+        their chunks' other passages, which joined the matrix with their own
+        texts' vectors."""
+        with self._file.reading() as db:
+            rows = rows_in(
+                db,
+                "SELECT p.id, p.chunk_id, v.vec FROM passages p JOIN vectors v ON v.model = ?"
+                " AND v.text_hash = p.text_hash WHERE p.text_hash IN {in}",
+                hashes,
+                before=(model,),
+            )
+        (pids, owners), mat = _columns(rows, 2)
+        return pids, owners, mat
 
     # -- vectors an adopted index brought (adopt.py) ------------------------------------
 
