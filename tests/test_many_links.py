@@ -220,3 +220,48 @@ def test_a_rename_in_a_file_past_the_limit_is_refused_before_its_new_text_is_par
     with pytest.raises(RenameError, match="a.md has more than 50 links"):
         rename_heading(c, "a.md", doc, doc.headings[0], "Beta")
     assert parsed == []
+
+
+def test_a_cancelled_references_pass_stops_at_the_next_file(tmp_path, monkeypatch):
+    """References and the lenses' counting pass read every file of the folder
+    for links into one: a cancelled request read on to the last file."""
+    import asyncio
+    import contextvars
+
+    from mdseek.index.api import Cancelled, CancelToken
+    from mdseek.lsp.server import worker
+    from mdseek.lsp.server.navigation import heading_references
+    from mdseek.lsp.server.roots import Root
+    from mdseek.lsp.server.workspace import Workspace
+
+    (tmp_path / "target.md").write_text("# Target\n\n## Part\n")
+    for i in range(20):
+        (tmp_path / f"n{i:02}.md").write_text(f"# N{i}\n\n[t](target.md#part)\n")
+    loop = asyncio.new_event_loop()
+    try:
+        ws = Workspace()
+        ws.roots.append(Root(tmp_path.resolve(), ws.settings, 1, loop))
+        path = (tmp_path / "target.md").resolve()
+        doc = ws.docs.parsed(path, "target.md", ws.root_paths)
+        assert doc is not None
+        assert len(heading_references(ws, path, doc)[2]) == 20  # uncancelled: every link
+        token, read = CancelToken(), []
+        real = ws.docs.parsed
+
+        def parsed(p, *a):
+            read.append(p.name)
+            if len(read) == 3:
+                token.cancelled = True  # the client cancels while the third file is read
+            return real(p, *a)
+
+        monkeypatch.setattr(ws.docs, "parsed", parsed)
+
+        def run():
+            worker._TOKEN.set(token)
+            return heading_references(ws, path, doc)
+
+        with pytest.raises(Cancelled):
+            contextvars.copy_context().run(run)
+    finally:
+        loop.close()
+    assert len(read) == 3, read

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from pathlib import Path
@@ -296,7 +296,7 @@ class EmbedQueue:
 
     def _made(
         self, emb: Embedder, batches: list[list[tuple[str, str, int]]]
-    ) -> Iterator[tuple[list[tuple[str, str, int]], np.ndarray]]:
+    ) -> Generator[tuple[list[tuple[str, str, int]], np.ndarray], None, None]:
         """Each batch with its vectors, the next batch already in the model while
         the caller writes this one (commits it, grows the matrix): the model
         never waits for the writer (benchmarks/README.md, "The writer beside

@@ -34,6 +34,7 @@ from lsprotocol import types
 
 from mdseek.index.api import Cancelled
 from mdseek.index.api import settings as table
+from mdseek.index.text.document import Heading
 
 from . import features as F
 from .navigation import heading_references, references_sync
@@ -52,30 +53,23 @@ def heading_lenses(ws: Workspace, uri: str) -> list[types.CodeLens]:
     lines = doc.lines()
     checkpoint()
     mode = ws.settings.code_lens
+
+    def lens(h: Heading, **more: str) -> types.CodeLens:
+        data = {"uri": uri, "line": h.line, **more}
+        return types.CodeLens(range=F.heading_range(ws.pos, lines, h), data=data)
+
     out: list[types.CodeLens] = []
     if mode == "all":
-        out = [
-            types.CodeLens(
-                range=F.heading_range(ws.pos, lines, h), data={"uri": uri, "line": h.line}
-            )
-            for h in doc.headings
-        ]
+        out = [lens(h) for h in doc.headings]
     elif mode == "nonzero":
         refs = heading_references(ws, path, doc)
-        for h in doc.headings:
-            if refs.get(h.line):
-                lens = types.CodeLens(
-                    range=F.heading_range(ws.pos, lines, h), data={"uri": uri, "line": h.line}
-                )
-                out.append(_with_command(lens, uri, refs[h.line], False))
-    if ws.settings.related_lens:
-        out += [
-            types.CodeLens(
-                range=F.heading_range(ws.pos, lines, h),
-                data={"uri": uri, "line": h.line, "kind": RELATED},
-            )
+        out = [
+            _with_command(lens(h), uri, refs[h.line], False)
             for h in doc.headings
+            if refs.get(h.line)
         ]
+    if ws.settings.related_lens:
+        out += [lens(h, kind=RELATED) for h in doc.headings]
     return out
 
 

@@ -149,6 +149,7 @@ def links_into(
     link's place, the link, where it leads), file by file."""
     files, aliases = root.markdown_files(), ws.aliases(root)
     for rel in files:
+        checkpoint()  # a cancelled request stops here, not at the folder's last file
         p = root.path / rel
         d = ws.docs.parsed(p, rel, ws.root_paths)
         if d is None:
