@@ -92,9 +92,6 @@ def test_asked_for_int8_the_fp32_file_is_refused_in_one_line(tmp_path, fp32_file
     assert out.stderr.splitlines() == [
         f"mdseek: error: {team}: this vectors file holds fp32 vectors; this index uses int8"
     ]
-    # int8 asked for once is remembered (the index holds no vectors): still refused
-    again = run([*cmd, "--vectors", str(team)], cwd=tmp_path)
-    assert again.returncode == 1 and again.stderr == out.stderr
     fresh = [*cmd[:-2], str(tmp_path / "env" / "index.sqlite"), "--no-progress"]
     by_env = run([*fresh, "--vectors", str(team)], cwd=tmp_path, env={"MDSEEK_PRECISION": "int8"})
     assert by_env.returncode == 1 and by_env.stderr == out.stderr
@@ -126,3 +123,38 @@ def test_an_index_holding_int8_vectors_refuses_the_fp32_file(tmp_path, fp32_file
         eng.close()
     per, remembered = _stored(db)
     assert remembered is None and all(m.endswith("#onnx-int8") for m in per)
+
+
+def test_a_refused_run_leaves_no_trace_its_rerun_without_the_flag_takes_the_file(
+    tmp_path, fp32_file
+):
+    """Refused for the asked int8, the run wrote nothing the rerun reads: no
+    chunk, no remembered precision. Without the flag, the same index then does
+    what a fresh one does: fp32 from the file, every vector taken, none made."""
+    team, n, fp32_id = fp32_file
+    shutil.copy(team, tmp_path / "team.npz")
+    ws = copy_fixtures(tmp_path / "ws")
+    db = tmp_path / "idx" / "index.sqlite"
+    cmd = [sys.executable, "-m", "mdseek", "index", str(ws), "--db", str(db), "--no-progress"]
+    out = run([*cmd, "--precision", "int8", "--vectors", "team.npz"], cwd=tmp_path)
+    assert out.returncode == 1
+    assert out.stderr.splitlines() == [
+        "mdseek: error: team.npz: this vectors file holds fp32 vectors; this index uses int8"
+    ]
+    if db.exists():  # nothing remembered, no chunk written
+        assert _stored(db) == ({}, None)
+        con = sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)
+        try:
+            assert con.execute("SELECT count(*) FROM chunks").fetchone() == (0,)
+        finally:
+            con.close()
+    again = run([*cmd, "--json", "--vectors", "team.npz"], cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    rep = json.loads(again.stdout)
+    assert rep["embedded"] == 0 and rep["vectors_taken"] == n and rep["pending"] == 0
+    assert rep["precision_from_vectors"] == "fp32"
+    assert again.stderr.splitlines() == [
+        "mdseek: this index keeps fp32 vectors, the precision of team.npz"
+        " (--precision int8 to re-embed instead)"
+    ]
+    assert _stored(db) == ({fp32_id: n}, "fp32")

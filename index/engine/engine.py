@@ -35,7 +35,13 @@ from ..store.adopt import open_index
 from ..store.location import locate, prepare
 from ..store.prune import prune_daily
 from ..store.store import Store
-from ..store.vectors_file import ImportReport, check_precision, read_precision, read_vectors
+from ..store.vectors_file import (
+    ImportReport,
+    VectorsRead,
+    check_precision,
+    read_precision,
+    read_vectors,
+)
 from ..text.files import FileFilter, relpath
 from .dense_side import DenseSide
 from .embed_queue import EmbedQueue
@@ -127,7 +133,7 @@ class Engine:
             store,
             self.models,
             (self.queue, self.move, self.dense_side, self.lexical_side),
-            self.seed_vectors,
+            (self.read_vectors_file, self.seed_vectors),
             self.cancelled,
             write,
         )
@@ -179,29 +185,44 @@ class Engine:
 
     # -- vectors (embed_queue.py, precision_move.py) -------------------------------
 
-    def seed_vectors(self, path: str | Path) -> ImportReport:
+    def read_vectors_file(self, path: str | Path) -> VectorsRead:
+        """A team's vectors file read and checked against this index's
+        precision, nothing changed: :meth:`index` reads it before any file, so
+        a refused file leaves no trace (no chunk written, no precision
+        remembered). Raises VectorsFileError (one line) for a file that is not
+        one (before the model loads) or is refused."""
+        p = Path(path)
+        read = VectorsRead(p, read_vectors(p), read_precision(p))
+        if not self.models.would_follow(read.data[0], read.precision, self.store):
+            self._check_precision(read)
+        return read
+
+    def _check_precision(self, read: VectorsRead) -> None:
+        """The same precision as the index (during a move, the target's), or one line naming both."""
+        target = self.models.mover or self.models.embedder
+        check_precision(read.path, read.data[0], read.precision, target.model_id)
+
+    def seed_vectors(self, path: str | Path | VectorsRead) -> ImportReport:
         """Take the vectors of a file made by ``export_vectors`` (see
-        :mod:`vectors_file`) for the chunks still waiting for one: same model
-        id, same dimension, finite, unit length; never any text. A file of the
-        other precision decides an index's that was asked none and holds no
-        vectors (``precision_followed``), else it is refused. Raises
-        VectorsFileError (one line) for a file that is not one or is refused."""
-        data = read_vectors(Path(path))  # a file that is not one fails before the model loads
-        precision = read_precision(Path(path))
+        :mod:`vectors_file`; ``path``, or the file :meth:`read_vectors_file`
+        read) for the chunks still waiting for one: same model id, same
+        dimension, finite, unit length; never any text. A file of the other
+        precision decides an index's that was asked none and holds no vectors
+        (``precision_followed``), else it is refused. Raises VectorsFileError
+        (one line) for a file that is not one or is refused."""
+        read = path if isinstance(path, VectorsRead) else self.read_vectors_file(path)
         # An index asked for no precision and holding no vectors takes the file's
-        # (ModelChoice.follow_file); else the same precision as the index (during
-        # a move, the target's), or one line naming both.
-        followed = self.models.follow_file(data[0], precision, self.store)
+        # (ModelChoice.follow_file); else the same precision as the index.
+        followed = self.models.follow_file(read.data[0], read.precision, self.store)
         if followed:
             self.dense_side.reload()
-        target = self.models.mover or self.models.embedder
-        check_precision(Path(path), data[0], precision, target.model_id)
+        self._check_precision(read)
         if (
             self.models.mover is not None
         ):  # vectors for the move's target: the texts it still waits for
-            return self.move.take_vectors(data)
-        rep = self.queue.take_vectors(path, data)
-        rep.precision_followed = precision if followed else None
+            return self.move.take_vectors(read.data)
+        rep = self.queue.take_vectors(read.path, read.data)
+        rep.precision_followed = read.precision if followed else None
         return rep
 
     # -- status --------------------------------------------------------------------

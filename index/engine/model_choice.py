@@ -78,12 +78,9 @@ class ModelChoice:
                 model, settings=replace(emb.settings, precision=other, backend=backend)
             )
 
-    def follow_file(self, file_model: str, precision: str, store: Store) -> bool:
-        """A team's vectors file of this model at the other precision decides
-        the precision of an index asked for none (now or before:
-        :data:`PRECISION_KEY`) that holds no vectors of this model yet: the
-        embedder becomes the file's precision, remembered in the index. Returns
-        whether it did (else the file is refused as of another precision)."""
+    def would_follow(self, file_model: str, precision: str, store: Store) -> bool:
+        """Whether a team's vectors file of this model at the other precision
+        decides the precision of this index (:meth:`follow_file`); changes nothing."""
         emb = self.embedder
         if (
             precision == emb.precision
@@ -95,9 +92,21 @@ class ModelChoice:
         ):
             return False
         try:
-            settings = replace(emb.settings, precision=precision)
+            replace(emb.settings, precision=precision)
         except ValueError:  # int8 on a torch backend asked for: the refusal stands
             return False
+        return True
+
+    def follow_file(self, file_model: str, precision: str, store: Store) -> bool:
+        """A team's vectors file of this model at the other precision decides
+        the precision of an index asked for none (now or before:
+        :data:`PRECISION_KEY`) that holds no vectors of this model yet: the
+        embedder becomes the file's precision, remembered in the index. Returns
+        whether it did (else the file is refused as of another precision)."""
+        if not self.would_follow(file_model, precision, store):
+            return False
+        emb = self.embedder
+        settings = replace(emb.settings, precision=precision)
         self.embedder = Embedder(self._model, batch_size=emb.batch_size, settings=settings)
         store.set_meta(PRECISION_KEY, precision)
         return True

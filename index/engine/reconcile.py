@@ -18,7 +18,7 @@ from pathlib import Path
 from ..links.tags import find_tags
 from ..search.filters import props_of
 from ..store.store import Store
-from ..store.vectors_file import ImportReport
+from ..store.vectors_file import ImportReport, VectorsRead
 from ..text.chunk import Chunk
 from ..text.document import ParsedDocument
 from ..text.encoding import NotText
@@ -57,20 +57,23 @@ class Reconciler:
         store: Store,
         models: ModelChoice,
         parts: tuple[EmbedQueue, PrecisionMove, DenseSide, LexicalSide],
-        seed_vectors: Callable[[str | Path], ImportReport],
+        vectors_file: tuple[
+            Callable[[str | Path], VectorsRead], Callable[[VectorsRead], ImportReport]
+        ],
         cancelled: threading.Event,
         write_lock: threading.RLock,
     ):
         """``parts``: the queue that embeds what was written, the move whose
         target the sweep keeps, the dense and lexical sides that learn of
-        chunks written or dropped; ``seed_vectors``: a team's vectors file
-        taken (:meth:`Engine.seed_vectors`)."""
+        chunks written or dropped; ``vectors_file``: a team's vectors file
+        read and checked (:meth:`Engine.read_vectors_file`), then taken
+        (:meth:`Engine.seed_vectors`)."""
         self._root = root
         self._filter = file_filter
         self._store = store
         self._models = models
         self._queue, self._move, self._dense, self._lexical = parts
-        self._seed_vectors = seed_vectors
+        self._read_vectors, self._seed_vectors = vectors_file
         self._cancelled = cancelled
         self._write = write_lock
         self._failed: dict[
@@ -88,15 +91,18 @@ class Reconciler:
     ) -> IndexReport:
         """Reconcile the index with the folder: new and changed files are chunked,
         deleted (and renamed-away) files swept, then missing vectors taken from
-        the ``vectors`` file if given (:meth:`Engine.seed_vectors`), the rest embedded."""
+        the ``vectors`` file if given (:meth:`Engine.seed_vectors`; read and
+        checked first, so a refused file writes nothing), the rest embedded."""
         t0 = time.perf_counter()
         rep = IndexReport()
         with self._write:
+            # Refused before anything is written: a refused file leaves no trace.
+            team = self._read_vectors(vectors) if vectors is not None else None
             reading = self.start_reading(rep)
             self.read_next(reading, None, rep, progress)
             self.finish_reading(rep)
-            if vectors is not None:
-                seeded = self._seed_vectors(vectors)
+            if team is not None:
+                seeded = self._seed_vectors(team)
                 rep.vectors_taken = seeded.taken
                 rep.precision_from_vectors = seeded.precision_followed
             if embed:

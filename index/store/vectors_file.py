@@ -24,7 +24,7 @@ import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -49,6 +49,16 @@ class ImportReport:
     rejected: int = 0  # wrong dimension, not finite or not unit length
     model_in_file: str = ""
     precision_followed: str | None = None  # the file's, taken by the index (Engine.seed_vectors)
+
+
+class VectorsRead(NamedTuple):
+    """A team's vectors file read (:func:`read_vectors`, :func:`read_precision`)
+    and checked against an index's precision before anything is written
+    (:meth:`Engine.read_vectors_file`), taken later (:meth:`Engine.seed_vectors`)."""
+
+    path: Path
+    data: tuple[str, list[str], np.ndarray]  # (model id, text hashes, float32 matrix)
+    precision: str
 
 
 def precision_of(model: str) -> str:
