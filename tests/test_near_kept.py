@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_near_duplicates import STEPS
 from waiting import wait_for
 
 from mdseek.index.api import EmbedSettings, EngineOptions, Folder
@@ -22,13 +23,6 @@ from mdseek.index.engine.engine import Engine
 from mdseek.index.engine.near import _check, _NearRows, forget_near_rows
 from mdseek.index.search.neardup import GAP, LENGTH_RATIO, MIN_WORDS, SAME_FILE, THRESHOLD
 
-STEPS = (
-    "Before you install the portal, make sure the cluster runs Kubernetes 1.28 or later, "
-    "that you have cluster-admin rights, that the Helm command line tool version 3.10 or "
-    "later is on your path, and that a default storage class can provision persistent "
-    "volumes of at least 10 GiB for the database. Create a namespace for the portal and "
-    "a pull secret for the registry before you run the chart."
-)
 COPY = STEPS.replace("1.28", "1.29")  # a near copy (cosine 0.95)
 OTHER = (
     "Our team bakes sourdough bread every Friday morning: the starter is fed on Thursday "
